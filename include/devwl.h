@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libdevwl: device allow lists with the exact semantics of the Linux cgroup-v1
+ * devices controller, enforced from userspace with seccomp user notification.
+ *
+ * Conventions (all functions):
+ *  - return >= 0 on success and a negative errno value on failure;
+ *  - output parameters come last, are named ret_*, and are written only on success;
+ *  - strings returned through ret_* are heap allocated; the caller frees them
+ *    with free();
+ *  - the library never logs to stderr and never exits; see devwl_set_log().
+ *  - a policy and the nodes in it are not thread-safe: serialise access to one
+ *    policy yourself (devwld and devwl-run use one thread).
+ */
+#ifndef DEVWL_H
+#define DEVWL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEVWL_VERSION_MAJOR 0
+#define DEVWL_VERSION_MINOR 1
+#define DEVWL_VERSION_MICRO 0
+
+/* True when the headers are at least version a.b.c (unlike liburing's inverted check). */
+#define DEVWL_VERSION_AT_LEAST(a, b, c)                                                    \
+	(DEVWL_VERSION_MAJOR > (a) ||                                                      \
+	 (DEVWL_VERSION_MAJOR == (a) &&                                                    \
+	  (DEVWL_VERSION_MINOR > (b) ||                                                    \
+	   (DEVWL_VERSION_MINOR == (b) && DEVWL_VERSION_MICRO >= (c)))))
+
+/* The version of the library actually loaded, e.g. "0.1.0". Never NULL. */
+const char *devwl_version(void);
+
+/* ---------------------------------------------------------------------------------- */
+/* Rules: "TYPE MAJOR:MINOR ACCESS", as the device cgroup parses and prints them.      */
+
+/* Device types and access bits, with the values of the kernel's DEVCG_DEV_* / DEVCG_ACC_*. */
+#define DEVWL_DEV_BLOCK 1
+#define DEVWL_DEV_CHAR 2
+#define DEVWL_DEV_ALL 4
+#define DEVWL_ACC_MKNOD 1
+#define DEVWL_ACC_READ 2
+#define DEVWL_ACC_WRITE 4
+#define DEVWL_ACC_MASK (DEVWL_ACC_MKNOD | DEVWL_ACC_READ | DEVWL_ACC_WRITE)
+/* A major or minor of "*"; the kernel stores "*" as this value, so the two are the same. */
+#define DEVWL_ANY UINT32_MAX
+/* Longest write the kernel accepts for one rule (PAGE_SIZE); longer is E2BIG. */
+#define DEVWL_RULE_WRITE_MAX 4096
+/* Enough for any formatted rule including the NUL: "c 4294967295:4294967295 rwm". */
+#define DEVWL_RULE_STR_MAX 32
+
+/* Which file a rule is written to: devices.allow or devices.deny. */
+enum devwl_file {
+	DEVWL_ALLOW = 1,
+	DEVWL_DENY = 2,
+};
+
+/* A node's default: everything allowed but its exceptions, or nothing allowed but them. */
+enum devwl_behavior {
+	DEVWL_BEHAVIOR_ALLOW = 1,
+	DEVWL_BEHAVIOR_DENY = 2,
+};
+
+struct devwl_rule {
+	uint8_t type;   /* DEVWL_DEV_BLOCK, _CHAR, or _ALL for the "a" rule */
+	uint8_t access; /* DEVWL_ACC_* bits; 0 only where the kernel accepts it too */
+	uint32_t major; /* or DEVWL_ANY */
+	uint32_t minor; /* or DEVWL_ANY */
+};
+
+/* What went wrong, for a human: filled on failure by the functions that take one. */
+struct devwl_error {
+	int code;      /* the negative errno also returned */
+	size_t offset; /* byte offset into the input where the problem was found */
+	char msg[512]; /* NUL-terminated description naming the bad input */
+};
+
+/*
+ * Parse one rule exactly as a write of buf[0..len) to devices.allow/deny is parsed
+ * (whitespace stripped, only the first rule of several lines counts, NUL ends it).
+ * Errors: -EINVAL malformed, -E2BIG len > DEVWL_RULE_WRITE_MAX.
+ * ret_err may be NULL.
+ */
+int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule *ret_rule,
+		     struct devwl_error *ret_err);
+
+/*
+ * Format a rule as devices.list prints it ("c 1:3 rwm", "a *:* rwm"), NUL-terminated.
+ * Returns the length written. Errors: -EINVAL bad rule, -ENOSPC size too small.
+ */
+int devwl_rule_format(const struct devwl_rule *rule, char *buf, size_t size);
+
+/* ---------------------------------------------------------------------------------- */
+/* Policies: a tree of nodes named by paths ("/", "/k8s/ns/pod").                      */
+
+struct devwl_policy;
+struct devwl_node;
+
+/* A new policy holding only "/", which starts as the kernel's root cgroup: allow all.
+ * Returns NULL when out of memory. */
+struct devwl_policy *devwl_policy_new(void);
+
+/* Free a policy and all its nodes. Accepts NULL. */
+void devwl_policy_free(struct devwl_policy *policy);
+
+/*
+ * Create a node; it starts as a copy of its parent (behavior, exceptions, mknod waiver).
+ * Errors: -EINVAL bad path, -EEXIST exists, -ENOENT parent missing, -ENOMEM.
+ */
+int devwl_policy_mkdir(struct devwl_policy *policy, const char *path);
+
+/*
+ * Remove a node. Errors: -EINVAL bad path, -ENOENT missing, -EBUSY it has children, is
+ * referenced (devwl_node_ref) or is the root.
+ */
+int devwl_policy_rmdir(struct devwl_policy *policy, const char *path);
+
+/* The node at path, or NULL. Cost does not grow with the number of nodes. */
+struct devwl_node *devwl_policy_find(const struct devwl_policy *policy, const char *path);
+
+/* Number of nodes, root included. */
+size_t devwl_policy_count(const struct devwl_policy *policy);
+
+/*
+ * Visit every node in pre-order (parents before children, children in creation order).
+ * Stops at, and returns, the first negative value fn returns; 0 otherwise.
+ */
+int devwl_policy_foreach(struct devwl_policy *policy,
+			 int (*fn)(struct devwl_node *node, void *userdata), void *userdata);
+
+/*
+ * Write buf[0..len) to the node's devices.allow or devices.deny, with the kernel's
+ * semantics: parse, update, propagate a revocation to every descendant.
+ * Errors: -ENOENT (devwl_policy_write: no such node), -EINVAL, -E2BIG, -EPERM, -ENOMEM.
+ * ret_err may be NULL; it is filled for parse errors and refusals.
+ */
+int devwl_policy_write(struct devwl_policy *policy, const char *path, enum devwl_file file,
+		       const char *buf, size_t len, struct devwl_error *ret_err);
+int devwl_node_write(struct devwl_node *node, enum devwl_file file, const char *buf,
+		     size_t len, struct devwl_error *ret_err);
+
+/* The same with a parsed rule. Errors: -EINVAL, -EPERM, -ENOMEM. */
+int devwl_node_update(struct devwl_node *node, enum devwl_file file,
+		      const struct devwl_rule *rule);
+
+/*
+ * Would the kernel allow a task in this node access to the device?
+ * type: DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK; access: DEVWL_ACC_* bits (0 is what
+ * access(F_OK) asks). Returns 1 allowed, 0 denied, -EINVAL bad type or access.
+ * A few hash lookups, whatever the number of exceptions; never allocates.
+ */
+int devwl_node_check(const struct devwl_node *node, int type, uint32_t major, uint32_t minor,
+		     int access);
+
+/* devices.list of the node, byte for byte. Errors: -ENOMEM. */
+int devwl_node_list(const struct devwl_node *node, char **ret_text);
+
+/*
+ * The full listing: "behavior allow" or "behavior deny", then one line per exception,
+ * "deny c 1:3 rwm" on an ALLOW node, "allow c 1:3 rwm" on a DENY node, then
+ * "mknod_needs_cap false" if the waiver is in force. Errors: -ENOMEM.
+ */
+int devwl_node_show(const struct devwl_node *node, char **ret_text);
+
+/* The node's path ("/" for the root); valid as long as the node. */
+const char *devwl_node_path(const struct devwl_node *node);
+enum devwl_behavior devwl_node_behavior(const struct devwl_node *node);
+/* The parent, or NULL for the root. */
+struct devwl_node *devwl_node_parent(const struct devwl_node *node);
+
+/* Exceptions in order. devwl_node_exception: -ERANGE when index >= count. */
+size_t devwl_node_exception_count(const struct devwl_node *node);
+int devwl_node_exception(const struct devwl_node *node, size_t index,
+			 struct devwl_rule *ret_rule);
+
+/*
+ * Whether an on-behalf mknod needs CAP_MKNOD in the caller's user namespace (default
+ * true). Setting it applies to the node and every descendant created after; setting
+ * false on a node whose parent says true is allowed: the waiver is an administrator's
+ * choice, not a device grant.
+ */
+bool devwl_node_mknod_needs_cap(const struct devwl_node *node);
+void devwl_node_set_mknod_needs_cap(struct devwl_node *node, bool needs_cap);
+
+/* Pin a node while something (a container) uses it: rmdir fails -EBUSY until unref. */
+void devwl_node_ref(struct devwl_node *node);
+void devwl_node_unref(struct devwl_node *node);
+
+/* ---------------------------------------------------------------------------------- */
+/* Policy files (JSON, see devwl-policy(5)) and OCI linux.resources.devices arrays.    */
+
+/*
+ * Load a whole policy from a JSON file or string. Nothing is returned unless all of
+ * it is valid. name is used in messages (a file name) and may be NULL.
+ * Errors: -ENOENT/-EACCES/... opening the file, -EINVAL bad JSON or content (ret_err
+ * names the file, the node, the rule and the reason), -EPERM a rule the hierarchy
+ * refuses, -E2BIG, -ENOMEM.
+ */
+int devwl_policy_load_file(const char *file, struct devwl_policy **ret_policy,
+			   struct devwl_error *ret_err);
+int devwl_policy_load_string(const char *text, const char *name,
+			     struct devwl_policy **ret_policy, struct devwl_error *ret_err);
+
+/* Save the whole hierarchy; loading the result gives the same decisions and listings. */
+int devwl_policy_to_string(const struct devwl_policy *policy, char **ret_text);
+/* Write atomically: temporary file, fsync, rename. Errors: as open/write/rename. */
+int devwl_policy_save_file(const struct devwl_policy *policy, const char *file);
+
+/*
+ * Replay an OCI linux.resources.devices JSON array on a node, in order, as allow/deny
+ * writes. All or nothing: on failure the node and its descendants are unchanged.
+ * Errors: -EINVAL (ret_err names the entry), -EPERM, -ENOMEM.
+ */
+int devwl_node_import_oci(struct devwl_node *node, const char *json_array,
+			  struct devwl_error *ret_err);
+/* Export the node as an OCI devices array that, replayed on a fresh child, yields it. */
+int devwl_node_export_oci(const struct devwl_node *node, char **ret_json);
+
+/* ---------------------------------------------------------------------------------- */
+/* Enforcement: seccomp user notification.                                            */
+
+/* Kernel features, each probed once and cached. */
+#define DEVWL_FEATURE_USER_NOTIF (1u << 0)	 /* SECCOMP_RET_USER_NOTIF (5.0) */
+#define DEVWL_FEATURE_ADDFD_SEND (1u << 1)	 /* SECCOMP_ADDFD_FLAG_SEND (5.14) */
+#define DEVWL_FEATURE_WAIT_KILLABLE_RECV (1u << 2) /* (5.19) */
+#define DEVWL_FEATURE_SYNC_WAKE_UP (1u << 3)	 /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
+unsigned int devwl_features(void);
+
+/* Flags for devwl_filter_install(). */
+#define DEVWL_FILTER_ALLOW_IO_URING (1u << 0) /* do not refuse io_uring_setup */
+
+/*
+ * Install the devwl filter on the calling process (all threads must be the caller's
+ * own; call it before starting any). Needs no_new_privs or CAP_SYS_ADMIN.
+ * Returns the notify fd (O_CLOEXEC) through ret_notify_fd.
+ * Errors: -EOPNOTSUPP no user notification, -EACCES, -EBUSY a listener is installed
+ * already, -EINVAL, -ENOMEM.
+ */
+int devwl_filter_install(unsigned int flags, int *ret_notify_fd);
+
+/* What one notification was and what devwl answered. */
+enum devwl_verdict {
+	DEVWL_VERDICT_CONTINUE = 0, /* not a device: the kernel runs the call */
+	DEVWL_VERDICT_ALLOW = 1,    /* performed on the caller's behalf */
+	DEVWL_VERDICT_DENY = 2,	    /* answered -EPERM */
+	DEVWL_VERDICT_ERROR = 3,    /* answered with another errno (see error) */
+};
+
+struct devwl_event {
+	uint64_t id;
+	pid_t pid; /* thread-group id of the caller (host pid namespace) */
+	pid_t tid; /* the calling thread */
+	int syscall_nr;
+	const char *syscall; /* "openat", ...: static string */
+	const char *path;    /* path argument as read; valid until the next handle call */
+	int type;	     /* DEVWL_DEV_CHAR/_BLOCK, or 0 when not a device */
+	uint32_t major, minor;
+	int access; /* DEVWL_ACC_* asked for */
+	enum devwl_verdict verdict;
+	int error;	      /* positive errno answered, 0 on success/continue */
+	uint64_t handling_ns; /* from receipt to answer */
+};
+
+struct devwl_notify;
+
+/* Handler state (notification buffers sized with SECCOMP_GET_NOTIF_SIZES, caches).
+ * Returns NULL on out-of-memory or when user notification is unsupported. */
+struct devwl_notify *devwl_notify_new(void);
+void devwl_notify_free(struct devwl_notify *notify);
+
+/*
+ * Receive the pending notification on notify_fd (blocks if none is pending: poll for
+ * POLLIN first from an event loop), decide it against node and answer it.
+ * ret_event may be NULL. Errors: -ENOENT the target went away (not an error: nothing to
+ * answer), -EAGAIN nothing pending on a non-blocking fd, others from the kernel.
+ * Must be called from one thread per struct devwl_notify.
+ */
+int devwl_notify_handle(struct devwl_notify *notify, int notify_fd,
+			const struct devwl_node *node, struct devwl_event *ret_event);
+
+/* Log callback for diagnostics the library cannot return (NULL: silent, the default). */
+enum devwl_log_level { DEVWL_LOG_ERR = 3, DEVWL_LOG_WARNING = 4, DEVWL_LOG_DEBUG = 7 };
+typedef void (*devwl_log_fn)(enum devwl_log_level level, const char *msg, void *userdata);
+void devwl_set_log(devwl_log_fn fn, void *userdata);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVWL_H */

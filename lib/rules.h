@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internal helpers of the rule grammar (lib/rules.c). */
+#ifndef DEVWL_RULES_H
+#define DEVWL_RULES_H
+
+#include <stdbool.h>
+
+/* The kernel's isspace(), which differs from libc's (it includes 0xa0). */
+bool devwl_kspace(unsigned char c);
+/* Access bits as "rwm" in that order (empty string for 0). */
+void devwl_access_format(unsigned access, char buf[4]);
+/* 'b', 'c' or 'a'. */
+char devwl_type_char(unsigned type);
+
+#endif
