@@ -235,6 +235,10 @@ unsigned int devwl_features(void);
 
 /* Flags for devwl_filter_install(). */
 #define DEVWL_FILTER_ALLOW_IO_URING (1u << 0) /* do not refuse io_uring_setup */
+/* Do not ask for SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: a signal may then cancel a call the
+ * supervisor is handling, and the call restarts as a new notification (tests use it to
+ * exercise what kernels before 5.19 do). */
+#define DEVWL_FILTER_NO_WAIT_KILLABLE_RECV (1u << 1)
 
 /*
  * Install the devwl filter on the calling process (all threads must be the caller's
@@ -255,7 +259,8 @@ enum devwl_verdict {
 
 struct devwl_event {
 	uint64_t id;
-	pid_t pid; /* thread-group id of the caller (host pid namespace) */
+	pid_t pid; /* thread-group id of the caller (host pid namespace); 0 when the
+		      answer did not need the caller's credentials (most CONTINUEs) */
 	pid_t tid; /* the calling thread */
 	int syscall_nr;
 	const char *syscall; /* "openat", ...: static string */
@@ -280,10 +285,32 @@ void devwl_notify_free(struct devwl_notify *notify);
  * POLLIN first from an event loop), decide it against node and answer it.
  * ret_event may be NULL. Errors: -ENOENT the target went away (not an error: nothing to
  * answer), -EAGAIN nothing pending on a non-blocking fd, others from the kernel.
- * Must be called from one thread per struct devwl_notify.
+ * Must be called from one thread per struct devwl_notify. That thread unshares its
+ * filesystem context once (unshare(CLONE_FS)) and chroots into a caller's root during a
+ * call, always returning to its own. Signals are blocked while an fd is injected; a thread
+ * that also runs an io_uring must create it with IORING_SETUP_DEFER_TASKRUN, or io_uring
+ * task work can interrupt the injection (the kernel then completes the call with 0).
  */
 int devwl_notify_handle(struct devwl_notify *notify, int notify_fd,
 			const struct devwl_node *node, struct devwl_event *ret_event);
+
+/* ---------------------------------------------------------------------------------- */
+/* Hand-off to devwld                                                                  */
+
+/*
+ * Hand a notify fd to a supervisor listening on an OCI runtime-spec seccomp listener
+ * socket (devwld's listen.sock), exactly as an OCI runtime does: connect, then send in
+ * one sendmsg the "container process state" JSON (ociVersion "1.0.2", fds ["seccompFd"],
+ * pid = getpid(), metadata "node=NODE", state {ociVersion, id, status "running", pid,
+ * bundle "/", annotations {}}) with notify_fd attached by SCM_RIGHTS; then close. Waits
+ * for no answer. node may be NULL (no metadata: the supervisor picks the node); id may
+ * be NULL ("devwl-run-PID"). notify_fd stays open: the caller closes it.
+ * Errors: -EINVAL NULL socket_path, -ENAMETOOLONG path too long for a socket,
+ * -EBADF bad notify_fd, -ENOMEM, and connect(2)/sendmsg(2) errors (-ENOENT,
+ * -ECONNREFUSED, -EACCES, -EPIPE, ...).
+ */
+int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node,
+		       const char *id);
 
 /* Log callback for diagnostics the library cannot return (NULL: silent, the default). */
 enum devwl_log_level { DEVWL_LOG_ERR = 3, DEVWL_LOG_WARNING = 4, DEVWL_LOG_DEBUG = 7 };

@@ -1,3 +1,562 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* caller: to be written. */
-#include "devwl.h"
+/*
+ * Acting in the caller's context (see caller.h and KERNEL-NOTES "Acting in the caller's
+ * context"). Resolution runs chrooted into the caller's root from its cwd or dirfd, so
+ * "..", absolute symlinks and the caller's mounts behave as for the caller; magic links
+ * are refused there (they would name the handler's own objects) and only a few known
+ * forms are rewritten to the caller's /proc entries.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+
+#include "caller.h"
+#include "util.h"
+
+/* Capabilities that decide file access; the kernel drops them when fsuid leaves 0. */
+#define FS_CAPS                                                                                    \
+	((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH) |        \
+	 (1ULL << CAP_FOWNER) | (1ULL << CAP_FSETID) | (1ULL << CAP_LINUX_IMMUTABLE) |             \
+	 (1ULL << CAP_MKNOD) | (1ULL << CAP_MAC_OVERRIDE))
+
+/* Decimal without printf: the fast path does no formatting. Returns the end. */
+static char *put_uint(char *p, unsigned long v)
+{
+	char tmp[24];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static int openat2_sys(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = flags, .mode = 0, .resolve = resolve};
+
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+static int capget_self(struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+
+	return syscall(SYS_capget, &hdr, data) < 0 ? negerrno() : 0;
+}
+
+/* Only the calling thread: the raw syscall, not libcap's or glibc's process-wide ones. */
+static int capset_self(const struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+
+	return syscall(SYS_capset, &hdr, data) < 0 ? negerrno() : 0;
+}
+
+/* Which object and which mount fd is: equal triples mean the same root, mounts included. */
+static int root_identity(int fd, uint64_t *mnt_id, ino_t *ino, dev_t *dev)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &stx) < 0)
+		return negerrno();
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -EOPNOTSUPP;
+	*mnt_id = stx.stx_mnt_id;
+	*ino = (ino_t)stx.stx_ino;
+	*dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	return 0;
+}
+
+int devwl_caller_init(struct devwl_caller *c)
+{
+	struct stat st;
+
+	memset(c, 0, sizeof(*c));
+	c->host_root = c->host_cwd = c->host_proc = -1;
+	c->host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	c->host_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	c->host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->host_root < 0 || c->host_cwd < 0 || c->host_proc < 0)
+		goto fail;
+	if (fstat(c->host_proc, &st) < 0)
+		goto fail;
+	c->proc_dev = st.st_dev;
+	if (fstatat(c->host_proc, "thread-self/ns/user", &st, 0) < 0)
+		goto fail;
+	c->userns_dev = st.st_dev;
+	c->userns_ino = st.st_ino;
+	if (root_identity(c->host_root, &c->root_mnt_id, &c->root_ino, &c->root_dev) < 0)
+		c->root_mnt_id = UINT64_MAX; /* unknown: always chroot */
+	return 0;
+fail:
+	devwl_caller_done(c);
+	return -errno ?: -EIO;
+}
+
+void devwl_caller_done(struct devwl_caller *c)
+{
+	closep(&c->host_root);
+	closep(&c->host_cwd);
+	closep(&c->host_proc);
+	c->host_root = c->host_cwd = c->host_proc = -1;
+}
+
+/*
+ * The first time a thread handles a call: give it its own root/cwd/umask (CLONE_FS) and
+ * remember its credentials to return to.
+ */
+static int ensure_thread(struct devwl_caller *c)
+{
+	pid_t tid = gettid();
+	int n = 0;
+
+	if (c->fs_tid == tid)
+		return 0;
+	if (unshare(CLONE_FS) < 0)
+		return negerrno();
+	c->saved_umask = umask(0);
+	umask(c->saved_umask);
+	c->saved_fsuid = (uid_t)syscall(SYS_setfsuid, -1);
+	c->saved_fsgid = (gid_t)syscall(SYS_setfsgid, -1);
+	n = (int)syscall(SYS_getgroups, DEVWL_CALLER_GROUPS_MAX, c->saved_groups);
+	if (n < 0)
+		return negerrno();
+	c->saved_ngroups = n;
+	n = capget_self(c->saved_caps);
+	if (n < 0)
+		return n;
+	c->fs_tid = tid;
+	return 0;
+}
+
+int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
+		      bool need_start)
+{
+	char buf[64];
+	char *p = NULL;
+	char *base = NULL;
+
+	t->tid = tid;
+	t->root_fd = t->start_fd = -1;
+	t->have_creds = false;
+	base = put_uint(buf, (unsigned long)tid);
+	p = put_str(base, "/root");
+	*p = '\0';
+	t->root_fd = openat(c->host_proc, buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->root_fd < 0)
+		return negerrno();
+	if (!need_start)
+		return 0;
+	if (dirfd == AT_FDCWD) {
+		p = put_str(base, "/cwd");
+	} else {
+		if (dirfd < 0)
+			return -EBADF;
+		p = put_str(base, "/fd/");
+		p = put_uint(p, (unsigned long)dirfd);
+	}
+	*p = '\0';
+	/* The object itself, as the caller holds it (O_PATH never opens a driver). */
+	t->start_fd = openat(c->host_proc, buf, O_PATH | O_CLOEXEC);
+	if (t->start_fd < 0)
+		return errno == ENOENT && dirfd != AT_FDCWD ? -EBADF : negerrno();
+	return 0;
+}
+
+void devwl_target_close(struct devwl_target *t)
+{
+	closep(&t->root_fd);
+	closep(&t->start_fd);
+	t->root_fd = t->start_fd = -1;
+}
+
+static const char *status_field(const char *buf, const char *name)
+{
+	const char *p = strstr(buf, name);
+
+	return p ? p + strlen(name) : NULL;
+}
+
+/* The last whitespace-separated number on the line at p. */
+static long last_number(const char *p)
+{
+	const char *end = strchrnul(p, '\n');
+	const char *q = end;
+
+	while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
+		q--;
+	while (q > p && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return strtol(q, NULL, 10);
+}
+
+int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t)
+{
+	struct devwl_creds *cr = &t->creds;
+	_cleanup_close_ int fd = -1;
+	const char *p = NULL;
+	char path[64];
+	char *e = NULL;
+	struct stat st;
+	size_t len = 0;
+	unsigned long v[4];
+
+	if (t->have_creds)
+		return 0;
+	e = put_uint(path, (unsigned long)t->tid);
+	memcpy(e, "/status", sizeof("/status"));
+	fd = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	for (;;) {
+		ssize_t n = read(fd, c->status + len, sizeof(c->status) - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negerrno();
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == sizeof(c->status) - 1)
+			return -E2BIG;
+	}
+	c->status[len] = '\0';
+
+	p = status_field(c->status, "\nUmask:\t");
+	if (!p)
+		return -EIO;
+	cr->umask = (mode_t)strtoul(p, NULL, 8);
+	p = status_field(c->status, "\nTgid:\t");
+	if (!p)
+		return -EIO;
+	cr->tgid = (pid_t)strtol(p, NULL, 10);
+	p = status_field(c->status, "\nNStgid:\t");
+	cr->ns_tgid = p ? (pid_t)last_number(p) : cr->tgid;
+	p = status_field(c->status, "\nNSpid:\t");
+	cr->ns_tid = p ? (pid_t)last_number(p) : t->tid;
+	/* Uid:/Gid: real, effective, saved, filesystem. */
+	p = status_field(c->status, "\nUid:\t");
+	if (!p || sscanf(p, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+		return -EIO;
+	cr->fsuid = (uid_t)v[3];
+	p = status_field(c->status, "\nGid:\t");
+	if (!p || sscanf(p, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+		return -EIO;
+	cr->fsgid = (gid_t)v[3];
+	p = status_field(c->status, "\nCapEff:\t");
+	if (!p)
+		return -EIO;
+	cr->cap_eff = strtoull(p, NULL, 16);
+	cr->ngroups = 0;
+	p = status_field(c->status, "\nGroups:\t");
+	if (!p)
+		return -EIO;
+	while (*p && *p != '\n') {
+		char *end = NULL;
+		unsigned long g = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (cr->ngroups == DEVWL_CALLER_GROUPS_MAX)
+			return -E2BIG;
+		cr->groups[cr->ngroups++] = (gid_t)g;
+		p = end;
+		while (*p == ' ')
+			p++;
+	}
+	memcpy(e, "/ns/user", sizeof("/ns/user"));
+	if (fstatat(c->host_proc, path, &st, 0) < 0)
+		return negerrno();
+	cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
+	t->have_creds = true;
+	return 0;
+}
+
+int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
+{
+	int r = 0;
+
+	if (c->broken)
+		return -EIO;
+	uint64_t mnt_id = 0;
+	ino_t ino = 0;
+	dev_t dev = 0;
+
+	r = ensure_thread(c);
+	if (r < 0)
+		return r;
+	/*
+	 * A caller whose root is our own root (same mount, same inode: devwl-run's usual
+	 * case) resolves exactly as we do from its start directory: no chroot needed, which
+	 * saves syscalls and works without CAP_SYS_CHROOT.
+	 */
+	if (c->root_mnt_id != UINT64_MAX && root_identity(t->root_fd, &mnt_id, &ino, &dev) == 0 &&
+	    mnt_id == c->root_mnt_id && ino == c->root_ino && dev == c->root_dev) {
+		if (t->start_fd >= 0) {
+			if (fchdir(t->start_fd) < 0)
+				return negerrno();
+			c->moved = true;
+		}
+		return 0;
+	}
+	if (fchdir(t->root_fd) < 0)
+		return negerrno();
+	c->inside = true;
+	if (chroot(".") < 0 || (t->start_fd >= 0 && fchdir(t->start_fd) < 0)) {
+		r = negerrno();
+		devwl_caller_leave(c);
+		return r;
+	}
+	return 0;
+}
+
+int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps)
+{
+	const struct devwl_creds *cr = &t->creds;
+	struct __user_cap_data_struct caps[2];
+	uint64_t eff = 0, perm = 0, mirror = 0;
+
+	if (!t->have_creds || c->fs_tid != gettid())
+		return -EINVAL;
+	c->as_caller = true;
+	umask(cr->umask & 0777);
+	/* An unprivileged supervisor cannot setgroups, but serving its own user it need not. */
+	if (cr->ngroups != (size_t)c->saved_ngroups ||
+	    memcmp(cr->groups, c->saved_groups, cr->ngroups * sizeof(gid_t)) != 0) {
+		if (syscall(SYS_setgroups, cr->ngroups, cr->groups) < 0)
+			return negerrno();
+		c->groups_changed = true;
+	}
+	syscall(SYS_setfsgid, cr->fsgid);
+	syscall(SYS_setfsuid, cr->fsuid);
+	/* setfs*id never fail: read back to see whether the kernel took the ids. */
+	if ((gid_t)syscall(SYS_setfsgid, -1) != cr->fsgid ||
+	    (uid_t)syscall(SYS_setfsuid, -1) != cr->fsuid)
+		return -EPERM;
+	/*
+	 * The caller's own file capabilities count only in our user namespace; a container
+	 * root's capabilities over its own files are not mirrored (we under-grant).
+	 */
+	if (cr->same_userns)
+		mirror = cr->cap_eff & FS_CAPS;
+	eff = (uint64_t)c->saved_caps[0].effective | (uint64_t)c->saved_caps[1].effective << 32;
+	perm = (uint64_t)c->saved_caps[0].permitted | (uint64_t)c->saved_caps[1].permitted << 32;
+	eff = (eff & ~FS_CAPS) | ((mirror | extra_caps) & perm);
+	memcpy(caps, c->saved_caps, sizeof(caps));
+	caps[0].effective = (uint32_t)eff;
+	caps[1].effective = (uint32_t)(eff >> 32);
+	return capset_self(caps);
+}
+
+void devwl_caller_leave(struct devwl_caller *c)
+{
+	if (c->as_caller) {
+		/* fsuid back to 0 first: the kernel then re-raises fs caps; capset makes it exact.
+		 */
+		syscall(SYS_setfsuid, c->saved_fsuid);
+		syscall(SYS_setfsgid, c->saved_fsgid);
+		if (capset_self(c->saved_caps) < 0 ||
+		    (c->groups_changed &&
+		     syscall(SYS_setgroups, c->saved_ngroups, c->saved_groups) < 0) ||
+		    (uid_t)syscall(SYS_setfsuid, -1) != c->saved_fsuid)
+			c->broken = true;
+		umask(c->saved_umask);
+		c->as_caller = false;
+		c->groups_changed = false;
+	}
+	if (c->inside) {
+		/* Never stay in a container's root: it would pin its mounts and fool us. */
+		if (fchdir(c->host_root) < 0 || chroot(".") < 0 || fchdir(c->host_cwd) < 0)
+			c->broken = true;
+		c->inside = false;
+		c->moved = false;
+	}
+	if (c->moved) {
+		if (fchdir(c->host_cwd) < 0)
+			c->broken = true;
+		c->moved = false;
+	}
+}
+
+/* Does the caller's /dev/fd point at /proc/self/fd, as runtimes set it up? */
+static bool dev_fd_is_proc_self(struct devwl_target *t)
+{
+	char link[32];
+	ssize_t n = readlinkat(t->root_fd, "dev/fd", link, sizeof(link) - 1);
+
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return strcmp(link, "/proc/self/fd") == 0;
+}
+
+static bool has_dotdot(const char *p)
+{
+	for (;;) {
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
+			return true;
+		p = strchr(p, '/');
+		if (!p)
+			return false;
+		p++;
+	}
+}
+
+/*
+ * A path through /proc/self, /proc/thread-self or /dev/fd, which the handler would
+ * resolve as itself: point it at the caller's /proc entries instead. Anything else with
+ * a magic link is refused (ELOOP), and the handler lets the kernel answer.
+ */
+static int magic_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
+			int oflags, uint64_t resolve)
+{
+	static const char p_self[] = "/proc/self/", p_thread[] = "/proc/thread-self/",
+			  p_devfd[] = "/dev/fd/";
+	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
+	const char *rest = NULL;
+	bool thread = false;
+	_cleanup_close_ int dfd = -1;
+	struct stat st;
+	char *p = NULL;
+	int r = 0;
+
+	if (resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH))
+		return -ELOOP; /* scoped lookups refuse magic links anyway */
+	if (strncmp(path, p_self, sizeof(p_self) - 1) == 0) {
+		rest = path + sizeof(p_self) - 1;
+	} else if (strncmp(path, p_thread, sizeof(p_thread) - 1) == 0) {
+		rest = path + sizeof(p_thread) - 1;
+		thread = true;
+	} else if (strncmp(path, p_devfd, sizeof(p_devfd) - 1) == 0 && dev_fd_is_proc_self(t)) {
+		rest = path + sizeof(p_devfd) - 1 - 3; /* keep "fd/" */
+	} else {
+		return -ELOOP;
+	}
+	if (has_dotdot(rest))
+		return -ELOOP;
+	r = devwl_target_read_creds(c, t);
+	if (r < 0)
+		return r;
+	if (fstatat(AT_FDCWD, "/proc", &st, 0) == 0 && st.st_dev == c->proc_dev) {
+		/* The caller sees our procfs: its host ids name it there. */
+		p = put_uint(c->pathbuf, (unsigned long)t->creds.tgid);
+		if (thread) {
+			p = put_str(p, "/task/");
+			p = put_uint(p, (unsigned long)t->tid);
+		}
+		*p = '\0';
+		dfd = openat(c->host_proc, c->pathbuf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return negerrno();
+		r = openat2_sys(dfd, rest, flags, resolve);
+		return r < 0 ? negerrno() : r;
+	}
+	/* Its own procfs: the ids of its innermost pid namespace. */
+	if (strlen(rest) > sizeof(c->pathbuf) - 64)
+		return -ENAMETOOLONG;
+	p = put_str(c->pathbuf, "/proc/");
+	p = put_uint(p, (unsigned long)t->creds.ns_tgid);
+	if (thread) {
+		p = put_str(p, "/task/");
+		p = put_uint(p, (unsigned long)t->creds.ns_tid);
+	}
+	*p++ = '/';
+	strcpy(p, rest);
+	r = openat2_sys(AT_FDCWD, c->pathbuf, flags, resolve);
+	return r < 0 ? negerrno() : r;
+}
+
+int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
+			int oflags, uint64_t resolve, int *ret_fd)
+{
+	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
+	int fd = -1;
+
+	fd = openat2_sys(AT_FDCWD, path, flags, resolve | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 && errno == ELOOP && !(resolve & RESOLVE_NO_MAGICLINKS))
+		fd = magic_lookup(c, t, path, oflags, resolve);
+	else if (fd < 0)
+		fd = negerrno();
+	if (fd < 0)
+		return fd;
+	*ret_fd = fd;
+	return 0;
+}
+
+int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd)
+{
+	char buf[48];
+	char *p = NULL;
+	int fd = -1;
+
+	p = put_str(buf, "thread-self/fd/");
+	p = put_uint(p, (unsigned long)opath_fd);
+	*p = '\0';
+	/* O_NOCTTY: a terminal opened for the caller must not become ours. */
+	oflags &= ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_TRUNC | O_DIRECTORY | O_PATH | O_TMPFILE |
+		    O_CLOEXEC);
+	fd = openat(c->host_proc, buf, oflags | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negerrno();
+	*ret_fd = fd;
+	return 0;
+}
+
+int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
+		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino)
+{
+	_cleanup_close_ int pfd = -1;
+	const char *slash = strrchr(path, '/');
+	const char *name = path;
+	struct stat st;
+	int r = 0;
+
+	(void)t;
+	if (slash) {
+		size_t len = (size_t)(slash - path);
+
+		if (len >= sizeof(c->pathbuf))
+			return -ENAMETOOLONG;
+		if (len == 0)
+			len = 1; /* "/name" */
+		memcpy(c->pathbuf, path, len);
+		c->pathbuf[len] = '\0';
+		name = slash + 1;
+	} else {
+		strcpy(c->pathbuf, ".");
+	}
+	pfd = openat2_sys(AT_FDCWD, c->pathbuf, O_PATH | O_DIRECTORY | O_CLOEXEC,
+			  RESOLVE_NO_MAGICLINKS);
+	if (pfd < 0)
+		return negerrno();
+	if (mknodat(pfd, name, mode, dev) < 0)
+		r = negerrno();
+	if ((r == 0 || r == -EEXIST) && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (ret_dev)
+			*ret_dev = st.st_dev;
+		if (ret_ino)
+			*ret_ino = st.st_ino;
+	}
+	return r;
+}

@@ -1,3 +1,613 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* notify: to be written. */
+/*
+ * One notification: read the call from the target, resolve what it names as the caller
+ * would, decide against the node, answer. No allocation and no formatting here.
+ *
+ * Answers (DESIGN.md §3, §4): not a device, O_PATH, or anything the kernel would refuse
+ * by itself → CONTINUE (sound only over a kernel baseline that denies devices); denied →
+ * EPERM; allowed open → opened here under the caller's credentials and injected with
+ * SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, never CONTINUE; allowed mknod →
+ * made here as the caller.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+
+#include "caller.h"
 #include "devwl.h"
+#include "filter.h"
+#include "util.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+/* Resolve flags openat2 knows (6.x); others make the kernel answer EINVAL itself. */
+#define KNOWN_RESOLVE                                                                              \
+	(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH |         \
+	 RESOLVE_IN_ROOT | RESOLVE_CACHED)
+#ifndef OPEN_HOW_SIZE_VER0
+#define OPEN_HOW_SIZE_VER0 24
+#endif
+#define HANDLE_MAX 128 /* MAX_HANDLE_SZ */
+#define MADE_MAX   16
+
+/* A node made on a caller's behalf, to recognise a restarted mknod (signal, no SEND). */
+struct made_node {
+	pid_t tid;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct devwl_notify {
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	size_t req_size, resp_size;
+	unsigned int features;
+	size_t page_size;
+	struct made_node made[MADE_MAX];
+	unsigned int made_next;
+	struct devwl_target target;
+	struct devwl_caller caller;
+	unsigned char mem[4096]; /* open_how or file_handle read from the target */
+	char path[PATH_MAX];
+};
+
+/* The call's arguments as the ABI defines them. */
+struct call {
+	int dirfd;
+	uint64_t path;
+	int flags;
+	uint64_t resolve;
+	mode_t mode;
+	uint32_t dev;
+};
+
+enum answer_kind { ANSWER_CONTINUE, ANSWER_ERROR, ANSWER_FD, ANSWER_VALUE };
+
+struct answer {
+	enum answer_kind kind;
+	int error; /* positive errno for ANSWER_ERROR */
+	int fd;	   /* ANSWER_FD: ours, to inject */
+	bool cloexec;
+};
+
+DEVWL_EXPORT struct devwl_notify *devwl_notify_new(void)
+{
+	struct seccomp_notif_sizes sizes = {0};
+	struct devwl_notify *n = NULL;
+
+	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF) || devwl_syscall_table_init() < 0)
+		return NULL;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+		return NULL;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->features = devwl_features();
+	n->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	/* The kernel may grow the structs: size them as it says, never below ours. */
+	n->req_size = sizes.seccomp_notif > sizeof(*n->req) ? sizes.seccomp_notif : sizeof(*n->req);
+	n->resp_size = sizes.seccomp_notif_resp > sizeof(*n->resp) ? sizes.seccomp_notif_resp
+								   : sizeof(*n->resp);
+	n->req = calloc(1, n->req_size);
+	n->resp = calloc(1, n->resp_size);
+	n->target.root_fd = n->target.start_fd = -1;
+	if (!n->req || !n->resp || devwl_caller_init(&n->caller) < 0) {
+		free(n->req);
+		free(n->resp);
+		free(n);
+		return NULL;
+	}
+	return n;
+}
+
+DEVWL_EXPORT void devwl_notify_free(struct devwl_notify *n)
+{
+	if (!n)
+		return;
+	devwl_target_close(&n->target);
+	devwl_caller_done(&n->caller);
+	free(n->req);
+	free(n->resp);
+	free(n);
+}
+
+static uint64_t arg(const struct devwl_syscall *sc, const struct seccomp_notif *req, int i)
+{
+	return sc->compat32 ? (uint32_t)req->data.args[i] : req->data.args[i];
+}
+
+/* Target memory, page by page so that an unmapped page after the data does not matter. */
+static int read_mem(struct devwl_notify *n, pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		size_t chunk = n->page_size - ((addr + done) & (n->page_size - 1));
+		struct iovec local = {.iov_base = (char *)buf + done};
+		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + done)};
+		ssize_t got = 0;
+
+		if (chunk > len - done)
+			chunk = len - done;
+		local.iov_len = remote.iov_len = chunk;
+		got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+		if (got <= 0)
+			return -EFAULT;
+		done += (size_t)got;
+	}
+	return 0;
+}
+
+/* The NUL-terminated path; -EFAULT or -ENAMETOOLONG where the kernel would say so. */
+static int read_path(struct devwl_notify *n, pid_t tid, uint64_t addr)
+{
+	size_t done = 0;
+
+	while (done < sizeof(n->path)) {
+		size_t chunk = n->page_size - ((addr + done) & (n->page_size - 1));
+		struct iovec local = {.iov_base = n->path + done};
+		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + done)};
+		ssize_t got = 0;
+
+		if (chunk > sizeof(n->path) - done)
+			chunk = sizeof(n->path) - done;
+		local.iov_len = remote.iov_len = chunk;
+		got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+		if (got <= 0)
+			break;
+		if (memchr(n->path + done, '\0', (size_t)got))
+			return 0;
+		done += (size_t)got;
+	}
+	n->path[0] = '\0';
+	return done == sizeof(n->path) ? -ENAMETOOLONG : -EFAULT;
+}
+
+/* Is the notification still pending, i.e. is tid still the task that made the call? */
+static int id_valid(int fd, uint64_t id)
+{
+	return ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0 ? negerrno() : 0;
+}
+
+static int access_of(int flags)
+{
+	switch (flags & O_ACCMODE) {
+	case O_RDONLY:
+		return DEVWL_ACC_READ;
+	case O_WRONLY:
+		return DEVWL_ACC_WRITE;
+	default: /* O_RDWR, and 3 which needs both */
+		return DEVWL_ACC_READ | DEVWL_ACC_WRITE;
+	}
+}
+
+/* Fill the event from a resolved object; false when it is not a device devwl checks. */
+static bool device_of(const struct stat *st, struct devwl_event *e)
+{
+	if (S_ISCHR(st->st_mode)) {
+		e->type = DEVWL_DEV_CHAR;
+	} else if (S_ISBLK(st->st_mode)) {
+		e->type = DEVWL_DEV_BLOCK;
+	} else {
+		e->type = 0;
+		return false;
+	}
+	e->major = major(st->st_rdev);
+	e->minor = minor(st->st_rdev);
+	/* The kernel does not check char 0:0 (overlayfs whiteouts); block 0:0 it does. */
+	if (e->type == DEVWL_DEV_CHAR && st->st_rdev == 0) {
+		e->type = 0;
+		return false;
+	}
+	return true;
+}
+
+static int answer_error(struct answer *a, int err)
+{
+	a->kind = ANSWER_ERROR;
+	a->error = err;
+	return 0;
+}
+
+/* open, openat, openat2, creat. Returns -ENOENT when the target is gone. */
+static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node *node,
+		       const struct call *c, struct devwl_event *e, struct answer *a)
+{
+	struct devwl_caller *cl = &n->caller;
+	struct devwl_target *t = &n->target;
+	_cleanup_close_ int pfd = -1;
+	struct stat st;
+	bool need_start = false;
+	int r = 0, allowed = 0;
+
+	if (c->flags & (O_PATH | O_DIRECTORY))
+		return 0;
+	e->access = access_of(c->flags);
+	if (read_path(n, (pid_t)n->req->pid, c->path) < 0 || n->path[0] == '\0')
+		return 0;
+	need_start = n->path[0] != '/' || (c->resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH));
+	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, need_start);
+	/* One check covers the path read above and the /proc fds just opened. */
+	if (id_valid(nfd, n->req->id) < 0)
+		return -ENOENT;
+	/* A bad dirfd is the kernel's to answer; anything else we cannot inspect is denied:
+	 * without a baseline (unprivileged devwl-run) a CONTINUE here could reach a device. */
+	if (r < 0)
+		return r == -EBADF ? 0 : answer_error(a, EPERM);
+	if (devwl_caller_enter(cl, t) < 0)
+		return answer_error(a, EPERM);
+	/* First as ourselves: most opens are not of devices and need nothing more. */
+	if (devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve, &pfd) < 0 ||
+	    fstat(pfd, &st) < 0 || !device_of(&st, e))
+		return 0;
+	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return 0; /* the kernel answers EEXIST */
+	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+		return answer_error(a, EPERM);
+
+	/* Again as the caller, so that its directory and file permissions apply. */
+	if (devwl_target_read_creds(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
+		return answer_error(a, EPERM);
+	closep(&pfd);
+	pfd = -1;
+	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve, &pfd);
+	if (r == -ELOOP)
+		return 0;
+	if (r < 0)
+		return answer_error(a, -r);
+	if (fstat(pfd, &st) < 0)
+		return answer_error(a, EPERM);
+	if (!device_of(&st, e))
+		return 0; /* swapped under us for a non-device: the kernel decides */
+	allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
+	if (allowed != 1)
+		return answer_error(a, EPERM);
+	r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
+	if (r < 0)
+		return answer_error(a, -r);
+	a->kind = ANSWER_FD;
+	a->cloexec = c->flags & O_CLOEXEC;
+	return 0;
+}
+
+static bool made_here(struct devwl_notify *n, pid_t tid, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < MADE_MAX; i++)
+		if (n->made[i].tid == tid && n->made[i].dev == dev && n->made[i].ino == ino)
+			return true;
+	return false;
+}
+
+static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node *node,
+			const struct call *c, struct devwl_event *e, struct answer *a)
+{
+	struct devwl_caller *cl = &n->caller;
+	struct devwl_target *t = &n->target;
+	const char *last = NULL;
+	dev_t made_dev = 0;
+	ino_t made_ino = 0;
+	size_t len = 0;
+	int r = 0;
+
+	if ((c->mode & S_IFMT) == S_IFCHR)
+		e->type = DEVWL_DEV_CHAR;
+	else if ((c->mode & S_IFMT) == S_IFBLK)
+		e->type = DEVWL_DEV_BLOCK;
+	else
+		return 0;
+	/* mknod's dev is a u32 in the kernel's "new" encoding: 12-bit major, 20-bit minor. */
+	e->major = (c->dev & 0xfff00) >> 8;
+	e->minor = (c->dev & 0xff) | ((c->dev >> 12) & 0xfff00);
+	e->access = DEVWL_ACC_MKNOD;
+	if (e->type == DEVWL_DEV_CHAR && e->major == 0 && e->minor == 0) {
+		e->type = 0; /* whiteout */
+		return 0;
+	}
+	if (read_path(n, (pid_t)n->req->pid, c->path) < 0)
+		return 0;
+	len = strlen(n->path);
+	last = strrchr(n->path, '/');
+	last = last ? last + 1 : n->path;
+	/* Empty, trailing slash, "." or "..": the kernel's own answer is right. */
+	if (len == 0 || n->path[len - 1] == '/' || strcmp(last, ".") == 0 ||
+	    strcmp(last, "..") == 0)
+		return 0;
+	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, n->path[0] != '/');
+	if (r >= 0)
+		r = devwl_target_read_creds(cl, t);
+	if (id_valid(nfd, n->req->id) < 0)
+		return -ENOENT;
+	if (r < 0)
+		return 0;
+	if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) != 1)
+		return answer_error(a, EPERM);
+	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD)))
+		return answer_error(a, EPERM);
+	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
+		return answer_error(a, EPERM);
+	r = devwl_caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev,
+			       &made_ino);
+	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
+		r = 0; /* the same call again after a signal restart */
+	else if (r == 0) {
+		n->made[n->made_next] =
+			(struct made_node){.tid = t->tid, .dev = made_dev, .ino = made_ino};
+		n->made_next = (n->made_next + 1) % MADE_MAX;
+	}
+	if (r == -ELOOP)
+		return 0;
+	if (r < 0)
+		return answer_error(a, -r);
+	a->kind = ANSWER_VALUE;
+	return 0;
+}
+
+/* The mount fd argument, as a real (not O_PATH) fd of ours. */
+static int handle_mount_fd(struct devwl_notify *n, struct devwl_target *t, int mount_fd)
+{
+	char buf[32];
+	int pidfd = -1, fd = -1;
+
+	if (mount_fd == AT_FDCWD) {
+		/* /proc/TID/cwd is a directory: opening it cannot reach a driver. */
+		snprintf(buf, sizeof(buf), "%d/cwd", (int)t->tid);
+		return openat(n->caller.host_proc, buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
+	if (pidfd < 0)
+		pidfd = (int)syscall(SYS_pidfd_open, t->creds.tgid, 0);
+	if (pidfd < 0)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, mount_fd, 0);
+	closep(&pidfd);
+	return fd;
+}
+
+static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_node *node,
+			    const struct devwl_syscall *sc, struct devwl_event *e, struct answer *a)
+{
+	struct devwl_caller *cl = &n->caller;
+	struct devwl_target *t = &n->target;
+	struct file_handle *fh = (struct file_handle *)n->mem;
+	_cleanup_close_ int mfd = -1;
+	_cleanup_close_ int ofd = -1;
+	int flags = (int)(uint32_t)n->req->data.args[2];
+	struct stat st;
+	int r = 0;
+
+	if (flags & (O_PATH | O_DIRECTORY))
+		return 0;
+	e->access = access_of(flags);
+	r = devwl_target_open(cl, t, (pid_t)n->req->pid, AT_FDCWD, false);
+	if (r >= 0)
+		r = devwl_target_read_creds(cl, t);
+	if (r < 0)
+		return id_valid(nfd, n->req->id) < 0 ? -ENOENT : 0;
+	/* Without the capability the kernel refuses it (EPERM) before any open. */
+	if (!t->creds.same_userns || !(t->creds.cap_eff & (1ULL << CAP_DAC_READ_SEARCH)))
+		return 0;
+	if (read_mem(n, t->tid, arg(sc, n->req, 1), fh, sizeof(*fh)) < 0 || fh->handle_bytes == 0 ||
+	    fh->handle_bytes > HANDLE_MAX ||
+	    read_mem(n, t->tid, arg(sc, n->req, 1), fh, sizeof(*fh) + fh->handle_bytes) < 0)
+		return 0;
+	if (fh->handle_bytes == 0 || fh->handle_bytes > HANDLE_MAX)
+		return 0; /* changed between the reads: let the kernel see it */
+	mfd = handle_mount_fd(n, t, (int)(int32_t)n->req->data.args[0]);
+	if (id_valid(nfd, n->req->id) < 0)
+		return -ENOENT;
+	if (mfd < 0)
+		return 0;
+	ofd = open_by_handle_at(mfd, fh, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	if (ofd < 0 || fstat(ofd, &st) < 0 || !device_of(&st, e))
+		return 0;
+	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+		return answer_error(a, EPERM);
+	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
+		return answer_error(a, EPERM);
+	r = devwl_caller_reopen(cl, ofd, flags, &a->fd);
+	if (r < 0)
+		return answer_error(a, -r);
+	a->kind = ANSWER_FD;
+	a->cloexec = flags & O_CLOEXEC;
+	return 0;
+}
+
+static int decide(struct devwl_notify *n, int nfd, const struct devwl_node *node,
+		  const struct devwl_syscall *sc, struct devwl_event *e, struct answer *a)
+{
+	const struct seccomp_notif *req = n->req;
+	struct call c = {.dirfd = AT_FDCWD};
+
+	switch (sc->call) {
+	case DEVWL_CALL_OPEN:
+		c.path = arg(sc, req, 0);
+		c.flags = (int)(uint32_t)req->data.args[1];
+		return decide_open(n, nfd, node, &c, e, a);
+	case DEVWL_CALL_OPENAT:
+		c.dirfd = (int)(int32_t)req->data.args[0];
+		c.path = arg(sc, req, 1);
+		c.flags = (int)(uint32_t)req->data.args[2];
+		return decide_open(n, nfd, node, &c, e, a);
+	case DEVWL_CALL_CREAT:
+		c.path = arg(sc, req, 0);
+		c.flags = O_CREAT | O_WRONLY | O_TRUNC;
+		return decide_open(n, nfd, node, &c, e, a);
+	case DEVWL_CALL_OPENAT2: {
+		struct open_how how = {0};
+		uint64_t size = arg(sc, req, 3);
+
+		/* Whatever the kernel would refuse (EFAULT, EINVAL, E2BIG) it answers itself. */
+		if (size < OPEN_HOW_SIZE_VER0 || size > sizeof(n->mem) ||
+		    read_mem(n, (pid_t)req->pid, arg(sc, req, 2), n->mem, (size_t)size) < 0)
+			return 0;
+		memcpy(&how, n->mem, size < sizeof(how) ? (size_t)size : sizeof(how));
+		for (uint64_t i = sizeof(how); i < size; i++)
+			if (n->mem[i])
+				return 0;
+		if ((how.flags >> 32) || (how.resolve & ~(uint64_t)KNOWN_RESOLVE) ||
+		    (how.mode && !(how.flags & O_CREAT)))
+			return 0;
+		c.dirfd = (int)(int32_t)req->data.args[0];
+		c.path = arg(sc, req, 1);
+		c.flags = (int)how.flags;
+		c.resolve = how.resolve;
+		return decide_open(n, nfd, node, &c, e, a);
+	}
+	case DEVWL_CALL_MKNOD:
+		c.path = arg(sc, req, 0);
+		c.mode = (mode_t)(uint32_t)req->data.args[1];
+		c.dev = (uint32_t)req->data.args[2];
+		return decide_mknod(n, nfd, node, &c, e, a);
+	case DEVWL_CALL_MKNODAT:
+		c.dirfd = (int)(int32_t)req->data.args[0];
+		c.path = arg(sc, req, 1);
+		c.mode = (mode_t)(uint32_t)req->data.args[2];
+		c.dev = (uint32_t)req->data.args[3];
+		return decide_mknod(n, nfd, node, &c, e, a);
+	case DEVWL_CALL_OPEN_BY_HANDLE_AT:
+		return decide_by_handle(n, nfd, node, sc, e, a);
+	default:
+		return 0;
+	}
+}
+
+static int send_resp(struct devwl_notify *n, int nfd, int error, int64_t val, bool cont)
+{
+	memset(n->resp, 0, n->resp_size);
+	n->resp->id = n->req->id;
+	n->resp->error = error ? -error : 0;
+	n->resp->val = val;
+	n->resp->flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+	return ioctl(nfd, SECCOMP_IOCTL_NOTIF_SEND, n->resp) < 0 ? negerrno() : 0;
+}
+
+/*
+ * Inject our fd as the call's result. With FLAG_SEND the install and the answer are one
+ * step, so no fd can land in a target that never learns of it.
+ */
+static int inject(struct devwl_notify *n, int nfd, struct answer *a, struct devwl_event *e)
+{
+	struct seccomp_notif_addfd addfd = {
+		.id = n->req->id,
+		.flags = 0,
+		.srcfd = (uint32_t)a->fd,
+		.newfd = 0,
+		.newfd_flags = a->cloexec ? O_CLOEXEC : 0,
+	};
+	int r = 0;
+
+	if (n->features & DEVWL_FEATURE_ADDFD_SEND) {
+		sigset_t all, old;
+
+		/*
+		 * ADDFD+SEND waits for the target interruptibly. Interrupted, it leaves the
+		 * notification marked answered while the fd was never installed: the restarted
+		 * ioctl fails EINPROGRESS and the target's call returns 0 (an fd it never got).
+		 * So no signal may interrupt it; io_uring task work still can, which is why
+		 * io_uring users must create their ring with IORING_SETUP_DEFER_TASKRUN.
+		 */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
+		r = ioctl(nfd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+		if (r < 0)
+			r = negerrno();
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (r >= 0)
+			return 0;
+		errno = -r;
+		if (errno == ENOENT)
+			return -ENOENT;
+		e->verdict = DEVWL_VERDICT_ERROR;
+		e->error = errno; /* e.g. EMFILE in the target: the call is still pending */
+		return send_resp(n, nfd, errno, 0, false);
+	}
+	r = ioctl(nfd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+	if (r < 0) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		e->verdict = DEVWL_VERDICT_ERROR;
+		e->error = errno;
+		return send_resp(n, nfd, errno, 0, false);
+	}
+	return send_resp(n, nfd, 0, r, false);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
+				     const struct devwl_node *node, struct devwl_event *ret_event)
+{
+	struct answer a = {.kind = ANSWER_CONTINUE, .fd = -1};
+	struct devwl_event e = {0};
+	const struct devwl_syscall *sc = NULL;
+	uint64_t start = 0;
+	int r = 0;
+
+	if (!n || notify_fd < 0 || !node)
+		return -EINVAL;
+	memset(n->req, 0, n->req_size); /* RECV refuses a dirty buffer */
+	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, n->req) < 0)
+		return negerrno();
+	start = now_ns();
+	n->path[0] = '\0';
+	e.id = n->req->id;
+	e.tid = (pid_t)n->req->pid;
+	e.syscall_nr = n->req->data.nr;
+	e.path = n->path;
+	sc = devwl_syscall_lookup(n->req->data.arch, n->req->data.nr);
+	e.syscall = sc ? sc->name : "unknown";
+
+	r = sc ? decide(n, notify_fd, node, sc, &e, &a) : 0;
+	devwl_caller_leave(&n->caller);
+	if (n->target.have_creds)
+		e.pid = n->target.creds.tgid;
+	devwl_target_close(&n->target);
+	if (r == 0) {
+		switch (a.kind) {
+		case ANSWER_CONTINUE:
+			e.verdict = DEVWL_VERDICT_CONTINUE;
+			r = send_resp(n, notify_fd, 0, 0, true);
+			break;
+		case ANSWER_ERROR:
+			e.verdict = a.error == EPERM ? DEVWL_VERDICT_DENY : DEVWL_VERDICT_ERROR;
+			e.error = a.error;
+			r = send_resp(n, notify_fd, a.error, 0, false);
+			break;
+		case ANSWER_VALUE:
+			e.verdict = DEVWL_VERDICT_ALLOW;
+			r = send_resp(n, notify_fd, 0, 0, false);
+			break;
+		case ANSWER_FD:
+			e.verdict = DEVWL_VERDICT_ALLOW;
+			r = inject(n, notify_fd, &a, &e);
+			break;
+		}
+	}
+	closep(&a.fd);
+	e.handling_ns = now_ns() - start;
+	if (ret_event)
+		*ret_event = e;
+	return r;
+}

@@ -1,19 +1,37 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* devwlctl: inspect and change device allow lists; see devwlctl(1). */
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "devwl.h"
 #include "util.h"
 
+static const char *socket_path = "/run/devwl/control.sock";
+
 static void usage(FILE *f)
 {
 	fputs("Usage: devwlctl [--socket PATH] COMMAND [ARGS]\n"
 	      "\n"
-	      "Commands:\n"
+	      "Commands to a running devwld (its control socket, root only):\n"
+	      "  allow NODE RULE | deny NODE RULE   write RULE (\"c 1:3 rwm\") to the node\n"
+	      "  mkdir NODE | rmdir NODE            create / remove a node\n"
+	      "  list NODE | show NODE              devices.list / the full listing\n"
+	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
+	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
+	      "  containers                         ID NODE PROCESSES NOTIFICATIONS per line\n"
+	      "  stats                              counters and handling times\n"
+	      "  reload                             reload the policy file (as SIGHUP)\n"
+	      "  batch --connect PATH               the batch protocol against devwld\n"
+	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
 	      "                          against a local what-if policy (default: the kernel's\n"
 	      "                          root cgroup, allow all)\n"
@@ -23,30 +41,244 @@ static void usage(FILE *f)
 	      "  list NODE | show NODE | check NODE c|b MAJOR MINOR ACCESS|-\n"
 	      "\n"
 	      "Options:\n"
+	      "  --socket PATH  devwld's control socket [/run/devwl/control.sock]\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n",
 	      f);
+}
+
+static int connect_control(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negerrno();
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return negerrno();
+	return TAKE_FD(fd);
+}
+
+/*
+ * Send input (from in_fd until EOF, or buf[0..len) when in_fd < 0) to devwld, half-close,
+ * and copy every answer to out until devwld closes. Reading and writing interleave, so
+ * a long batch never deadlocks against devwld pausing until its answers are read.
+ */
+static int talk(const char *path, int in_fd, const char *buf, size_t len, FILE *out)
+{
+	_cleanup_close_ int fd = connect_control(path);
+	char ibuf[16384], obuf[16384];
+	size_t ilen = 0, ioff = 0;
+	bool in_eof = in_fd < 0, sent_eof = false;
+
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = -1}};
+		ssize_t n;
+
+		if (in_fd < 0 && ioff == ilen && len) {
+			ilen = len < sizeof(ibuf) ? len : sizeof(ibuf);
+			memcpy(ibuf, buf, ilen);
+			buf += ilen;
+			len -= ilen;
+			ioff = 0;
+		}
+		if (ioff < ilen)
+			pfd[0].events |= POLLOUT;
+		else if (!in_eof)
+			pfd[1] = (struct pollfd){.fd = in_fd, .events = POLLIN};
+		else if (!sent_eof && len == 0) {
+			shutdown(fd, SHUT_WR);
+			sent_eof = true;
+		}
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return negerrno();
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			n = read(fd, obuf, sizeof(obuf));
+			if (n < 0)
+				return negerrno();
+			if (n == 0)
+				return sent_eof ? 0 : -ECONNRESET;
+			fwrite(obuf, 1, (size_t)n, out);
+			if (out == stdout)
+				fflush(out);
+		}
+		if (pfd[0].revents & POLLOUT) {
+			n = send(fd, ibuf + ioff, ilen - ioff, MSG_NOSIGNAL);
+			if (n < 0)
+				return negerrno();
+			ioff += (size_t)n;
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			n = read(in_fd, ibuf, sizeof(ibuf));
+			if (n < 0)
+				return negerrno();
+			if (n == 0)
+				in_eof = true;
+			ilen = (size_t)n;
+			ioff = 0;
+		}
+	}
+}
+
+static void print_errno(int r)
+{
+	const char *name = strerrorname_np(-r);
+
+	fprintf(stderr, "devwlctl: %s: %s\n", socket_path, name ? name : strerror(-r));
+}
+
+/* A NODE word cannot hold what the line protocol uses as separators. */
+static bool plain_word(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/* Escape a rule for the batch protocol (batch_unescape undoes it). */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\v':
+			fputs("\\v", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
+/* One command to devwld; its answer goes to stdout, an "error ENAME" answer to stderr. */
+static int cmd_daemon(int argc, char **argv)
+{
+	static const struct {
+		const char *name, *wire;
+		int nargs;
+		bool rule;
+	} cmds[] = {
+		{"allow", "allow", 2, true},
+		{"deny", "deny", 2, true},
+		{"mkdir", "mkdir", 1, false},
+		{"rmdir", "rmdir", 1, false},
+		{"list", "list", 1, false},
+		{"show", "show", 1, false},
+		{"check", "check", 5, false},
+		{"mknod-cap", "mknod_needs_cap", 2, false},
+		{"containers", "containers", 0, false},
+		{"stats", "stats", 0, false},
+		{"reload", "reload", 0, false},
+	};
+	_cleanup_free_ char *line = NULL, *answer = NULL;
+	size_t line_len = 0, answer_len = 0;
+	FILE *f;
+	size_t i;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[0], cmds[i].name))
+			break;
+	if (i == ARRAY_SIZE(cmds)) {
+		fprintf(stderr, "devwlctl: unknown command '%s' (see devwlctl --help)\n", argv[0]);
+		return 2;
+	}
+	if (argc - 1 != cmds[i].nargs) {
+		fprintf(stderr, "devwlctl %s: expects %d argument(s)\n", argv[0], cmds[i].nargs);
+		return 2;
+	}
+	f = open_memstream(&line, &line_len);
+	if (!f)
+		return 1;
+	fputs(cmds[i].wire, f);
+	for (int a = 1; a < argc; a++) {
+		fputc(' ', f);
+		if (cmds[i].rule && a == argc - 1) {
+			put_escaped(f, argv[a]);
+		} else if (plain_word(argv[a])) {
+			fputs(argv[a], f);
+		} else {
+			fclose(f);
+			fprintf(stderr, "devwlctl: bad argument '%s'\n", argv[a]);
+			return 2;
+		}
+	}
+	fputc('\n', f);
+	if (fclose(f) != 0)
+		return 1;
+
+	f = open_memstream(&answer, &answer_len);
+	if (!f)
+		return 1;
+	r = talk(socket_path, -1, line, line_len, f);
+	if (fclose(f) != 0)
+		return 1;
+	if (r < 0) {
+		print_errno(r);
+		return 1;
+	}
+	if (!strncmp(answer, "error ", 6)) {
+		fprintf(stderr, "devwlctl: %s", answer + 6);
+		return 1;
+	}
+	if (!strcmp(answer, "ok\n"))
+		return 0;
+	/* Listings end with a lone "."; the protocol's terminator is not output. */
+	if (answer_len >= 2 && !strcmp(answer + answer_len - 2, ".\n"))
+		answer[answer_len -= 2] = '\0';
+	fwrite(answer, 1, answer_len, stdout);
+	return 0;
 }
 
 static int cmd_batch(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"policy", required_argument, NULL, 'p'},
+		{"connect", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	struct devwl_policy *policy = NULL;
-	const char *policy_file = NULL;
+	const char *policy_file = NULL, *connect_path = NULL;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_file = optarg;
+			break;
+		case 'c':
+			connect_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -58,6 +290,22 @@ static int cmd_batch(int argc, char **argv)
 	if (optind != argc) {
 		fprintf(stderr, "devwlctl batch: unexpected argument '%s'\n", argv[optind]);
 		return 2;
+	}
+	if (connect_path) {
+		int r;
+
+		if (policy_file) {
+			fputs("devwlctl batch: --policy and --connect exclude each other\n",
+			      stderr);
+			return 2;
+		}
+		r = talk(connect_path, STDIN_FILENO, NULL, 0, stdout);
+		if (r < 0) {
+			socket_path = connect_path;
+			print_errno(r);
+			return 1;
+		}
+		return 0;
 	}
 	if (policy_file) {
 		struct devwl_error err = {0};
@@ -95,6 +343,14 @@ int main(int argc, char **argv)
 			printf("devwlctl %s\n", devwl_version());
 			return 0;
 		}
+		if (!strcmp(argv[i], "--socket") && i + 1 < argc) {
+			socket_path = argv[++i];
+			continue;
+		}
+		if (!strncmp(argv[i], "--socket=", 9)) {
+			socket_path = argv[i] + 9;
+			continue;
+		}
 		fprintf(stderr, "devwlctl: unknown option '%s'\n", argv[i]);
 		usage(stderr);
 		return 2;
@@ -105,6 +361,5 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "batch"))
 		return cmd_batch(argc - i, argv + i);
-	fprintf(stderr, "devwlctl: unknown command '%s' (see devwlctl --help)\n", argv[i]);
-	return 2;
+	return cmd_daemon(argc - i, argv + i);
 }

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Acting in a trapped caller's context: its root, its cwd or dirfd, its fsuid/fsgid,
+ * groups, umask and file capabilities, on the thread that handles notifications.
+ *
+ * The handling thread does unshare(CLONE_FS) once (on a single-threaded process that is
+ * harmless) so that it can chroot into a caller's root and fchdir into its cwd, and
+ * switches credentials with raw syscalls that change only this thread.
+ */
+#ifndef DEVWL_CALLER_H
+#define DEVWL_CALLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/capability.h>
+
+#define DEVWL_CALLER_GROUPS_MAX 1024
+
+/* What /proc/TID/status says about the caller (host ids). */
+struct devwl_creds {
+	pid_t tgid;
+	pid_t ns_tgid; /* in the innermost pid namespace of the caller */
+	pid_t ns_tid;
+	uid_t fsuid;
+	gid_t fsgid;
+	mode_t umask;
+	uint64_t cap_eff;
+	bool same_userns; /* caller in the handler's user namespace */
+	size_t ngroups;
+	gid_t groups[DEVWL_CALLER_GROUPS_MAX];
+};
+
+/* One notification's target. */
+struct devwl_target {
+	pid_t tid;
+	int root_fd;  /* O_PATH: /proc/TID/root */
+	int start_fd; /* O_PATH: where a relative path starts (cwd or dirfd), or -1 */
+	bool have_creds;
+	struct devwl_creds creds;
+};
+
+struct devwl_caller {
+	int host_root; /* O_PATH "/" of the handler, to return to */
+	int host_cwd;  /* O_PATH of the handler thread's cwd at init */
+	int host_proc; /* O_PATH the handler's /proc */
+	dev_t proc_dev;
+	dev_t userns_dev;
+	ino_t userns_ino;
+	pid_t fs_tid; /* the thread that did unshare(CLONE_FS) */
+	uint64_t root_mnt_id; /* of the handler's "/" : a caller sharing it needs no chroot */
+	ino_t root_ino;
+	dev_t root_dev;
+	bool inside;  /* chrooted into a caller's root */
+	bool moved;   /* fchdir'ed to a caller's start directory without chroot */
+	bool as_caller;
+	bool groups_changed; /* setgroups was needed: leave restores ours */
+	bool broken; /* could not return to the host root: refuse to act */
+	uid_t saved_fsuid;
+	gid_t saved_fsgid;
+	mode_t saved_umask;
+	int saved_ngroups;
+	gid_t saved_groups[DEVWL_CALLER_GROUPS_MAX];
+	struct __user_cap_data_struct saved_caps[2];
+	char status[16384];
+	char pathbuf[4200];
+};
+
+int devwl_caller_init(struct devwl_caller *c);
+void devwl_caller_done(struct devwl_caller *c);
+
+/*
+ * Open the target's root and, for a relative path, the directory it starts from:
+ * its cwd (dirfd AT_FDCWD) or its descriptor dirfd. Call SECCOMP_IOCTL_NOTIF_ID_VALID
+ * afterwards, before trusting them. Errors: -ENOENT (gone), -EBADF, as openat.
+ */
+int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
+		      bool need_start);
+void devwl_target_close(struct devwl_target *t);
+
+/* Read the caller thread's credentials into t->creds once. Errors: as read, -E2BIG. */
+int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t);
+
+/*
+ * Enter the target's root (chroot) and start directory. With as_caller the thread also
+ * takes the caller's fsuid/fsgid/groups/umask and mirrors its file capabilities (only
+ * when the caller is in our user namespace), plus extra_caps (e.g. CAP_MKNOD). Leave
+ * always returns to the host root and the saved credentials.
+ */
+int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t);
+int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps);
+void devwl_caller_leave(struct devwl_caller *c);
+
+/*
+ * Inside: resolve path as the caller would, to an O_PATH fd (O_NOFOLLOW honoured,
+ * openat2 resolve flags honoured). Magic links (/proc/self/..., /dev/fd/N) are made to
+ * name the caller's objects or refused. Errors: as openat2.
+ */
+int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
+			int oflags, uint64_t resolve, int *ret_fd);
+
+/* Reopen an O_PATH fd with real open flags (under the current credentials). */
+int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd);
+
+/*
+ * Inside, as the caller: mknod path with mode/dev. The parent is resolved without magic
+ * links. ret_dev/ret_ino (may be NULL) name the node created or found. Errors: as mknodat;
+ * -EEXIST comes with ret_* of the existing node so a restarted call can be recognised.
+ */
+int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
+		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino);
+
+#endif

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The control socket for devwlctl: the batch protocol of devwlctl(1), one command per
+ * line, answered by the very batch_exec() that `devwlctl batch` uses, so the daemon and
+ * the what-if tool answer identically. The daemon adds a few commands of its own:
+ *
+ *   containers                        "ID NODE PROCESSES NOTIFICATIONS" lines, then "."
+ *   stats                             "name value" lines, then "."
+ *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
+ *   reload                            as SIGHUP
+ *   hook-create STATE-JSON            the OCI hook: create the container's node
+ *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
+ *
+ * A connection is served until the client half-closes and every answer is written;
+ * answers are buffered and written without blocking, and reading pauses while they
+ * wait, so a client that does not read cannot grow devwld's memory or stall it.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "batch.h"
+#include "devwld.h"
+#include "util.h"
+
+/* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
+#define MAX_LINE      (4 * 4096 + 4096 + 64)
+#define MAX_HOOK_LINE (1024 * 1024)
+
+struct ctl_conn {
+	struct source src;
+	struct list_head link;
+	char *in;
+	size_t in_len, in_cap;
+	char *out;
+	size_t out_len, out_off;
+	bool eof, broken;
+};
+
+int control_open(struct devwld *d)
+{
+	int fd = socket_listen(d->cfg.control_path, 0600);
+
+	if (fd < 0)
+		return fd;
+	d->control_src.kind = SOURCE_CONTROL;
+	d->control_src.fd = fd;
+	return loop_arm(d, &d->control_src, POLLIN);
+}
+
+static void ctl_conn_free(struct source *src)
+{
+	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
+
+	free(conn->in);
+	free(conn->out);
+	free(conn);
+}
+
+void control_accept(struct devwld *d)
+{
+	for (int i = 0; i < 16; i++) {
+		struct ctl_conn *conn;
+		uid_t uid = (uid_t)-1;
+		pid_t pid = 0;
+		int fd = accept4(d->control_src.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_msg("control: accept: %m");
+			return;
+		}
+		if (peer_cred(fd, &uid, &pid) < 0 || (uid != 0 && uid != geteuid())) {
+			log_msg("control: refusing peer pid %d uid %d (root only)", (int)pid,
+				(int)uid);
+			close(fd);
+			continue;
+		}
+		conn = calloc(1, sizeof(*conn));
+		if (!conn) {
+			close(fd);
+			return;
+		}
+		conn->src.kind = SOURCE_CTL_CONN;
+		conn->src.fd = fd;
+		conn->src.free_fn = ctl_conn_free;
+		d->nctl_conns++;
+		list_add_tail(&conn->link, &d->ctl_conns);
+		loop_arm(d, &conn->src, POLLIN);
+	}
+}
+
+static void reply_errno(FILE *out, int r)
+{
+	const char *name = strerrorname_np(-r);
+
+	if (name)
+		fprintf(out, "error %s\n", name);
+	else
+		fprintf(out, "error E%d\n", -r);
+}
+
+static void do_containers(struct devwld *d, FILE *out)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *c = container_of(l, struct container, link);
+
+		fprintf(out, "%s %s %u %llu\n", c->id, c->node_path, c->nprocs,
+			(unsigned long long)c->notifications);
+	}
+	fputs(".\n", out);
+}
+
+static void do_stats(struct devwld *d, FILE *out)
+{
+	const struct audit *a = &d->audit;
+
+	fprintf(out,
+		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
+		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
+		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n.\n",
+		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
+		(unsigned long long)a->notifications, (unsigned long long)a->continued,
+		(unsigned long long)a->allowed, (unsigned long long)a->denied,
+		(unsigned long long)a->errors, (unsigned long long)a->gone,
+		(unsigned long long)audit_percentile(a, 0.50),
+		(unsigned long long)audit_percentile(a, 0.99));
+}
+
+static int hook_state(const char *text, size_t len, struct oci_state *st)
+{
+	struct devwl_error err = {0};
+	enum json_tokener_error jerr = json_tokener_success;
+	json_tokener *tok = json_tokener_new();
+	struct json_object *obj;
+	int r;
+
+	if (!tok)
+		return -ENOMEM;
+	obj = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	json_tokener_free(tok);
+	if (!obj) {
+		log_msg("control: hook state: %s", json_tokener_error_desc(jerr));
+		return -EINVAL;
+	}
+	r = oci_state_from_json(obj, false, st, &err);
+	json_object_put(obj);
+	if (r < 0)
+		log_msg("control: hook state: %s", err.msg);
+	return r;
+}
+
+static void do_hook(struct devwld *d, bool create, const char *json, size_t len, FILE *out)
+{
+	_cleanup_free_ char *path = NULL;
+	struct oci_state st = {0};
+	struct devwl_node *node = NULL;
+	struct container *c;
+	bool created = false;
+	int r;
+
+	r = hook_state(json, len, &st);
+	if (r < 0)
+		goto out;
+	c = container_find(d, st.id);
+	if (c) {
+		path = strdup(c->node_path);
+		r = path ? 0 : -ENOMEM;
+	} else {
+		r = store_node_path(d, &st, &path);
+	}
+	if (r < 0)
+		goto out;
+	if (create) {
+		r = store_ensure_node(d, path, &node, &created);
+		if (r >= 0)
+			log_msg("hook: container %s: node %s %s", st.id, path,
+				created ? "created" : "exists");
+	} else {
+		/* poststop runs once the container's processes are gone, possibly before we
+		 * saw their notify fds hang up. */
+		if (c)
+			container_drop(d, c);
+		r = devwl_policy_rmdir(d->policy, path);
+		if (r == -ENOENT)
+			r = 0;
+		if (r >= 0)
+			log_msg("hook: container %s: node %s removed", st.id, path);
+	}
+out:
+	if (r < 0)
+		reply_errno(out, r);
+	else
+		fputs("ok\n", out);
+	oci_state_clear(&st);
+}
+
+static void do_mknod_cap(struct devwld *d, const char *args, size_t len, FILE *out)
+{
+	_cleanup_free_ char *copy = strndup(args, len);
+	struct devwl_node *node;
+	char *value;
+
+	if (!copy) {
+		reply_errno(out, -ENOMEM);
+		return;
+	}
+	value = strchr(copy, ' ');
+	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false"))) {
+		reply_errno(out, -EINVAL);
+		return;
+	}
+	*value++ = '\0';
+	node = devwl_policy_find(d->policy, copy);
+	if (!node) {
+		reply_errno(out, -ENOENT);
+		return;
+	}
+	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
+	fputs("ok\n", out);
+}
+
+static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_args)
+{
+	size_t n = strlen(cmd);
+
+	if (len < n || memcmp(line, cmd, n))
+		return false;
+	if (len == n) {
+		*ret_args = n;
+		return true;
+	}
+	if (line[n] != ' ')
+		return false;
+	*ret_args = n + 1;
+	return true;
+}
+
+void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
+{
+	size_t a = 0;
+
+	if (is_cmd(line, len, "containers", &a) && a == len)
+		do_containers(d, out);
+	else if (is_cmd(line, len, "stats", &a) && a == len)
+		do_stats(d, out);
+	else if (is_cmd(line, len, "reload", &a) && a == len) {
+		int r = store_reload(d);
+		if (r < 0)
+			reply_errno(out, r);
+		else
+			fputs("ok\n", out);
+	} else if (is_cmd(line, len, "mknod_needs_cap", &a) && a < len)
+		do_mknod_cap(d, line + a, len - a, out);
+	else if (is_cmd(line, len, "hook-create", &a) && a < len)
+		do_hook(d, true, line + a, len - a, out);
+	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
+		do_hook(d, false, line + a, len - a, out);
+	else {
+		batch_exec(d->policy, line, len, out);
+		return;
+	}
+	fflush(out);
+}
+
+static void ctl_close(struct devwld *d, struct ctl_conn *conn)
+{
+	d->nctl_conns--;
+	list_del(&conn->link);
+	loop_destroy(d, &conn->src);
+}
+
+static int append_out(struct ctl_conn *conn, const char *line, size_t len, struct devwld *d)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f)
+		return -ENOMEM;
+	control_exec(d, line, len, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (size) {
+		char *n = realloc(conn->out, conn->out_len + size);
+		if (!n) {
+			free(buf);
+			return -ENOMEM;
+		}
+		conn->out = n;
+		memcpy(conn->out + conn->out_len, buf, size);
+		conn->out_len += size;
+	}
+	free(buf);
+	return 0;
+}
+
+/* Execute every complete line in the input buffer (and the last one at EOF). */
+static void run_lines(struct devwld *d, struct ctl_conn *conn)
+{
+	size_t start = 0;
+
+	for (;;) {
+		char *nl = memchr(conn->in + start, '\n', conn->in_len - start);
+		size_t end = nl ? (size_t)(nl - conn->in) : conn->in_len;
+
+		if (!nl && !(conn->eof && end > start))
+			break;
+		if (append_out(conn, conn->in + start, end - start, d) < 0) {
+			conn->broken = true;
+			break;
+		}
+		start = nl ? end + 1 : end;
+	}
+	memmove(conn->in, conn->in + start, conn->in_len - start);
+	conn->in_len -= start;
+}
+
+static int flush_out(struct ctl_conn *conn)
+{
+	while (conn->out_off < conn->out_len) {
+		ssize_t n = send(conn->src.fd, conn->out + conn->out_off,
+				 conn->out_len - conn->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : negerrno();
+		conn->out_off += (size_t)n;
+	}
+	conn->out_off = conn->out_len = 0;
+	return 0;
+}
+
+void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
+{
+	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
+
+	if (revents & POLLIN) {
+		for (int round = 0; round < 4 && !conn->eof; round++) {
+			size_t limit = MAX_HOOK_LINE;
+
+			ssize_t n;
+
+			if (conn->in_cap - conn->in_len < 4096) {
+				char *b = realloc(conn->in, conn->in_cap + 16384);
+				if (!b) {
+					ctl_close(d, conn);
+					return;
+				}
+				conn->in = b;
+				conn->in_cap += 16384;
+			}
+			n = recv(src->fd, conn->in + conn->in_len, conn->in_cap - conn->in_len,
+				 MSG_DONTWAIT);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					break;
+				ctl_close(d, conn);
+				return;
+			}
+			if (n == 0)
+				conn->eof = true;
+			conn->in_len += (size_t)n;
+			run_lines(d, conn);
+			if (conn->in_len < 5 || memcmp(conn->in, "hook-", 5))
+				limit = MAX_LINE;
+			if (conn->in_len > limit) {
+				static const char e2big[] = "error E2BIG\n";
+				char *b = realloc(conn->out, conn->out_len + sizeof(e2big));
+
+				log_msg("control: a line longer than %zu bytes; closing", limit);
+				if (b) {
+					conn->out = b;
+					memcpy(b + conn->out_len, e2big, sizeof(e2big) - 1);
+					conn->out_len += sizeof(e2big) - 1;
+				}
+				conn->in_len = 0;
+				conn->eof = true;
+			}
+			if (conn->out_len)
+				break;
+		}
+	} else if (revents & (POLLERR | POLLHUP)) {
+		conn->broken = true;
+	}
+	if (flush_out(conn) < 0 || conn->broken) {
+		ctl_close(d, conn);
+		return;
+	}
+	if (conn->out_len) {
+		/* Stop reading until the client takes its answers. */
+		loop_arm(d, src, POLLOUT);
+		return;
+	}
+	if (conn->eof) {
+		ctl_close(d, conn);
+		return;
+	}
+	loop_arm(d, src, POLLIN);
+}
+
+void control_close_all(struct devwld *d)
+{
+	while (!list_empty(&d->ctl_conns))
+		ctl_close(d, container_of(d->ctl_conns.next, struct ctl_conn, link));
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* devwld: the devwl supervisor daemon; see devwld(8). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "devwld.h"
+#include "util.h"
+
+void log_msg(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "devwld: %s\n", buf);
+}
+
+static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
+{
+	(void)userdata;
+	if (level <= DEVWL_LOG_WARNING)
+		log_msg("libdevwl: %s", msg);
+}
+
+int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid)
+{
+	struct ucred cred = {0};
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return negerrno();
+	*ret_uid = cred.uid;
+	*ret_pid = cred.pid;
+	return 0;
+}
+
+static int mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+			return negerrno();
+		*p = '/';
+	}
+	return 0;
+}
+
+/*
+ * Listen on a Unix socket at path. It is bound under a temporary name and renamed into
+ * place once listening, so the path existing means devwld is ready (DESIGN.md §5).
+ */
+int socket_listen(const char *path, mode_t mode)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+	char tmp[sizeof(addr.sun_path)];
+	struct stat st;
+	int r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	r = mkdir_parents(path);
+	if (r < 0)
+		return r;
+	/* Replace a stale socket from an earlier run, never anything else. */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return negerrno();
+	memcpy(addr.sun_path, tmp, strlen(tmp) + 1);
+	unlink(tmp);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return negerrno();
+	if (chmod(tmp, mode) < 0 || listen(fd, SOMAXCONN) < 0 || rename(tmp, path) < 0) {
+		r = negerrno();
+		unlink(tmp);
+		return r;
+	}
+	return TAKE_FD(fd);
+}
+
+/* Tell systemd (Type=notify) that both sockets exist; nothing when not under systemd. */
+static void notify_ready(void)
+{
+	const char *sock = secure_getenv("NOTIFY_SOCKET");
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+	size_t len;
+
+	if (!sock || (sock[0] != '/' && sock[0] != '@') ||
+	    (len = strlen(sock)) >= sizeof(addr.sun_path))
+		return;
+	memcpy(addr.sun_path, sock, len);
+	if (addr.sun_path[0] == '@')
+		addr.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0)
+		(void)sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&addr,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: devwld [OPTIONS]\n"
+	      "\n"
+	      "  --listen PATH         OCI seccomp listenerPath socket [/run/devwl/listen.sock]\n"
+	      "  --control PATH        devwlctl socket [/run/devwl/control.sock]\n"
+	      "  --policy FILE         JSON policy (devwl-policy(5)); reloaded on SIGHUP\n"
+	      "  --audit FILE          append decision records (JSON lines) to FILE [stderr]\n"
+	      "  --no-audit            keep counters only\n"
+	      "  --audit-all           also record CONTINUE answers for non-devices\n"
+	      "  --allow-uid UID       also accept listener peers with this uid (repeatable)\n"
+	      "  --k8s-template T      node for Kubernetes containers\n"
+	      "                        [/k8s/{namespace}/{pod}/{container}]\n"
+	      "  --default-template T  node for other containers [/containers/{id}]\n"
+	      "  --burst N             notifications per fd per round [16]\n"
+	      "  --spin-us N           wait this long on a busy fd for its next call [0]\n"
+	      "  --timeout-ms N        deadline for a runtime's message [5000]\n"
+	      "  --max-message BYTES   size limit of a runtime's message [1048576]\n"
+	      "  -h, --help            show this help\n"
+	      "  -V, --version         show the version\n",
+	      f);
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *ret)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || v > max || s[0] == '-')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		OPT_LISTEN = 256,
+		OPT_CONTROL,
+		OPT_POLICY,
+		OPT_AUDIT,
+		OPT_NO_AUDIT,
+		OPT_AUDIT_ALL,
+		OPT_ALLOW_UID,
+		OPT_K8S,
+		OPT_DEFAULT,
+		OPT_BURST,
+		OPT_SPIN,
+		OPT_TIMEOUT,
+		OPT_MAX_MESSAGE
+	};
+	static const struct option opts[] = {
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"control", required_argument, NULL, OPT_CONTROL},
+		{"policy", required_argument, NULL, OPT_POLICY},
+		{"audit", required_argument, NULL, OPT_AUDIT},
+		{"no-audit", no_argument, NULL, OPT_NO_AUDIT},
+		{"audit-all", no_argument, NULL, OPT_AUDIT_ALL},
+		{"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+		{"k8s-template", required_argument, NULL, OPT_K8S},
+		{"default-template", required_argument, NULL, OPT_DEFAULT},
+		{"burst", required_argument, NULL, OPT_BURST},
+		{"spin-us", required_argument, NULL, OPT_SPIN},
+		{"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
+		{"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	static struct devwld d = {
+		.cfg =
+			{
+				.listen_path = "/run/devwl/listen.sock",
+				.control_path = "/run/devwl/control.sock",
+				.k8s_template = "/k8s/{namespace}/{pod}/{container}",
+				.default_template = "/containers/{id}",
+				.burst = 16,
+				.spin_us = 0,
+				.conn_timeout_ms = 5000,
+				.max_message = 1024 * 1024,
+			},
+		.signal_src = {.fd = -1},
+		.listen_src = {.fd = -1},
+		.control_src = {.fd = -1},
+	};
+	_cleanup_free_ uid_t *uids = NULL;
+	bool no_audit = false;
+	struct rlimit rl;
+	unsigned long v = 0;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			d.cfg.listen_path = optarg;
+			break;
+		case OPT_CONTROL:
+			d.cfg.control_path = optarg;
+			break;
+		case OPT_POLICY:
+			d.cfg.policy_file = optarg;
+			break;
+		case OPT_AUDIT:
+			d.cfg.audit_file = optarg;
+			break;
+		case OPT_NO_AUDIT:
+			no_audit = true;
+			break;
+		case OPT_AUDIT_ALL:
+			d.cfg.audit_all = true;
+			break;
+		case OPT_ALLOW_UID: {
+			uid_t *n;
+
+			if (parse_uint(optarg, UINT32_MAX - 1, &v) < 0) {
+				fprintf(stderr, "devwld: bad uid '%s'\n", optarg);
+				return 2;
+			}
+			n = realloc(uids, (d.cfg.n_listen_uids + 1) * sizeof(*uids));
+			if (!n)
+				return 1;
+			uids = n;
+			uids[d.cfg.n_listen_uids++] = (uid_t)v;
+			d.cfg.listen_uids = uids;
+			break;
+		}
+		case OPT_K8S:
+			d.cfg.k8s_template = optarg;
+			break;
+		case OPT_DEFAULT:
+			d.cfg.default_template = optarg;
+			break;
+		case OPT_BURST:
+		case OPT_SPIN:
+		case OPT_TIMEOUT:
+		case OPT_MAX_MESSAGE:
+			if (parse_uint(optarg, c == OPT_MAX_MESSAGE ? 1UL << 30 : 1000000, &v) <
+				    0 ||
+			    (v == 0 && c != OPT_SPIN)) {
+				fprintf(stderr, "devwld: bad number '%s'\n", optarg);
+				return 2;
+			}
+			if (c == OPT_BURST)
+				d.cfg.burst = (unsigned int)v;
+			else if (c == OPT_SPIN)
+				d.cfg.spin_us = (unsigned int)v;
+			else if (c == OPT_TIMEOUT)
+				d.cfg.conn_timeout_ms = (unsigned int)v;
+			else
+				d.cfg.max_message = v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("devwld %s\n", devwl_version());
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "devwld: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+
+	devwl_set_log(lib_log, NULL);
+	/* One fd per container process: thousands of containers need more than 1024. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF)) {
+		log_msg("this kernel has no seccomp user notification");
+		return 1;
+	}
+	list_init(&d.containers);
+	list_init(&d.oci_conns);
+	list_init(&d.ctl_conns);
+	d.notify = devwl_notify_new();
+	if (!d.notify) {
+		log_msg("cannot set up notification handling: out of memory");
+		return 1;
+	}
+	r = no_audit ? 0 : audit_open(&d.audit, d.cfg.audit_file, d.cfg.audit_all);
+	if (r < 0) {
+		log_msg("audit file %s: %s", d.cfg.audit_file, strerror(-r));
+		return 1;
+	}
+	r = store_load(&d);
+	if (r < 0)
+		return 1;
+	r = loop_init(&d);
+	if (r < 0) {
+		log_msg("event loop: %s", strerror(-r));
+		return 1;
+	}
+	r = listener_open(&d);
+	if (r < 0) {
+		log_msg("listener %s: %s", d.cfg.listen_path, strerror(-r));
+		return 1;
+	}
+	r = control_open(&d);
+	if (r < 0) {
+		log_msg("control socket %s: %s", d.cfg.control_path, strerror(-r));
+		unlink(d.cfg.listen_path);
+		return 1;
+	}
+	log_msg("ready: listening on %s, control on %s, policy %s", d.cfg.listen_path,
+		d.cfg.control_path,
+		d.cfg.policy_file ? d.cfg.policy_file : "(built-in: allow all)");
+	notify_ready();
+
+	r = loop_run(&d);
+
+	/* Closing the notify fds makes every trapped call fail ENOSYS: fail closed. */
+	d.quit = true;
+	unlink(d.cfg.listen_path);
+	unlink(d.cfg.control_path);
+	while (!list_empty(&d.oci_conns))
+		oci_conn_expire(&d, UINT64_MAX);
+	control_close_all(&d);
+	store_fini(&d);
+	close(d.listen_src.fd);
+	close(d.control_src.fd);
+	loop_fini(&d);
+	devwl_notify_free(d.notify);
+	audit_close(&d.audit);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* devwld: the shared state of the daemon's parts (loop, listener, control, policy, audit). */
+#ifndef DEVWLD_H
+#define DEVWLD_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "devwl.h"
+
+/* What an fd watched by the ring is; the ring's user_data points at the struct source. */
+enum source_kind {
+	SOURCE_SIGNAL,
+	SOURCE_LISTENER, /* the OCI listenerPath socket */
+	SOURCE_CONTROL,	 /* the devwlctl socket */
+	SOURCE_OCI_CONN, /* one runtime connection, until its message is complete */
+	SOURCE_CTL_CONN, /* one devwlctl connection */
+	SOURCE_NOTIFY,	 /* one container process's seccomp notify fd */
+};
+
+struct source {
+	enum source_kind kind;
+	int fd;
+	bool armed; /* a POLL_ADD is in flight: memory must outlive its completion */
+	bool dead;  /* destroyed while armed: freed when the cancelled poll completes */
+	short events;
+	void (*free_fn)(struct source *src);
+};
+
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+static inline void list_init(struct list_head *h)
+{
+	h->next = h->prev = h;
+}
+
+static inline void list_add_tail(struct list_head *n, struct list_head *h)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void list_del(struct list_head *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	list_init(n);
+}
+
+static inline bool list_empty(const struct list_head *h)
+{
+	return h->next == h;
+}
+
+/* The OCI state a runtime or hook sent, converted out of JSON at once. */
+struct oci_state {
+	char *id;	 /* state.id: the container; required */
+	pid_t pid;	 /* top-level pid (0 from crun exec) */
+	char *metadata;	 /* listenerMetadata, or NULL */
+	char *anno_node; /* annotation org.devwl.node */
+	char *k8s_ns;	 /* io.kubernetes.pod.namespace */
+	char *k8s_pod;	 /* io.kubernetes.pod.name */
+	char *k8s_ctr;	 /* io.kubernetes.container.name */
+};
+
+void oci_state_clear(struct oci_state *st);
+/*
+ * Convert a parsed OCI state (the object json_tokener produced) into st. For a listener
+ * message (listener true) the top-level object carries "state"; for a hook it is the
+ * state itself. Errors: -EINVAL with a reason in err.
+ */
+struct json_object;
+int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state *st,
+			struct devwl_error *err);
+
+struct container;
+
+/* One container process: its notify fd, watched by the ring. */
+struct cproc {
+	struct source src;
+	struct container *container;
+	struct list_head link; /* in container->procs */
+	pid_t pid;	       /* as the runtime said; 0 from crun exec */
+	uid_t peer_uid;
+	pid_t peer_pid;
+	unsigned int errors; /* failures in a row */
+};
+
+struct container {
+	char *id;
+	char *node_path;
+	struct devwl_node *node; /* referenced (devwl_node_ref) while we hold it */
+	bool created_node;	 /* made on demand by us: removed when the container goes */
+	struct list_head procs;
+	unsigned int nprocs;
+	uint64_t notifications;
+	struct list_head link; /* in devwld.containers */
+};
+
+/* Counters and the handling-time histogram; see audit.c. */
+#define AUDIT_BUCKETS 512
+struct audit {
+	FILE *out; /* NULL: no records */
+	bool all;  /* also record CONTINUE answers */
+	uint64_t notifications, continued, allowed, denied, errors, gone;
+	uint64_t hist[AUDIT_BUCKETS];
+};
+
+struct devwld_config {
+	const char *listen_path;
+	const char *control_path;
+	const char *policy_file;
+	const char *audit_file;
+	bool audit_all;
+	const char *k8s_template;
+	const char *default_template;
+	uid_t *listen_uids; /* peers allowed besides root */
+	size_t n_listen_uids;
+	unsigned int burst;   /* notifications handled per fd per round */
+	unsigned int spin_us; /* wait that long on the fd for the next one (0: just look) */
+	unsigned int conn_timeout_ms;
+	size_t max_message;
+};
+
+struct devwld {
+	struct devwld_config cfg;
+	struct io_uring ring;
+	struct devwl_notify *notify;
+	struct devwl_policy *policy;
+	struct audit audit;
+	struct source signal_src, listen_src, control_src;
+	struct list_head containers;
+	struct list_head oci_conns; /* incomplete runtime connections, oldest first */
+	struct list_head ctl_conns;
+	unsigned int ncontainers, nprocs, noci_conns, nctl_conns;
+	bool quit;
+};
+
+/* Logging to stderr (systemd captures it). */
+void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* notify_loop.c */
+int loop_init(struct devwld *d);
+void loop_fini(struct devwld *d);
+int loop_arm(struct devwld *d, struct source *src, short events);
+/* Close the fd now; free the memory now or once its cancelled poll completes. */
+void loop_destroy(struct devwld *d, struct source *src);
+int loop_run(struct devwld *d);
+
+/* listener.c */
+int listener_open(struct devwld *d);
+void listener_accept(struct devwld *d);
+void oci_conn_ready(struct devwld *d, struct source *src, int revents);
+void oci_conn_expire(struct devwld *d, uint64_t now_ms);
+uint64_t now_ms(void);
+
+/* policy.c: the policy store and the container table. */
+int store_load(struct devwld *d);
+int store_reload(struct devwld *d);
+/* The node path for a container, from its annotations/metadata/templates (heap). */
+int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_path);
+/* Find or create (with ancestors) the node at path. */
+int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
+		      bool *ret_created);
+struct container *container_find(struct devwld *d, const char *id);
+/* Attach a notify fd (taken over) to the container of st, creating it if needed. */
+int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
+		     pid_t peer_pid);
+void cproc_gone(struct devwld *d, struct cproc *p);
+/* Forget a container and every process of it (poststop). */
+void container_drop(struct devwld *d, struct container *c);
+void store_fini(struct devwld *d);
+
+/* control.c */
+int control_open(struct devwld *d);
+void control_accept(struct devwld *d);
+void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
+/* One control line (no newline) answered on out; exported for tests and the fuzzer. */
+void control_exec(struct devwld *d, const char *line, size_t len, FILE *out);
+void control_close_all(struct devwld *d);
+
+/* audit.c */
+int audit_open(struct audit *a, const char *file, bool all);
+void audit_close(struct audit *a);
+void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c);
+void audit_error(struct audit *a);
+uint64_t audit_percentile(const struct audit *a, double q);
+
+/* Socket helpers shared by listener and control (devwld.c). */
+int socket_listen(const char *path, mode_t mode);
+int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid);
+
+#endif

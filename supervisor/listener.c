@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The OCI runtime-spec seccomp listener (listenerPath): one connection per container
+ * process, carrying the "container process state" JSON and the fds it names, sent with
+ * SCM_RIGHTS, possibly over several sendmsg calls.
+ *
+ * Runtimes keep the connection open until they exit, so the end of the message is the
+ * end of the JSON object, found by feeding json_tokener what arrives, never EOF. runc
+ * sends compact JSON, crun pretty-printed JSON with a trailing newline. Nothing a
+ * client sends may stall the loop: every read is non-blocking, a message has a size
+ * and an fd limit and a deadline, and a bad one is logged and dropped on its own.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devwld.h"
+#include "util.h"
+
+#define MAX_FDS 16
+/* Incomplete connections at once: more are refused, so a connect flood stays bounded. */
+#define MAX_PENDING 256
+
+struct oci_conn {
+	struct source src;
+	struct list_head link;
+	json_tokener *tok;
+	size_t bytes;
+	int fds[MAX_FDS];
+	size_t nfds;
+	uid_t uid;
+	pid_t pid;
+	uint64_t deadline;
+	bool started; /* a non-blank byte arrived */
+};
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void oci_conn_free(struct source *src)
+{
+	struct oci_conn *conn = container_of(src, struct oci_conn, src);
+
+	for (size_t i = 0; i < conn->nfds; i++)
+		close(conn->fds[i]);
+	if (conn->tok)
+		json_tokener_free(conn->tok);
+	free(conn);
+}
+
+static void oci_conn_close(struct devwld *d, struct oci_conn *conn)
+{
+	list_del(&conn->link);
+	d->noci_conns--;
+	loop_destroy(d, &conn->src);
+}
+
+static void __attribute__((format(printf, 3, 4)))
+drop(struct devwld *d, struct oci_conn *conn, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_msg("listener: connection from pid %d uid %u: %s; dropped", (int)conn->pid,
+		(unsigned)conn->uid, msg);
+	oci_conn_close(d, conn);
+}
+
+int listener_open(struct devwld *d)
+{
+	int fd = socket_listen(d->cfg.listen_path, 0600);
+
+	if (fd < 0)
+		return fd;
+	d->listen_src.kind = SOURCE_LISTENER;
+	d->listen_src.fd = fd;
+	return loop_arm(d, &d->listen_src, POLLIN);
+}
+
+static bool peer_allowed(const struct devwld *d, uid_t uid)
+{
+	if (uid == 0)
+		return true;
+	for (size_t i = 0; i < d->cfg.n_listen_uids; i++)
+		if (d->cfg.listen_uids[i] == uid)
+			return true;
+	return false;
+}
+
+void listener_accept(struct devwld *d)
+{
+	/* Bounded work per round: the rest waits for the next completion. */
+	for (int i = 0; i < 64; i++) {
+		struct oci_conn *conn;
+		uid_t uid = (uid_t)-1;
+		pid_t pid = 0;
+		int fd;
+
+		fd = accept4(d->listen_src.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_msg("listener: accept: %m");
+			return;
+		}
+		if (peer_cred(fd, &uid, &pid) < 0 || !peer_allowed(d, uid)) {
+			log_msg("listener: refusing peer pid %d uid %d (only root and --allow-uid"
+				" users may hand over notify fds)",
+				(int)pid, (int)uid);
+			close(fd);
+			continue;
+		}
+		if (d->noci_conns >= MAX_PENDING) {
+			log_msg("listener: %u connections already waiting for their message;"
+				" refusing pid %d",
+				d->noci_conns, (int)pid);
+			close(fd);
+			continue;
+		}
+		conn = calloc(1, sizeof(*conn));
+		if (conn)
+			conn->tok = json_tokener_new_ex(32);
+		if (!conn || !conn->tok) {
+			log_msg("listener: out of memory");
+			free(conn);
+			close(fd);
+			return;
+		}
+		conn->src.kind = SOURCE_OCI_CONN;
+		conn->src.fd = fd;
+		conn->src.free_fn = oci_conn_free;
+		conn->uid = uid;
+		conn->pid = pid;
+		conn->deadline = now_ms() + d->cfg.conn_timeout_ms;
+		list_add_tail(&conn->link, &d->oci_conns);
+		d->noci_conns++;
+		loop_arm(d, &conn->src, POLLIN);
+	}
+}
+
+void oci_conn_expire(struct devwld *d, uint64_t now)
+{
+	while (!list_empty(&d->oci_conns)) {
+		struct oci_conn *conn = container_of(d->oci_conns.next, struct oci_conn, link);
+
+		if (conn->deadline > now)
+			return;
+		drop(d, conn, "no complete message within %u ms (%zu bytes, %zu fds received)",
+		     d->cfg.conn_timeout_ms, conn->bytes, conn->nfds);
+	}
+}
+
+static char *dup_string(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return strdup(json_object_get_string(v));
+}
+
+void oci_state_clear(struct oci_state *st)
+{
+	free(st->id);
+	free(st->metadata);
+	free(st->anno_node);
+	free(st->k8s_ns);
+	free(st->k8s_pod);
+	free(st->k8s_ctr);
+	*st = (struct oci_state){0};
+}
+
+/* Container ids become node path components and log words: keep runc's alphabet. */
+static bool valid_id(const char *id)
+{
+	size_t len = strlen(id);
+
+	if (len == 0 || len > 1024 || !strcmp(id, ".") || !strcmp(id, ".."))
+		return false;
+	return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+.-") ==
+	       len;
+}
+
+int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state *st,
+			struct devwl_error *err)
+{
+	struct json_object *state = obj, *v = NULL, *anno = NULL;
+	struct oci_state out = {0};
+	int r = -ENOMEM;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "not a JSON object");
+	if (listener) {
+		if (!json_object_object_get_ex(obj, "state", &state) ||
+		    !json_object_is_type(state, json_type_object))
+			return devwl_error_set(err, -EINVAL, 0, "no \"state\" object");
+		if (json_object_object_get_ex(obj, "pid", &v)) {
+			if (!json_object_is_type(v, json_type_int))
+				return devwl_error_set(err, -EINVAL, 0, "\"pid\" is not a number");
+			int64_t pid = json_object_get_int64(v);
+			if (pid < 0 || pid > INT_MAX)
+				return devwl_error_set(err, -EINVAL, 0, "\"pid\" out of range");
+			out.pid = (pid_t)pid;
+		}
+		if (json_object_object_get_ex(obj, "metadata", &v) &&
+		    !json_object_is_type(v, json_type_string))
+			return devwl_error_set(err, -EINVAL, 0, "\"metadata\" is not a string");
+	} else if (json_object_object_get_ex(obj, "pid", &v) &&
+		   json_object_is_type(v, json_type_int)) {
+		out.pid = (pid_t)json_object_get_int(v);
+	}
+	if (!json_object_object_get_ex(state, "id", &v) ||
+	    !json_object_is_type(v, json_type_string) || !valid_id(json_object_get_string(v)))
+		return devwl_error_set(err, -EINVAL, 0,
+				       "state \"id\" missing or not a valid container id");
+	if (json_object_object_get_ex(state, "annotations", &anno) &&
+	    !json_object_is_type(anno, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "\"annotations\" is not an object");
+
+	out.id = strdup(json_object_get_string(v));
+	if (!out.id)
+		goto fail;
+	if (listener && json_object_object_get_ex(obj, "metadata", &v) &&
+	    !(out.metadata = strdup(json_object_get_string(v))))
+		goto fail;
+	if (anno) {
+		out.anno_node = dup_string(anno, "org.devwl.node");
+		out.k8s_ns = dup_string(anno, "io.kubernetes.pod.namespace");
+		out.k8s_pod = dup_string(anno, "io.kubernetes.pod.name");
+		out.k8s_ctr = dup_string(anno, "io.kubernetes.container.name");
+	}
+	*st = out;
+	return 0;
+fail:
+	oci_state_clear(&out);
+	return r;
+}
+
+/* A seccomp notify fd is an anonymous inode of that name; anything else is refused. */
+static bool is_seccomp_notify(int fd)
+{
+	char link[64], buf[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return !strcmp(buf, "anon_inode:seccomp notify");
+}
+
+static void message_complete(struct devwld *d, struct oci_conn *conn, struct json_object *obj)
+{
+	struct json_object *fds = NULL;
+	struct devwl_error err = {0};
+	struct oci_state st = {0};
+	size_t nnames, seccomp_idx = SIZE_MAX;
+	int r, fd;
+
+	if (!json_object_is_type(obj, json_type_object)) {
+		drop(d, conn, "message is not a JSON object");
+		return;
+	}
+	if (!json_object_object_get_ex(obj, "fds", &fds) ||
+	    !json_object_is_type(fds, json_type_array)) {
+		drop(d, conn, "no \"fds\" array");
+		return;
+	}
+	nnames = json_object_array_length(fds);
+	for (size_t i = 0; i < nnames; i++) {
+		struct json_object *name = json_object_array_get_idx(fds, i);
+
+		if (!json_object_is_type(name, json_type_string)) {
+			drop(d, conn, "\"fds\"[%zu] is not a string", i);
+			return;
+		}
+		if (!strcmp(json_object_get_string(name), "seccompFd")) {
+			if (seccomp_idx != SIZE_MAX) {
+				drop(d, conn, "\"seccompFd\" named twice");
+				return;
+			}
+			seccomp_idx = i;
+		}
+	}
+	if (seccomp_idx == SIZE_MAX) {
+		drop(d, conn, "\"fds\" names no \"seccompFd\"");
+		return;
+	}
+	if (nnames != conn->nfds) {
+		drop(d, conn, "\"fds\" names %zu fds but %zu arrived", nnames, conn->nfds);
+		return;
+	}
+	if (!is_seccomp_notify(conn->fds[seccomp_idx])) {
+		drop(d, conn, "\"seccompFd\" is not a seccomp notify fd");
+		return;
+	}
+	r = oci_state_from_json(obj, true, &st, &err);
+	if (r < 0) {
+		drop(d, conn, "%s", err.msg[0] ? err.msg : strerror(-r));
+		return;
+	}
+	fd = conn->fds[seccomp_idx];
+	conn->fds[seccomp_idx] = conn->fds[--conn->nfds];
+	r = container_attach(d, &st, fd, conn->uid, conn->pid);
+	if (r < 0)
+		drop(d, conn, "container %s: %s", st.id, strerror(-r));
+	else
+		oci_conn_close(d, conn);
+	oci_state_clear(&st);
+}
+
+static int take_fds(struct oci_conn *conn, struct msghdr *msg)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		size_t n;
+		int *in;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		in = (int *)(void *)CMSG_DATA(c);
+		for (size_t i = 0; i < n; i++) {
+			if (conn->nfds >= MAX_FDS) {
+				close(in[i]);
+				continue;
+			}
+			conn->fds[conn->nfds++] = in[i];
+		}
+		if (conn->nfds >= MAX_FDS && n)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+void oci_conn_ready(struct devwld *d, struct source *src, int revents)
+{
+	struct oci_conn *conn = container_of(src, struct oci_conn, src);
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * MAX_FDS)];
+		struct cmsghdr align;
+	} cmsg;
+	char data[16384];
+
+	(void)revents;
+	/* A few reads per round: a fast sender cannot monopolise the loop. */
+	for (int round = 0; round < 4; round++) {
+		struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+		struct msghdr msg = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = cmsg.buf,
+			.msg_controllen = sizeof(cmsg.buf),
+		};
+		struct json_object *obj;
+		enum json_tokener_error jerr;
+		ssize_t n;
+		size_t off = 0;
+
+		n = recvmsg(src->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			drop(d, conn, "recvmsg: %s", strerror(errno));
+			return;
+		}
+		if (take_fds(conn, &msg) < 0 || (msg.msg_flags & MSG_CTRUNC)) {
+			drop(d, conn, "more than %d fds", MAX_FDS);
+			return;
+		}
+		if (n == 0) {
+			drop(d, conn, "closed after %zu bytes without a complete JSON message",
+			     conn->bytes);
+			return;
+		}
+		conn->bytes += (size_t)n;
+		if (conn->bytes > d->cfg.max_message) {
+			drop(d, conn, "message larger than %zu bytes", d->cfg.max_message);
+			return;
+		}
+		if (!conn->started) {
+			while (off < (size_t)n && strchr(" \t\r\n", data[off]))
+				off++;
+			if (off == (size_t)n)
+				continue;
+			if (data[off] != '{') {
+				drop(d, conn, "message does not start with a JSON object");
+				return;
+			}
+			conn->started = true;
+		}
+		obj = json_tokener_parse_ex(conn->tok, data + off, (int)((size_t)n - off));
+		jerr = json_tokener_get_error(conn->tok);
+		if (obj) {
+			message_complete(d, conn, obj);
+			json_object_put(obj);
+			return;
+		}
+		if (jerr != json_tokener_continue) {
+			drop(d, conn, "malformed JSON at byte %zu: %s",
+			     conn->bytes - (size_t)n + off + json_tokener_get_parse_end(conn->tok),
+			     json_tokener_error_desc(jerr));
+			return;
+		}
+	}
+	loop_arm(d, src, POLLIN);
+}

@@ -1,0 +1,41 @@
+#!/bin/bash
+# The kernel baseline, v1: the command runs in a fresh devices cgroup that denies every
+# device (devices.list empty), named devwl-run.<pid> under devwl-run's own; once devwl-run
+# has exited the cgroup is gone.
+set -u
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root (device cgroup)"
+RUN=${DEVWL_BUILD:?}/tools/devwl-run
+[ -x "$RUN" ] || skip "no $RUN"
+V1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+[ -n "$V1" ] || skip "no cgroup-v1 devices controller mounted"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+own=$(awk -F: '$2 ~ /(^|,)devices(,|$)/ {print $3}' /proc/self/cgroup)
+[ "$own" = / ] && own=
+
+DEVWL_BASELINE=v1 "$RUN" -- sh -c "cat /proc/self/cgroup >$T/cgroup; \
+	p=\$(awk -F: '\$2 ~ /(^|,)devices(,|\$)/ {print \$3}' /proc/self/cgroup); \
+	cat $V1\$p/devices.list >$T/list && echo listed >$T/listed" &
+pid=$!
+wait $pid
+rc=$?
+[ "$rc" = 0 ] || fail "devwl-run exited $rc"
+grep -Eq "^[0-9]+:([^:]*,)?devices(,[^:]*)?:$own/devwl-run\.$pid\$" "$T/cgroup" ||
+	fail "the command was not in $own/devwl-run.$pid: $(cat "$T/cgroup")"
+[ -e "$T/listed" ] || fail "could not read the cgroup's devices.list"
+[ ! -s "$T/list" ] || fail "the baseline allows devices: $(cat "$T/list")"
+[ ! -e "$V1$own/devwl-run.$pid" ] || fail "cgroup $V1$own/devwl-run.$pid left behind"
+
+# --baseline=v1 does the same as the environment variable; --baseline=none does nothing.
+"$RUN" --baseline=v1 -- sh -c "cat /proc/self/cgroup >$T/cgroup2" &
+pid=$!
+wait $pid || fail "--baseline=v1 failed"
+grep -q "devices.*:$own/devwl-run\.$pid\$" "$T/cgroup2" || fail "--baseline=v1 not in the cgroup"
+err=$("$RUN" --no-baseline -- sh -c "cat /proc/self/cgroup >$T/cgroup3" 2>&1) ||
+	fail "--no-baseline failed"
+grep -q "devwl-run\." "$T/cgroup3" && fail "--no-baseline still made a cgroup"
+grep -q "warning: --no-baseline: no kernel baseline, only deny-only" <<<"$err" ||
+	fail "--no-baseline does not warn: '$err'"
+echo "PASS"

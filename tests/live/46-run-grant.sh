@@ -1,0 +1,41 @@
+#!/bin/bash
+# A granted device works although the baseline denies it to the command: devwl opens it
+# on the caller's behalf and injects the fd (v1 and v2 baselines); a device open by the
+# command that devwl did not grant stays refused.
+set -u
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root (mknod, device cgroup baseline)"
+RUN=${DEVWL_BUILD:?}/tools/devwl-run
+PROBE=$DEVWL_BUILD/tests/live/probe
+[ -x "$RUN" ] || skip "no $RUN"
+[ -x "$PROBE" ] || skip "no $PROBE"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mknod "$T/zero" c 1 5 && mknod "$T/mem" c 1 1 || skip "cannot mknod in $T"
+
+ran=0
+for b in v1 v2; do
+	out=$(DEVWL_BASELINE=$b "$RUN" -- sh -c "cat /proc/self/cgroup; \
+		$PROBE open $T/zero rdonly ';' open $T/zero rdwr ';' open $T/mem rdonly" 2>&1)
+	rc=$?
+	if [ "$rc" != 0 ] && grep -q "cannot set up the kernel baseline" <<<"$out"; then
+		echo "baseline $b not available: $out" >&2
+		continue
+	fi
+	[ "$rc" = 0 ] || fail "$b: exited $rc: $out"
+	ran=$((ran + 1))
+	if [ $b = v1 ]; then
+		grep -q '^[0-9]*:devices:.*/devwl-run\.[0-9]*$' <<<"$out" || fail "v1: not in the cgroup: $out"
+	else
+		grep -q '^0::.*/devwl-run\.[0-9]*$' <<<"$out" || fail "v2: not in the cgroup: $out"
+	fi
+	lines=$(grep -E '^(ok|E[A-Z]+)' <<<"$out")
+	[[ "$(sed -n 1p <<<"$lines")" == "ok fd="*" rdev=1:5 type=c "*" read=00000000" ]] ||
+		fail "$b: granted read of zero: $lines"
+	[[ "$(sed -n 2p <<<"$lines")" == "ok fd="*" rdev=1:5 type=c "* ]] ||
+		fail "$b: granted rdwr of zero: $lines"
+	[ "$(sed -n 3p <<<"$lines")" = EPERM ] || fail "$b: mem not refused: $lines"
+done
+[ $ran -gt 0 ] || skip "no baseline kind available"
+echo "PASS ($ran baseline kinds)"

@@ -1,0 +1,48 @@
+#!/bin/bash
+# --drop-cap removes a capability from every set of the command (effective, permitted,
+# inheritable, bounding, ambient), and devwl then refuses its device mknod (CAP_MKNOD is
+# required of the caller).
+set -u
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root (capabilities to drop)"
+RUN=${DEVWL_BUILD:?}/tools/devwl-run
+PROBE=$DEVWL_BUILD/tests/live/probe
+[ -x "$RUN" ] || skip "no $RUN"
+[ -x "$PROBE" ] || skip "no $PROBE"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+bit27() { # 1 if CAP_MKNOD (bit 27) is set in the hex mask $1
+	echo $(((0x$1 >> 27) & 1))
+}
+[ "$(bit27 "$(awk '/^CapEff/ {print $2}' /proc/self/status)")" = 1 ] ||
+	skip "we do not hold CAP_MKNOD ourselves"
+caps() {
+	"$RUN" "$@" -- cat /proc/self/status | awk '/^Cap(Inh|Prm|Eff|Bnd|Amb)/ {print $1, $2}'
+}
+
+with=$(caps)
+[ "$(bit27 "$(awk '$1 == "CapEff:" {print $2}' <<<"$with")")" = 1 ] ||
+	fail "CAP_MKNOD missing without --drop-cap: $with"
+for spelling in CAP_MKNOD cap_mknod mknod; do
+	without=$(caps --drop-cap "$spelling")
+	for set in CapEff CapPrm CapInh CapBnd CapAmb; do
+		v=$(awk -v s="$set:" '$1 == s {print $2}' <<<"$without")
+		[ -n "$v" ] || fail "no $set line"
+		[ "$(bit27 "$v")" = 0 ] || fail "--drop-cap $spelling: $set still has CAP_MKNOD ($v)"
+	done
+	# Everything else is still there.
+	v=$(awk '$1 == "CapEff:" {print $2}' <<<"$without")
+	[ $(((0x$v >> 21) & 1)) = 1 ] || fail "--drop-cap $spelling also dropped CAP_SYS_ADMIN"
+done
+# Two at once.
+v=$(caps --drop-cap CAP_MKNOD --drop-cap CAP_SYS_ADMIN | awk '$1 == "CapBnd:" {print $2}')
+[ $(((0x$v >> 21) & 1)) = 0 ] && [ "$(bit27 "$v")" = 0 ] || fail "two --drop-cap: CapBnd $v"
+
+# devwl checks the caller's CAP_MKNOD before creating an allowed node.
+out=$("$RUN" -- "$PROBE" mknod "$T/a" c 1 3 0666)
+[ "$out" = ok ] || fail "mknod with CAP_MKNOD: $out"
+out=$("$RUN" --drop-cap CAP_MKNOD -- "$PROBE" mknod "$T/b" c 1 3 0666)
+[ "$out" = EPERM ] || fail "mknod without CAP_MKNOD: $out"
+[ ! -e "$T/b" ] || fail "node created without CAP_MKNOD"
+echo "PASS"

@@ -1,0 +1,86 @@
+#!/bin/bash
+# Nothing outlives a run: processes the command left behind (in the background, double
+# forked, in a new session) are killed once it exits, and the baseline cgroup is removed,
+# also when the command cannot be run or devwl-run itself is told to stop.
+set -u
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root (device cgroup baseline)"
+RUN=${DEVWL_BUILD:?}/tools/devwl-run
+[ -x "$RUN" ] || skip "no $RUN"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+V1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+V2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+
+no_cgroup() { # no devwl-run.PID anywhere in either hierarchy
+	local found
+	found=$(find ${V1:+"$V1"} ${V2:+"$V2"} -maxdepth 4 -type d -name "devwl-run.$1" 2>/dev/null)
+	[ -z "$found" ] || fail "$2: cgroup left behind: $found"
+}
+gone() { # the pid in file $1 no longer runs
+	local p
+	p=$(cat "$1" 2>/dev/null) || fail "$2: no pid recorded"
+	for _ in $(seq 100); do
+		kill -0 "$p" 2>/dev/null || return 0
+		sleep 0.02
+	done
+	fail "$2: process $p outlived devwl-run"
+}
+
+for b in v1 v2; do
+	if [ $b = v1 ] && [ -z "$V1" ]; then continue; fi
+	if [ $b = v2 ] && [ -z "$V2" ]; then continue; fi
+	export DEVWL_BASELINE=$b
+
+	"$RUN" -- true &
+	pid=$!
+	wait $pid || fail "$b: true failed"
+	no_cgroup $pid "$b: true"
+
+	# A background child: devwl-run returns at once with the command's status.
+	rm -f "$T/bg"
+	SECONDS=0
+	timeout 20 "$RUN" -- sh -c "sleep 1000 & echo \$! >$T/bg; exit 4" &
+	pid=$!
+	wait $pid
+	rc=$?
+	[ "$rc" = 4 ] || fail "$b: background: exited $rc, expected 4"
+	[ $SECONDS -lt 10 ] || fail "$b: devwl-run waited for the background child"
+	gone "$T/bg" "$b: background"
+	no_cgroup $pid "$b: background"
+
+	# Double fork into a new session: the orphan still comes back to us.
+	rm -f "$T/bg"
+	timeout 20 "$RUN" -- sh -c "(setsid sh -c 'echo \$\$ >$T/bg; exec sleep 1000' &); \
+		while [ ! -s $T/bg ]; do sleep 0.01; done" &
+	pid=$!
+	wait $pid || fail "$b: double fork: exited $?"
+	gone "$T/bg" "$b: double fork"
+	no_cgroup $pid "$b: double fork"
+
+	# Error paths: the command cannot be run; devwl-run is killed by SIGTERM.
+	"$RUN" -- /nonexistent 2>/dev/null &
+	pid=$!
+	wait $pid
+	[ $? = 127 ] || fail "$b: /nonexistent"
+	no_cgroup $pid "$b: /nonexistent"
+
+	rm -f "$T/bg"
+	"$RUN" -- sh -c "sleep 1000 & echo \$! >$T/bg; wait" &
+	pid=$!
+	while [ ! -s "$T/bg" ]; do sleep 0.01; done
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	[ "$rc" = 143 ] || fail "$b: SIGTERM: exited $rc"
+	gone "$T/bg" "$b: SIGTERM"
+	no_cgroup $pid "$b: SIGTERM"
+done
+unset DEVWL_BASELINE
+
+# Without a baseline the orphans are still found (we are their subreaper).
+rm -f "$T/bg"
+"$RUN" --no-baseline -- sh -c "sleep 1000 & echo \$! >$T/bg" 2>/dev/null || fail "--no-baseline"
+gone "$T/bg" "--no-baseline background"
+echo "PASS"

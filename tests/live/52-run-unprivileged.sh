@@ -1,0 +1,30 @@
+#!/bin/bash
+# An unprivileged user gets no cgroup or BPF program: devwl-run says at start that only
+# deny-only enforcement is possible and runs the command anyway, with denied devices
+# still refused and devices the user may open anyway still granted.
+set -u
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root (to create the nodes and switch to nobody)"
+RUN=${DEVWL_BUILD:?}/tools/devwl-run
+PROBE=$DEVWL_BUILD/tests/live/probe
+[ -x "$RUN" ] || skip "no $RUN"
+[ -x "$PROBE" ] || skip "no $PROBE"
+command -v setpriv >/dev/null || skip "no setpriv"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+chmod 755 "$T"
+mknod -m 666 "$T/mem" c 1 1 && mknod -m 666 "$T/zero" c 1 5 || skip "cannot mknod in $T"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+nobody test -x "$RUN" || skip "nobody cannot run $RUN (build dir permissions)"
+
+out=$(nobody "$RUN" -- "$PROBE" open "$T/zero" rdonly ';' open "$T/mem" rdonly ';' open "$T/zero" rdonly 2>"$T/err")
+rc=$?
+[ "$rc" = 0 ] || fail "exited $rc: $(cat "$T/err")"
+grep -q "only deny-only enforcement is possible" "$T/err" || fail "no warning: $(cat "$T/err")"
+[[ "$(sed -n 1p <<<"$out")" == "ok fd="*" rdev=1:5 "*"read=00000000" ]] || fail "zero: $out"
+[ "$(sed -n 2p <<<"$out")" = EPERM ] || fail "mem not refused: $out"
+# Asking for a baseline explicitly does not make it possible.
+nobody "$RUN" --baseline=v1 -- true 2>"$T/err2" || fail "--baseline=v1 as nobody: $(cat "$T/err2")"
+grep -q "deny-only" "$T/err2" || fail "--baseline=v1 as nobody: no warning"
+echo "PASS"

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A tiny supervisor built from the public API for the live tests 01–39: fork; the child
+ * sets no_new_privs, runs a hook (cgroup, chdir, ...), installs the devwl filter, hands
+ * the notify fd over by SCM_RIGHTS and execs the program; a thread of the parent answers
+ * notifications against a policy node until the last filter user is gone.
+ */
+#ifndef DEVWL_LIVETEST_H
+#define DEVWL_LIVETEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "devwl.h"
+
+static int lt_failures;
+
+#define LT_SKIP(...)                                                                               \
+	do {                                                                                       \
+		fprintf(stderr, "SKIP: " __VA_ARGS__);                                             \
+		fputc('\n', stderr);                                                               \
+		exit(77);                                                                          \
+	} while (0)
+
+#define LT_DIE(...)                                                                                \
+	do {                                                                                       \
+		fprintf(stderr, "FATAL %s:%d: ", __FILE__, __LINE__);                              \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		exit(1);                                                                           \
+	} while (0)
+
+#define LT_CHECK(cond, ...)                                                                        \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			lt_failures++;                                                             \
+		}                                                                                  \
+	} while (0)
+
+static inline void lt_need_root(void)
+{
+	if (geteuid() != 0)
+		LT_SKIP("needs root (mknod of test nodes, device cgroup, chroot)");
+	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF))
+		LT_SKIP("kernel without seccomp user notification");
+}
+
+static inline const char *lt_probe(void)
+{
+	static char path[4096];
+	const char *dir = getenv("DEVWL_LIVE_BIN");
+
+	snprintf(path, sizeof(path), "%s/probe", dir ? dir : ".");
+	if (access(path, X_OK) < 0)
+		LT_DIE("no probe at %s (set DEVWL_LIVE_BIN)", path);
+	return path;
+}
+
+/* A scratch directory of device nodes: null zero full random (char), loop0 (block). */
+struct lt_nodes {
+	char dir[64];
+};
+
+static inline void lt_mknod(const char *dir, const char *name, mode_t type, int maj, int min)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (mknod(p, type | 0666, makedev(maj, min)) < 0)
+		LT_DIE("mknod %s: %m", p);
+}
+
+static inline void lt_nodes_make(struct lt_nodes *n)
+{
+	char p[256];
+
+	strcpy(n->dir, "/tmp/devwl-live-XXXXXX");
+	if (!mkdtemp(n->dir))
+		LT_DIE("mkdtemp: %m");
+	chmod(n->dir, 0755);
+	lt_mknod(n->dir, "null", S_IFCHR, 1, 3);
+	lt_mknod(n->dir, "zero", S_IFCHR, 1, 5);
+	lt_mknod(n->dir, "full", S_IFCHR, 1, 7);
+	lt_mknod(n->dir, "random", S_IFCHR, 1, 8);
+	lt_mknod(n->dir, "loop0", S_IFBLK, 7, 0);
+	snprintf(p, sizeof(p), "%s/sub", n->dir);
+	mkdir(p, 0755);
+	lt_mknod(n->dir, "sub/zero2", S_IFCHR, 1, 5);
+	snprintf(p, sizeof(p), "%s/lnk-zero", n->dir);
+	if (symlink("zero", p) < 0)
+		LT_DIE("symlink: %m");
+	snprintf(p, sizeof(p), "%s/sub/lnk-up", n->dir);
+	if (symlink("../full", p) < 0)
+		LT_DIE("symlink: %m");
+	snprintf(p, sizeof(p), "%s/file", n->dir);
+	close(open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+}
+
+static inline void lt_nodes_remove(struct lt_nodes *n)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", n->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "warning: could not remove %s\n", n->dir);
+}
+
+/* A scratch v1 devices cgroup denying everything: the kernel baseline. */
+struct lt_cgroup {
+	char dir[128];
+	bool ok;
+};
+
+static inline bool lt_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok;
+}
+
+static inline void lt_cgroup_make(struct lt_cgroup *cg)
+{
+	char p[256];
+
+	snprintf(cg->dir, sizeof(cg->dir), "/sys/fs/cgroup/devices/devwl-live-%d", (int)getpid());
+	cg->ok = false;
+	if (mkdir(cg->dir, 0755) < 0 && errno != EEXIST)
+		return;
+	snprintf(p, sizeof(p), "%s/devices.deny", cg->dir);
+	cg->ok = lt_write(p, "a");
+}
+
+static inline void lt_cgroup_join(const struct lt_cgroup *cg)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", cg->dir);
+	if (!lt_write(p, "0"))
+		_exit(126);
+}
+
+static inline void lt_cgroup_remove(struct lt_cgroup *cg)
+{
+	for (int i = 0; i < 100 && rmdir(cg->dir) < 0 && errno == EBUSY; i++)
+		usleep(10000);
+}
+
+struct lt_sup;
+typedef void (*lt_hook_fn)(struct lt_sup *s, int count);
+
+struct lt_sup {
+	struct devwl_policy *policy;
+	struct devwl_node *node;
+	struct devwl_notify *notify;
+	const struct lt_cgroup *cgroup; /* join before installing, may be NULL */
+	const char *chdir_to;		/* may be NULL */
+	unsigned int filter_flags;
+	lt_hook_fn before_handle; /* runs on the supervisor thread, may be NULL */
+	void *userdata;
+	int nfd;
+	pid_t child_pid;
+	int count;
+	int allowed, denied, continued, errors, gone;
+	int mknods; /* notifications of mknod/mknodat */
+	struct devwl_event last;
+	pthread_t thread;
+	volatile int stop;
+};
+
+static inline void lt_sup_init(struct lt_sup *s, const char *rules)
+{
+	char *copy = NULL, *save = NULL;
+
+	memset(s, 0, sizeof(*s));
+	s->nfd = -1;
+	s->policy = devwl_policy_new();
+	if (!s->policy || devwl_policy_mkdir(s->policy, "/t") < 0)
+		LT_DIE("policy");
+	s->node = devwl_policy_find(s->policy, "/t");
+	s->notify = devwl_notify_new();
+	if (!s->notify)
+		LT_DIE("devwl_notify_new");
+	/* "deny a;allow c 1:5 r" style: ';'-separated "allow RULE" / "deny RULE". */
+	copy = strdup(rules);
+	for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		enum devwl_file f = strncmp(tok, "allow ", 6) == 0 ? DEVWL_ALLOW : DEVWL_DENY;
+		const char *rule = tok + (f == DEVWL_ALLOW ? 6 : 5);
+		int r = devwl_node_write(s->node, f, rule, strlen(rule), NULL);
+
+		if (r < 0)
+			LT_DIE("rule '%s': %s", tok, strerror(-r));
+	}
+	free(copy);
+}
+
+static inline void lt_sup_rule(struct lt_sup *s, const char *rule)
+{
+	enum devwl_file f = strncmp(rule, "allow ", 6) == 0 ? DEVWL_ALLOW : DEVWL_DENY;
+	const char *r = rule + (f == DEVWL_ALLOW ? 6 : 5);
+
+	if (devwl_node_write(s->node, f, r, strlen(r), NULL) < 0)
+		LT_DIE("rule %s", rule);
+}
+
+static inline void lt_sup_free(struct lt_sup *s)
+{
+	devwl_notify_free(s->notify);
+	devwl_policy_free(s->policy);
+}
+
+static inline void *lt_sup_loop(void *arg)
+{
+	struct lt_sup *s = arg;
+
+	for (;;) {
+		struct pollfd p = {.fd = s->nfd, .events = POLLIN};
+		struct devwl_event e;
+		int r = poll(&p, 1, 100);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (s->stop)
+			break;
+		if (r == 0)
+			continue;
+		if (p.revents & POLLIN) {
+			if (s->before_handle)
+				s->before_handle(s, s->count);
+			r = devwl_notify_handle(s->notify, s->nfd, s->node, &e);
+			s->count++;
+			if (r == -ENOENT) {
+				s->gone++;
+				continue;
+			}
+			if (r < 0) {
+				fprintf(stderr, "devwl_notify_handle: %s\n", strerror(-r));
+				s->errors++;
+				continue;
+			}
+			s->last = e;
+			if (strncmp(e.syscall, "mknod", 5) == 0)
+				s->mknods++;
+			if (e.verdict == DEVWL_VERDICT_ALLOW)
+				s->allowed++;
+			else if (e.verdict == DEVWL_VERDICT_DENY)
+				s->denied++;
+			else if (e.verdict == DEVWL_VERDICT_CONTINUE)
+				s->continued++;
+			continue;
+		}
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+	}
+	return NULL;
+}
+
+static inline int lt_recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = NULL;
+	int fd = -1;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	return fd;
+}
+
+static inline void lt_send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte = 'x';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	memset(cbuf, 0, sizeof(cbuf));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	if (sendmsg(sock, &msg, 0) < 0)
+		_exit(125);
+}
+
+/*
+ * Run argv (a NULL-terminated vector; argv[0] the program) under the supervisor. Its
+ * stdout is returned (heap, caller frees); *ret_status gets the wait status.
+ * child_fn, when set, runs in the child instead of exec (after the filter is on).
+ */
+static inline char *lt_run(struct lt_sup *s, char *const argv[], int (*child_fn)(void *),
+			   void *child_arg, int *ret_status)
+{
+	int sv[2], out[2], status = 0;
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	pid_t pid = -1;
+
+	if (!buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(out, O_CLOEXEC) < 0)
+		LT_DIE("setup: %m");
+	pid = fork();
+	if (pid < 0)
+		LT_DIE("fork: %m");
+	if (pid == 0) {
+		int fd = -1, r = 0;
+
+		dup2(out[1], 1);
+		if (s->cgroup)
+			lt_cgroup_join(s->cgroup);
+		if (s->chdir_to && chdir(s->chdir_to) < 0)
+			_exit(124);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(123);
+		r = devwl_filter_install(s->filter_flags, &fd);
+		if (r < 0) {
+			fprintf(stderr, "devwl_filter_install: %s\n", strerror(-r));
+			_exit(122);
+		}
+		lt_send_fd(sv[1], fd);
+		close(fd);
+		if (child_fn) {
+			r = child_fn(child_arg);
+			fflush(stdout);
+			_exit(r);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	s->child_pid = pid;
+	close(sv[1]);
+	close(out[1]);
+	s->nfd = lt_recv_fd(sv[0]);
+	close(sv[0]);
+	if (s->nfd < 0)
+		LT_DIE("no notify fd from the child");
+	s->stop = 0;
+	if (pthread_create(&s->thread, NULL, lt_sup_loop, s) != 0)
+		LT_DIE("pthread_create");
+	for (;;) {
+		ssize_t n = 0;
+
+		if (len + 1024 > cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				LT_DIE("oom");
+		}
+		n = read(out[0], buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(out[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	s->stop = 1;
+	pthread_join(s->thread, NULL);
+	close(s->nfd);
+	s->nfd = -1;
+	if (ret_status)
+		*ret_status = status;
+	return buf;
+}
+
+/* Run "probe ARGS..." (words separated by spaces; ";" separates operations). */
+static inline char *lt_probe_run(struct lt_sup *s, const char *args)
+{
+	char *argv[64];
+	char *copy = strdup(args), *save = NULL;
+	int argc = 0, status = 0;
+	char *out = NULL;
+
+	argv[argc++] = (char *)lt_probe();
+	for (char *tok = strtok_r(copy, " ", &save); tok && argc < 63;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	out = lt_run(s, argv, NULL, NULL, &status);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, "probe %s: exit status %#x\n", args, status);
+	free(copy);
+	return out;
+}
+
+static inline bool lt_glob(const char *line, char *pat)
+{
+	char *star = strchr(pat, '*');
+	const char *at = line;
+
+	if (!star)
+		return strncmp(line, pat, strlen(pat)) == 0;
+	*star = '\0';
+	if (strncmp(line, pat, strlen(pat)) != 0)
+		return false;
+	at = line + strlen(pat);
+	pat = star + 1;
+	while (*pat) {
+		size_t len = 0;
+
+		star = strchr(pat, '*');
+		if (star)
+			*star = '\0';
+		len = strlen(pat);
+		at = strstr(at, pat);
+		if (!at)
+			return false;
+		at += len;
+		if (!star)
+			break;
+		pat = star + 1;
+	}
+	return true;
+}
+
+/* Does every line of got start with the corresponding "|"-separated prefix in want? */
+static inline bool lt_match(const char *got, const char *want)
+{
+	char *g = strdup(got), *w = strdup(want), *gs = NULL, *ws = NULL;
+	char *gl = strtok_r(g, "\n", &gs), *wl = strtok_r(w, "|", &ws);
+	bool ok = true;
+
+	while (wl) {
+		if (!gl) {
+			ok = false;
+			break;
+		}
+		/* "*" inside a pattern matches anything; the first piece is a prefix. */
+		ok = lt_glob(gl, wl);
+		if (!ok)
+			break;
+		gl = strtok_r(NULL, "\n", &gs);
+		wl = strtok_r(NULL, "|", &ws);
+	}
+	free(g);
+	free(w);
+	return ok;
+}
+
+#endif

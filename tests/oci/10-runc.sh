@@ -1,0 +1,2 @@
+RT=runc
+. "$(dirname "$0")/suite.sh"

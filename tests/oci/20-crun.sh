@@ -1,0 +1,2 @@
+RT=crun
+. "$(dirname "$0")/suite.sh"

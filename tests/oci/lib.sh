@@ -1,0 +1,159 @@
+# Shared by the tests in tests/oci: a busybox bundle, a devwld on temporary sockets,
+# and cleanup of every container, process and directory the test made.
+# Sourced by bash; RT (runc or crun) is set by the test before sourcing.
+set -u
+
+skip() {
+	echo "SKIP: $*" >&2
+	exit 77
+}
+fail() {
+	echo "FAIL: $*" >&2
+	[ -n "${T:-}" ] && [ -f "$T/devwld.log" ] && sed 's/^/  devwld.log: /' "$T/devwld.log" | tail -40 >&2
+	exit 1
+}
+pass() {
+	echo "ok - $*"
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (runtimes, cgroups, seccomp listeners)"
+for cmd in ${RT:-} jq busybox; do
+	command -v "$cmd" >/dev/null || skip "$cmd not installed (apt-get install runc crun busybox-static jq)"
+done
+BUSYBOX=$(command -v busybox)
+file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || {
+	[ -x /bin/busybox ] && BUSYBOX=/bin/busybox
+}
+
+BUILD=${DEVWL_BUILD:?DEVWL_BUILD must name the build directory}
+DEVWLD=${DEVWLD:-$BUILD/supervisor/devwld}
+DEVWLCTL=${DEVWLCTL:-$BUILD/tools/devwlctl}
+OCI_HOOK=${OCI_HOOK:-$BUILD/supervisor/devwl-oci-hook}
+OCI_BIN=${OCI_BIN:-$BUILD/tests/oci}
+[ -x "$DEVWLD" ] || skip "devwld not built at $DEVWLD"
+
+T=$(mktemp -d /tmp/devwl-oci.XXXXXX)
+chmod 755 "$T"
+CONTAINERS=()
+DEVWLD_PID=
+CHILD_PIDS=()
+
+cleanup() {
+	local id pid
+	for id in "${CONTAINERS[@]}"; do
+		$RT kill "$id" KILL >/dev/null 2>&1
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			$RT delete -f "$id" >/dev/null 2>&1 && break
+			sleep 0.2
+		done
+	done
+	for pid in "${CHILD_PIDS[@]}"; do
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	if [ -n "$DEVWLD_PID" ]; then
+		kill "$DEVWLD_PID" 2>/dev/null
+		wait "$DEVWLD_PID" 2>/dev/null
+	fi
+	if [ -n "${KEEP:-}" ]; then
+		echo "kept $T" >&2
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+
+# A busybox root file system, shared by the bundles of one test.
+make_rootfs() {
+	local root=$T/rootfs a
+	mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc}
+	cp "$BUSYBOX" "$root/bin/busybox"
+	for a in $("$root/bin/busybox" --list); do
+		[ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"
+	done
+	echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
+	echo 'root:x:0:' >"$root/etc/group"
+}
+
+# The seccomp section of both examples: NOTIFY for every call that can reach a device.
+seccomp_json() {
+	local meta=${1:-}
+	jq -n --arg lp "$T/listen.sock" --arg meta "$meta" '{
+		defaultAction: "SCMP_ACT_ALLOW",
+		listenerPath: $lp,
+		architectures: ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+		syscalls: [
+			{names: ["mknod", "mknodat", "open", "openat", "openat2", "creat",
+				 "open_by_handle_at"], action: "SCMP_ACT_NOTIFY"},
+			{names: ["io_uring_setup"], action: "SCMP_ACT_ERRNO", errnoRet: 1}
+		]} + (if $meta == "" then {} else {listenerMetadata: $meta} end)'
+}
+
+# make_bundle NAME SCRIPT [JQ-FILTER]: a bundle at $T/NAME running `sh -c SCRIPT`.
+make_bundle() {
+	local name=$1 script=$2 extra=${3:-.}
+	local dir=$T/$name
+	mkdir -p "$dir"
+	[ -d "$T/rootfs" ] || make_rootfs
+	(cd "$dir" && runc spec 2>/dev/null || crun spec) || fail "cannot write a spec"
+	jq --arg root "$T/rootfs" --arg script "$script" --argjson sc "$(seccomp_json)" '
+		.root = {path: $root, readonly: false}
+		| .process.terminal = false
+		| .process.args = ["sh", "-c", $script]
+		| .linux.seccomp = $sc' "$dir/config.json" | jq "$extra" >"$dir/config.new" ||
+		fail "jq on the config"
+	mv "$dir/config.new" "$dir/config.json"
+}
+
+start_devwld() {
+	"$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" --policy "$T/policy.json" \
+		--audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
+	DEVWLD_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && return 0
+		kill -0 "$DEVWLD_PID" 2>/dev/null || fail "devwld exited at start"
+		sleep 0.05
+	done
+	fail "devwld not ready after 5 s"
+}
+
+ctl() {
+	"$DEVWLCTL" --socket "$T/control.sock" "$@"
+}
+
+# The runtime, run from a private mount namespace where that is needed (crun 1.8.1
+# refuses this host's hybrid cgroup layout while /sys/fs/cgroup/unified is mounted).
+rt_create() {
+	if [ "$RT" = crun ]; then
+		timeout 120 unshare -m --propagation private sh -c \
+			'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh crun "$@"
+	else
+		timeout 120 runc "$@"
+	fi
+}
+
+# run_detached ID BUNDLE: start the container in the background, output to $T/ID.out.
+run_detached() {
+	local id=$1 bundle=$2
+	CONTAINERS+=("$id")
+	rt_create run -d --bundle "$bundle" "$id" >"$T/$id.out" 2>&1 </dev/null ||
+		fail "$RT run -d $id: $(cat "$T/$id.out")"
+}
+
+# run_fg ID BUNDLE: run to completion; output in $T/ID.out, exit status returned.
+run_fg() {
+	local id=$1 bundle=$2 rc=0
+	CONTAINERS+=("$id")
+	rt_create run --bundle "$bundle" "$id" >"$T/$id.out" 2>&1 </dev/null || rc=$?
+	return $rc
+}
+
+# wait_for FILE PATTERN [SECONDS]
+wait_for() {
+	local file=$1 pattern=$2 secs=${3:-10} i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -q -- "$pattern" "$file" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A stand-in for an OCI runtime talking to devwld's listenerPath, well behaved or not.
+ *
+ *   oci-client SOCKET good ID PATH EXPECT   hand over a real notify fd the way runc does,
+ *                                           then open PATH: exit 0 if the result is EXPECT
+ *                                           ("ok" or an errno name such as EPERM)
+ *   oci-client SOCKET BAD-MODE              misbehave, then wait for devwld to drop us:
+ *                                           exit 0 once it closes the connection
+ *
+ * Bad modes: malformed truncated nofds extrafds wrongfd nostate huge slow silent nonroot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static int die(const char *what)
+{
+	fprintf(stderr, "oci-client: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+/* A genuine notify fd for a filter trapping calls in `names` (NULL-terminated). */
+static int notify_fd(const char *const *names)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int fd;
+
+	if (!ctx || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die("seccomp_init");
+	for (; *names; names++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, seccomp_syscall_resolve_name(*names),
+				     0) < 0)
+			die("seccomp_rule_add");
+	if (seccomp_load(ctx) < 0)
+		die("seccomp_load");
+	fd = seccomp_notify_fd(ctx);
+	if (fd < 0)
+		die("seccomp_notify_fd");
+	seccomp_release(ctx);
+	return fd;
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("socket");
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		die("connect");
+	return fd;
+}
+
+static void send_with_fds(int sock, const char *buf, size_t len, const int *fds, int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} cmsg = {0};
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (nfds > 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = cmsg.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+	}
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+		die("sendmsg");
+}
+
+static int state(char *buf, size_t size, const char *id)
+{
+	/* runc's shape, compact. */
+	return snprintf(buf, size,
+			"{\"ociVersion\":\"1.0.2\",\"fds\":[\"seccompFd\"],\"pid\":%d,"
+			"\"metadata\":\"node=/clients\",\"state\":{\"ociVersion\":\"1.0.2\","
+			"\"id\":\"%s\",\"status\":\"creating\",\"pid\":%d,\"bundle\":\"/x\"}}",
+			(int)getpid(), id, (int)getpid());
+}
+
+/* Wait until devwld closes the connection; 0 if it does within secs. */
+static int wait_dropped(int sock, int secs)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	char c;
+
+	for (;;) {
+		int r = poll(&pfd, 1, secs * 1000);
+		if (r <= 0)
+			return 1;
+		r = (int)recv(sock, &c, 1, 0);
+		if (r <= 0)
+			return 0;
+	}
+}
+
+static int good(const char *sock_path, const char *id, const char *path, const char *expect)
+{
+	static const char *const names[] = {"open", "openat", NULL};
+	char buf[1024];
+	int sock, fd, n, r;
+	const char *got;
+
+	sock = connect_to(sock_path);
+	fd = notify_fd(names);
+	n = state(buf, sizeof(buf), id);
+	send_with_fds(sock, buf, (size_t)n, &fd, 1);
+	close(fd);
+	/* Like a runtime, keep the connection open while the process runs. */
+	r = open(path, O_RDWR | O_CLOEXEC);
+	got = r >= 0 ? "ok" : strerrorname_np(errno);
+	if (r >= 0) {
+		struct stat want, have;
+
+		/* The injected fd must be the device asked for, not whatever fd r names. */
+		if (stat(path, &want) < 0 || fstat(r, &have) < 0 || r <= 2 ||
+		    want.st_rdev != have.st_rdev || (want.st_mode ^ have.st_mode) & S_IFMT) {
+			fprintf(stderr, "oci-client %s: open %s returned fd %d, not the device\n",
+				id, path, r);
+			return 1;
+		}
+	}
+	if (strcmp(got, expect)) {
+		fprintf(stderr, "oci-client %s: open %s: %s, expected %s\n", id, path, got, expect);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const trap_unused[] = {"mknodat", NULL};
+	const char *mode;
+	char buf[1024];
+	int sock, fd, n;
+
+	if (argc < 3) {
+		fputs("usage: oci-client SOCKET MODE [ARGS]\n", stderr);
+		return 2;
+	}
+	mode = argv[2];
+	if (!strcmp(mode, "good"))
+		return argc == 6 ? good(argv[1], argv[3], argv[4], argv[5]) : 2;
+	if (!strcmp(mode, "nonroot") && setresuid(65534, 65534, 65534) < 0)
+		die("setresuid");
+
+	sock = connect_to(argv[1]);
+	fd = notify_fd(trap_unused);
+	n = state(buf, sizeof(buf), "hostile");
+	if (!strcmp(mode, "malformed")) {
+		static const char bad[] = "{\"ociVersion\": \"1.0.2\", \"fds\": [\"seccompFd\"],,}";
+		send_with_fds(sock, bad, sizeof(bad) - 1, &fd, 1);
+	} else if (!strcmp(mode, "truncated")) {
+		send_with_fds(sock, buf, (size_t)n / 2, &fd, 1);
+		shutdown(sock, SHUT_WR);
+	} else if (!strcmp(mode, "nofds")) {
+		send_with_fds(sock, buf, (size_t)n, NULL, 0);
+	} else if (!strcmp(mode, "extrafds")) {
+		int fds[3] = {fd, fd, fd};
+		send_with_fds(sock, buf, (size_t)n, fds, 3);
+	} else if (!strcmp(mode, "wrongfd")) {
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			die("pipe");
+		send_with_fds(sock, buf, (size_t)n, p, 1);
+	} else if (!strcmp(mode, "nostate")) {
+		static const char bad[] = "{\"ociVersion\":\"1.0.2\",\"fds\":[\"seccompFd\"]}";
+		send_with_fds(sock, bad, sizeof(bad) - 1, &fd, 1);
+	} else if (!strcmp(mode, "huge")) {
+		static char chunk[65536];
+		memset(chunk, 'x', sizeof(chunk));
+		send_with_fds(sock, "{\"ociVersion\":\"", 15, &fd, 1);
+		/* Until devwld stops reading: it must give up at its limit. */
+		for (int i = 0; i < 64; i++)
+			if (send(sock, chunk, sizeof(chunk), MSG_NOSIGNAL) < 0)
+				break;
+	} else if (!strcmp(mode, "slow")) {
+		/* One byte every 50 ms: complete only long after devwld's deadline. */
+		send_with_fds(sock, buf, 1, &fd, 1);
+		for (int i = 1; i < n; i++) {
+			struct timespec ts = {0, 50 * 1000 * 1000};
+			if (send(sock, buf + i, 1, MSG_NOSIGNAL) < 0)
+				break;
+			nanosleep(&ts, NULL);
+		}
+	} else if (!strcmp(mode, "silent") || !strcmp(mode, "nonroot")) {
+		/* Nothing at all. */
+	} else {
+		fprintf(stderr, "oci-client: unknown mode %s\n", mode);
+		return 2;
+	}
+	return wait_dropped(sock, 20);
+}

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel baseline: a scratch cgroup that denies every device.
+ *
+ * devwl answers a call that does not target a device with CONTINUE, and the kernel then
+ * runs the call itself, re-reading the path from the caller's memory. A racing thread can
+ * swap that path for a device node in between; only a kernel that denies devices to the
+ * caller makes that swap useless. Grants devwl makes are not affected: it opens devices in
+ * its own context and injects the fd, and the device cgroup judges only the opener.
+ */
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "baseline.h"
+#include "util.h"
+
+int baseline_kind_parse(const char *s, enum baseline_kind *ret_kind)
+{
+	static const char *const names[] = {
+		[BASELINE_AUTO] = "auto",
+		[BASELINE_NONE] = "none",
+		[BASELINE_V1] = "v1",
+		[BASELINE_V2] = "v2",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (s && strcmp(s, names[i]) == 0) {
+			*ret_kind = (enum baseline_kind)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *baseline_kind_name(enum baseline_kind kind)
+{
+	switch (kind) {
+	case BASELINE_V1:
+		return "cgroup-v1 devices controller";
+	case BASELINE_V2:
+		return "cgroup-v2 BPF device program";
+	case BASELINE_NONE:
+		return "none";
+	case BASELINE_AUTO:
+		break;
+	}
+	return "auto";
+}
+
+/* Undo the \ooo escapes mountinfo uses for space, tab, newline and backslash. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r;) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+}
+
+static bool list_has(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchrnul(p, ',');
+		if ((size_t)(end - p) == n && strncmp(p, item, n) == 0)
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * Where the hierarchy is mounted: for v1 the cgroup mount whose super options name the
+ * devices controller, for v2 the cgroup2 mount. ret_root is the mount's root inside the
+ * hierarchy (not "/" inside a cgroup namespace or for a bind mount).
+ */
+static int find_mount(enum baseline_kind kind, char **ret_mnt, char **ret_root)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	int r = -ENOENT;
+
+	if (!f)
+		return negerrno();
+	while (getline(&line, &cap, f) > 0) {
+		char *fields[10] = {0}, *save = NULL, *tok;
+		int n = 0;
+		const char *fstype, *super;
+
+		line[strcspn(line, "\n")] = '\0';
+		/* id parent dev root mountpoint opts [optional...] - fstype source super */
+		for (tok = strtok_r(line, " ", &save); tok && n < 5;
+		     tok = strtok_r(NULL, " ", &save))
+			fields[n++] = tok;
+		while (tok && strcmp(tok, "-") != 0)
+			tok = strtok_r(NULL, " ", &save);
+		if (n < 5 || !tok)
+			continue;
+		fstype = strtok_r(NULL, " ", &save);
+		strtok_r(NULL, " ", &save);
+		super = strtok_r(NULL, " ", &save);
+		if (!fstype)
+			continue;
+		if (kind == BASELINE_V1
+			    ? strcmp(fstype, "cgroup") != 0 || !list_has(super, "devices")
+			    : strcmp(fstype, "cgroup2") != 0)
+			continue;
+		unescape_octal(fields[3]);
+		unescape_octal(fields[4]);
+		*ret_mnt = strdup(fields[4]);
+		*ret_root = strdup(fields[3]);
+		if (!*ret_mnt || !*ret_root) {
+			free(*ret_mnt);
+			free(*ret_root);
+			r = -ENOMEM;
+		} else {
+			r = 0;
+		}
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+/* Our own cgroup in the hierarchy ("/" at the top), from /proc/self/cgroup. */
+static int own_cgroup(enum baseline_kind kind, char **ret_path)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	int r = -ENOENT;
+
+	if (!f)
+		return negerrno();
+	while (getline(&line, &cap, f) > 0) {
+		char *ctrl, *path;
+
+		line[strcspn(line, "\n")] = '\0';
+		/* hierarchy-id:controller-list:path; the v2 line is "0::path" */
+		ctrl = strchr(line, ':');
+		if (!ctrl)
+			continue;
+		*ctrl++ = '\0';
+		path = strchr(ctrl, ':');
+		if (!path)
+			continue;
+		*path++ = '\0';
+		if (kind == BASELINE_V1 ? !list_has(ctrl, "devices")
+					: strcmp(line, "0") != 0 || *ctrl != '\0')
+			continue;
+		*ret_path = strdup(path);
+		r = *ret_path ? 0 : -ENOMEM;
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+/* The directory the scratch cgroup goes into: our own cgroup, seen through the mount. */
+static int parent_dir(enum baseline_kind kind, char **ret_dir)
+{
+	_cleanup_free_ char *mnt = NULL, *root = NULL, *own = NULL;
+	const char *rel;
+	int r;
+
+	r = find_mount(kind, &mnt, &root);
+	if (r < 0)
+		return r;
+	r = own_cgroup(kind, &own);
+	if (r < 0)
+		return r;
+	rel = own;
+	/* A mount of a subtree shows paths below its root; anything else we cannot see
+	 * through this mount, so fall back to the mount's top. */
+	if (strcmp(root, "/") != 0) {
+		size_t n = strlen(root);
+		rel = strncmp(own, root, n) == 0 && (own[n] == '/' || own[n] == '\0') ? own + n
+										      : "/";
+	}
+	if (strstr(rel, "/..") || strcmp(rel, "/") == 0)
+		rel = "";
+	if (asprintf(ret_dir, "%s%s", mnt, rel) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int write_file(const char *dir, const char *file, const char *text)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(text);
+	ssize_t n;
+
+	if (asprintf(&path, "%s/%s", dir, file) < 0)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	n = write(fd, text, len);
+	if (n < 0)
+		return negerrno();
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	long r = syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+
+	return r < 0 ? negerrno() : (int)r;
+}
+
+/* Load {r0 = 0; exit} as a device program and attach it to the cgroup: every device
+ * access of a task in it is refused with EPERM. ALLOW_MULTI so that programs further up
+ * (a runtime's) still run too: access needs every one of them to agree. */
+static int attach_deny_all(const char *dir)
+{
+	struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	static const char license[] = "GPL";
+	_cleanup_close_ int prog = -1, cg = -1;
+	union bpf_attr attr;
+	int r;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+	attr.insns = (uint64_t)(uintptr_t)insns;
+	attr.insn_cnt = ARRAY_SIZE(insns);
+	attr.license = (uint64_t)(uintptr_t)license;
+	r = sys_bpf(BPF_PROG_LOAD, &attr); /* the kernel opens it O_CLOEXEC */
+	if (r < 0)
+		return r;
+	prog = r;
+
+	cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg < 0)
+		return negerrno();
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = (uint32_t)cg;
+	attr.attach_bpf_fd = (uint32_t)prog;
+	attr.attach_type = BPF_CGROUP_DEVICE;
+	attr.attach_flags = BPF_F_ALLOW_MULTI;
+	/* The attachment holds its own reference: the program lives as long as the cgroup. */
+	r = sys_bpf(BPF_PROG_ATTACH, &attr);
+	return r < 0 ? r : 0;
+}
+
+static int create_kind(enum baseline_kind kind, const char *name, struct baseline *ret)
+{
+	_cleanup_free_ char *parent = NULL, *dir = NULL;
+	int r;
+
+	r = parent_dir(kind, &parent);
+	if (r < 0)
+		return r;
+	if (asprintf(&dir, "%s/%s", parent, name) < 0)
+		return -ENOMEM;
+	if (mkdir(dir, 0755) < 0) {
+		if (errno != EEXIST)
+			return negerrno();
+		/* Left over by an earlier run whose pid we now have: reuse it only if empty. */
+		if (rmdir(dir) < 0 || mkdir(dir, 0755) < 0)
+			return negerrno();
+	}
+	if (kind == BASELINE_V1)
+		r = write_file(dir, "devices.deny", "a");
+	else
+		r = attach_deny_all(dir);
+	if (r < 0) {
+		rmdir(dir);
+		return r;
+	}
+	ret->kind = kind;
+	ret->dir = TAKE_PTR(dir);
+	return 0;
+}
+
+static int read_small(const char *dir, const char *file, char *buf, size_t size)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	if (asprintf(&path, "%s/%s", dir, file) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		return negerrno();
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Does the existing cgroup already deny every device? */
+static int denies_all(enum baseline_kind kind, const char *dir)
+{
+	char buf[64];
+	_cleanup_close_ int cg = -1;
+	union bpf_attr attr;
+	int r;
+
+	if (kind == BASELINE_V1) {
+		/* An empty devices.list is a DENY node without exceptions. */
+		r = read_small(dir, "devices.list", buf, sizeof(buf));
+		return r < 0 ? r : r == 0;
+	}
+	cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg < 0)
+		return negerrno();
+	memset(&attr, 0, sizeof(attr));
+	attr.query.target_fd = (uint32_t)cg;
+	attr.query.attach_type = BPF_CGROUP_DEVICE;
+	r = sys_bpf(BPF_PROG_QUERY, &attr);
+	/* Only root attaches programs to a cgroup only root could create: one is ours. */
+	return r < 0 ? r : attr.query.prog_cnt > 0;
+}
+
+int baseline_join_shared(enum baseline_kind want, const char *name, struct baseline *ret)
+{
+	_cleanup_free_ char *parent = NULL, *dir = NULL, *mnt = NULL, *root = NULL;
+	enum baseline_kind kind = want;
+	struct baseline b = BASELINE_INIT;
+	char pid[32];
+	int r;
+
+	if (!name || !ret || strchr(name, '/'))
+		return -EINVAL;
+	if (kind == BASELINE_AUTO)
+		kind = find_mount(BASELINE_V1, &mnt, &root) == 0 ? BASELINE_V1 : BASELINE_V2;
+	if (kind != BASELINE_V1 && kind != BASELINE_V2)
+		return -EINVAL;
+	r = parent_dir(kind, &parent);
+	if (r < 0)
+		return r;
+	/* Already in it (a --connect run started from another): stay. */
+	{
+		const char *last = strrchr(parent, '/');
+		if (last && strcmp(last + 1, name) == 0 && denies_all(kind, parent) == 1) {
+			ret->kind = kind;
+			ret->dir = TAKE_PTR(parent);
+			return 0;
+		}
+	}
+	if (asprintf(&dir, "%s/%s", parent, name) < 0)
+		return -ENOMEM;
+	if (mkdir(dir, 0755) == 0) {
+		r = kind == BASELINE_V1 ? write_file(dir, "devices.deny", "a")
+					: attach_deny_all(dir);
+		if (r < 0) {
+			rmdir(dir);
+			return r;
+		}
+	} else if (errno == EEXIST) {
+		r = denies_all(kind, dir);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -EEXIST; /* someone else's, and it grants devices */
+	} else {
+		return negerrno();
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	r = write_file(dir, "cgroup.procs", pid);
+	if (r < 0)
+		return r;
+	b.kind = kind;
+	b.dir = TAKE_PTR(dir);
+	*ret = b;
+	return 0;
+}
+
+int baseline_create(enum baseline_kind want, const char *name, struct baseline *ret)
+{
+	_cleanup_free_ char *mnt = NULL, *root = NULL;
+
+	if (!name || !ret || strchr(name, '/'))
+		return -EINVAL;
+	if (want == BASELINE_V1 || want == BASELINE_V2)
+		return create_kind(want, name, ret);
+	if (want != BASELINE_AUTO)
+		return -EINVAL;
+	/* The v1 controller where it is mounted: a hybrid host's cgroup2 mount may be
+	 * unable to hold the process (its controllers are bound to v1). */
+	if (find_mount(BASELINE_V1, &mnt, &root) == 0)
+		return create_kind(BASELINE_V1, name, ret);
+	return create_kind(BASELINE_V2, name, ret);
+}
+
+int baseline_add(const struct baseline *b, pid_t pid)
+{
+	char buf[32];
+
+	if (!b || !b->dir)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	return write_file(b->dir, "cgroup.procs", buf);
+}
+
+int baseline_kill(const struct baseline *b)
+{
+	_cleanup_free_ char *path = NULL, *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+	FILE *f;
+
+	if (!b || !b->dir)
+		return 0;
+	/* cgroup.kill (v2, 5.14+) also catches tasks forking while we read the list. */
+	if (b->kind == BASELINE_V2)
+		(void)write_file(b->dir, "cgroup.kill", "1");
+	if (asprintf(&path, "%s/cgroup.procs", b->dir) < 0)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (!f)
+		return negerrno();
+	while (getline(&line, &cap, f) > 0) {
+		pid_t pid = (pid_t)strtol(line, NULL, 10);
+		if (pid > 0) {
+			(void)kill(pid, SIGKILL);
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+int baseline_destroy(struct baseline *b)
+{
+	int r = 0;
+
+	if (!b || !b->dir)
+		return 0;
+	/* A task that has been reaped can still hold the cgroup for a moment. */
+	for (int i = 0; i < 200; i++) {
+		r = rmdir(b->dir) < 0 ? negerrno() : 0;
+		if (r != -EBUSY)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
+	}
+	if (r == -ENOENT)
+		r = 0;
+	free(b->dir);
+	b->dir = NULL;
+	b->kind = BASELINE_NONE;
+	return r;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel baseline of devwl-run: a scratch cgroup that denies every device, so that
+ * a call devwl answers with CONTINUE is judged by a kernel that grants nothing devwl did
+ * not grant itself (see devwl-run(1), "KERNEL BASELINE").
+ */
+#ifndef DEVWL_BASELINE_H
+#define DEVWL_BASELINE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+enum baseline_kind {
+	BASELINE_AUTO = 0, /* v1 devices controller if mounted, else cgroup-v2 BPF */
+	BASELINE_NONE,
+	BASELINE_V1, /* cgroup-v1 devices controller, "a" written to devices.deny */
+	BASELINE_V2, /* cgroup-v2 BPF_PROG_TYPE_CGROUP_DEVICE program returning 0 */
+};
+
+struct baseline {
+	enum baseline_kind kind; /* BASELINE_V1 or _V2 once created, else _NONE */
+	char *dir;		 /* absolute path of the scratch cgroup */
+};
+
+#define BASELINE_INIT                                                                              \
+	{                                                                                          \
+		.kind = BASELINE_NONE, .dir = NULL                                                 \
+	}
+
+/* "auto", "none", "v1", "v2". Returns 0, or -EINVAL. */
+int baseline_kind_parse(const char *s, enum baseline_kind *ret_kind);
+const char *baseline_kind_name(enum baseline_kind kind);
+
+/*
+ * Create the cgroup `name` below the caller's own cgroup of the chosen kind, denying every
+ * device. want is AUTO, V1 or V2. On failure nothing is left behind. Errors: -ENOENT the
+ * hierarchy is not mounted, -EPERM/-EACCES/-EROFS not privileged enough, others from
+ * mkdir/write/bpf.
+ */
+int baseline_create(enum baseline_kind want, const char *name, struct baseline *ret);
+
+/* Move a process into the baseline. */
+int baseline_add(const struct baseline *b, pid_t pid);
+
+/*
+ * Move the calling process into the cgroup `name` below its own, shared by every caller
+ * of this function: created denying every device on first use, checked to deny every
+ * device when it exists, never removed (an exec'd process leaves nobody to remove it).
+ * ret->dir names it; free it with free() (do not baseline_destroy a shared one).
+ */
+int baseline_join_shared(enum baseline_kind want, const char *name, struct baseline *ret);
+
+/* SIGKILL every process in the baseline. Returns how many were still there, or <0. */
+int baseline_kill(const struct baseline *b);
+
+/* Remove the cgroup (retrying while the kernel lets go of exited tasks) and free. Safe on
+ * an empty struct. Returns 0 or the rmdir error. */
+int baseline_destroy(struct baseline *b);
+
+#endif

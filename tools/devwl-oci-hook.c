@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * devwl-oci-hook: an OCI hook (createRuntime and poststop) that makes a container's
+ * devwl node live exactly as long as the container. It reads the container state the
+ * runtime writes to stdin and hands it to devwld over the control socket, which maps
+ * it to a node with the same rules it uses for listener connections (annotation
+ * org.devwl.node, Kubernetes annotations, /containers/ID) and creates or removes it.
+ *
+ *   "hooks": {
+ *     "createRuntime": [{"path": "/usr/libexec/devwl/devwl-oci-hook",
+ *                        "args": ["devwl-oci-hook", "createRuntime"]}],
+ *     "poststop":      [{"path": "/usr/libexec/devwl/devwl-oci-hook",
+ *                        "args": ["devwl-oci-hook", "poststop"]}]
+ *   }
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Container states are small; anything near this is not one. */
+#define MAX_STATE (1024 * 1024)
+
+static int connect_control(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negerrno();
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return negerrno();
+	return TAKE_FD(fd);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negerrno();
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: devwl-oci-hook [--socket PATH] createRuntime|poststop < STATE\n"
+	      "\n"
+	      "An OCI hook: creates (createRuntime, also accepted as createContainer or\n"
+	      "prestart) or removes (poststop) the container's devwl node through devwld's\n"
+	      "control socket [/run/devwl/control.sock].\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *socket_path = "/run/devwl/control.sock", *stage = NULL;
+	_cleanup_free_ char *state = NULL;
+	_cleanup_close_ int fd = -1;
+	struct json_object *obj = NULL;
+	char answer[256];
+	size_t len = 0, cap = 0;
+	bool create;
+	ssize_t n;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--socket") && i + 1 < argc)
+			socket_path = argv[++i];
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!stage && argv[i][0] != '-')
+			stage = argv[i];
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!stage) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(stage, "createRuntime") || !strcmp(stage, "createContainer") ||
+	    !strcmp(stage, "prestart"))
+		create = true;
+	else if (!strcmp(stage, "poststop"))
+		create = false;
+	else {
+		fprintf(stderr, "devwl-oci-hook: unknown hook stage '%s'\n", stage);
+		return 2;
+	}
+
+	for (;;) {
+		if (cap - len < 4096) {
+			char *b = realloc(state, cap + 65536);
+			if (!b || cap > MAX_STATE) {
+				fputs("devwl-oci-hook: container state too large\n", stderr);
+				free(b);
+				state = NULL;
+				return 1;
+			}
+			state = b;
+			cap += 65536;
+		}
+		n = read(STDIN_FILENO, state + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			perror("devwl-oci-hook: reading the state");
+			return 1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	state[len] = '\0';
+	obj = json_tokener_parse(state);
+	if (!obj || !json_object_is_type(obj, json_type_object)) {
+		fputs("devwl-oci-hook: the container state on stdin is not a JSON object\n",
+		      stderr);
+		json_object_put(obj);
+		return 1;
+	}
+
+	fd = connect_control(socket_path);
+	if (fd < 0) {
+		fprintf(stderr, "devwl-oci-hook: %s: %s\n", socket_path, strerror(-fd));
+		json_object_put(obj);
+		/* Nothing to clean up in a devwld that is not there. */
+		return create ? 1 : 0;
+	}
+	{
+		/* Plain json-c output escapes every newline: the state fits on one line. */
+		const char *flat = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+		const char *cmd = create ? "hook-create " : "hook-delete ";
+
+		r = write_all(fd, cmd, strlen(cmd));
+		if (r >= 0)
+			r = write_all(fd, flat, strlen(flat));
+		if (r >= 0)
+			r = write_all(fd, "\n", 1);
+	}
+	json_object_put(obj);
+	if (r < 0 || shutdown(fd, SHUT_WR) < 0) {
+		fprintf(stderr, "devwl-oci-hook: sending to %s: %s\n", socket_path,
+			strerror(r < 0 ? -r : errno));
+		return 1;
+	}
+	len = 0;
+	while (len < sizeof(answer) - 1 &&
+	       (n = read(fd, answer + len, sizeof(answer) - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	answer[len] = '\0';
+	if (strcmp(answer, "ok\n") != 0) {
+		fprintf(stderr, "devwl-oci-hook: %s: devwld answered: %s\n", stage,
+			len ? answer : "nothing");
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * devwl-run: run one command under a device allow list; see devwl-run(1).
+ *
+ * The parent builds the policy and the kernel baseline, forks, and supervises: it answers
+ * the child's trapped calls from one poll() loop over the notify fd and a signalfd. The
+ * child joins the baseline (the parent moves it before letting it go on), sets
+ * no_new_privs, drops capabilities, installs the filter, hands the notify fd over and
+ * execs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "baseline.h"
+#include "devwl.h"
+#include "run-audit.h"
+#include "util.h"
+
+#define EXIT_USAGE	 2
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND	 127
+
+/* What a container gets by default: the devices OCI runtimes create in every container. */
+static const char *const default_rules[] = {
+	"c 1:3 rwm",   /* null */
+	"c 1:5 rwm",   /* zero */
+	"c 1:7 rwm",   /* full */
+	"c 1:8 rwm",   /* random */
+	"c 1:9 rwm",   /* urandom */
+	"c 5:0 rwm",   /* tty */
+	"c 5:2 rwm",   /* ptmx */
+	"c 136:* rwm", /* pts */
+};
+
+/* Signals passed on to the command. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+struct rule_arg {
+	enum devwl_file file;
+	const char *text;
+};
+
+struct options {
+	const char *policy_file;
+	const char *node_path;
+	struct rule_arg *rules;
+	size_t n_rules;
+	cap_value_t *drop_caps;
+	size_t n_drop_caps;
+	const char *audit;
+	const char *connect;
+	const char *id;
+	enum baseline_kind baseline;
+	bool allow_io_uring;
+	char **argv;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: devwl-run [OPTIONS] [--] COMMAND [ARG]...\n"
+	      "\n"
+	      "Run COMMAND with access to exactly the devices its allow list grants.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -p, --policy FILE      load the allow lists from a JSON policy file\n"
+	      "  -n, --node PATH        run in this node of the policy (default /; created,\n"
+	      "                         inheriting from its parent, if missing)\n"
+	      "  -a, --allow RULE       add \"TYPE MAJOR:MINOR ACCESS\" to the node's allow list\n"
+	      "  -d, --deny RULE        remove it (both apply in order, after the policy)\n"
+	      "  -c, --drop-cap CAP     drop a capability (CAP_MKNOD or mknod) from the command\n"
+	      "  -A, --audit FILE       append one JSON line per decision to FILE (- = stderr)\n"
+	      "  -C, --connect SOCKET   hand the notify fd to devwld on SOCKET and exec in place\n"
+	      "      --id ID            container id sent with --connect (default devwl-run-PID)\n"
+	      "      --baseline=KIND    kernel baseline: auto (default), v1, v2 or none\n"
+	      "      --no-baseline      the same as --baseline=none (not recommended)\n"
+	      "      --allow-io-uring   do not refuse io_uring_setup (io_uring bypasses devwl)\n"
+	      "  -h, --help             show this help\n"
+	      "  -V, --version          show the version\n"
+	      "\n"
+	      "Without --policy the allow list is the standard container set:\n"
+	      "  c 1:3, 1:5, 1:7, 1:8, 1:9, 5:0, 5:2, 136:* rwm\n"
+	      "(null, zero, full, random, urandom, tty, ptmx, pts/*).\n"
+	      "\n"
+	      "Exit status: the command's, 128+N if it was killed by signal N, 1 if devwl-run\n"
+	      "failed, 2 on a usage error, 126/127 if COMMAND could not be run.\n",
+	      f);
+}
+
+static int parse_cap(const char *name, cap_value_t *ret)
+{
+	char buf[64];
+
+	if (cap_from_name(name, ret) == 0)
+		return 0;
+	/* Also take the name without its prefix, in either case: "mknod", "MKNOD". */
+	if (strlen(name) + 5 > sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "cap_%s", name);
+	for (char *p = buf; *p; p++)
+		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+	return cap_from_name(buf, ret) == 0 ? 0 : -EINVAL;
+}
+
+enum {
+	OPT_NO_BASELINE = 256,
+	OPT_BASELINE,
+	OPT_ALLOW_IO_URING,
+	OPT_ID,
+};
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"node", required_argument, NULL, 'n'},
+		{"allow", required_argument, NULL, 'a'},
+		{"deny", required_argument, NULL, 'd'},
+		{"drop-cap", required_argument, NULL, 'c'},
+		{"audit", required_argument, NULL, 'A'},
+		{"connect", required_argument, NULL, 'C'},
+		{"id", required_argument, NULL, OPT_ID},
+		{"baseline", required_argument, NULL, OPT_BASELINE},
+		{"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
+		{"allow-io-uring", no_argument, NULL, OPT_ALLOW_IO_URING},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	const char *env = secure_getenv("DEVWL_BASELINE");
+	int c;
+
+	o->baseline = BASELINE_AUTO;
+	if (env && *env && baseline_kind_parse(env, &o->baseline) < 0) {
+		fprintf(stderr, "devwl-run: DEVWL_BASELINE=%s: expected auto, v1, v2 or none\n",
+			env);
+		return EXIT_USAGE;
+	}
+	o->rules = calloc((size_t)argc, sizeof(*o->rules));
+	o->drop_caps = calloc((size_t)argc, sizeof(*o->drop_caps));
+	if (!o->rules || !o->drop_caps) {
+		fputs("devwl-run: out of memory\n", stderr);
+		return EXIT_FAILURE;
+	}
+	/* "+": the command's own options are not ours, even without "--". */
+	while ((c = getopt_long(argc, argv, "+p:n:a:d:c:A:C:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->policy_file = optarg;
+			break;
+		case 'n':
+			o->node_path = optarg;
+			break;
+		case 'a':
+		case 'd':
+			o->rules[o->n_rules].file = c == 'a' ? DEVWL_ALLOW : DEVWL_DENY;
+			o->rules[o->n_rules++].text = optarg;
+			break;
+		case 'c':
+			if (parse_cap(optarg, &o->drop_caps[o->n_drop_caps]) < 0) {
+				fprintf(stderr, "devwl-run: --drop-cap %s: unknown capability\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o->n_drop_caps++;
+			break;
+		case 'A':
+			o->audit = optarg;
+			break;
+		case 'C':
+			o->connect = optarg;
+			break;
+		case OPT_ID:
+			o->id = optarg;
+			break;
+		case OPT_BASELINE:
+			if (baseline_kind_parse(optarg, &o->baseline) < 0) {
+				fprintf(stderr,
+					"devwl-run: --baseline=%s: expected auto, v1, v2 or none\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_BASELINE:
+			o->baseline = BASELINE_NONE;
+			break;
+		case OPT_ALLOW_IO_URING:
+			o->allow_io_uring = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("devwl-run %s\n", devwl_version());
+			return 0;
+		default:
+			fputs("Try 'devwl-run --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fputs("devwl-run: no command given\nTry 'devwl-run --help'.\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (o->connect && (o->policy_file || o->n_rules > 0 || o->audit)) {
+		fputs("devwl-run: --connect leaves the policy and the audit to devwld: "
+		      "--policy, --allow, --deny and --audit do not apply\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
+	if (o->id && !o->connect) {
+		fputs("devwl-run: --id only applies with --connect\n", stderr);
+		return EXIT_USAGE;
+	}
+	o->argv = argv + optind;
+	return -1;
+}
+
+/* ---- the policy ---------------------------------------------------------------------- */
+
+/* Create path and its missing ancestors; each new node inherits from its parent. */
+static int mkdir_p(struct devwl_policy *policy, const char *path)
+{
+	_cleanup_free_ char *buf = strdup(path);
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		r = devwl_policy_mkdir(policy, buf);
+		*p = '/';
+		if (r < 0 && r != -EEXIST)
+			return r;
+	}
+	r = devwl_policy_mkdir(policy, buf);
+	return r == -EEXIST ? 0 : r;
+}
+
+static int write_rule(struct devwl_node *node, enum devwl_file file, const char *text,
+		      const char *origin)
+{
+	struct devwl_error err = {0};
+	int r = devwl_node_write(node, file, text, strlen(text), &err);
+
+	if (r < 0)
+		fprintf(stderr, "devwl-run: %s '%s' on %s: %s\n", origin, text,
+			devwl_node_path(node), err.msg[0] ? err.msg : strerror(-r));
+	return r;
+}
+
+/* Returns -1 on success (ret_* set), or an exit status. */
+static int build_policy(const struct options *o, struct devwl_policy **ret_policy,
+			struct devwl_node **ret_node)
+{
+	struct devwl_policy *policy = NULL;
+	struct devwl_node *node = NULL;
+	const char *path = o->node_path ? o->node_path : "/";
+	int r;
+
+	if (o->policy_file) {
+		struct devwl_error err = {0};
+		r = devwl_policy_load_file(o->policy_file, &policy, &err);
+		if (r < 0) {
+			fprintf(stderr, "devwl-run: %s\n", err.msg[0] ? err.msg : strerror(-r));
+			return EXIT_FAILURE;
+		}
+	} else {
+		policy = devwl_policy_new();
+		if (!policy)
+			goto oom;
+		node = devwl_policy_find(policy, "/");
+		r = write_rule(node, DEVWL_DENY, "a", "default");
+		for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(default_rules); i++)
+			r = write_rule(node, DEVWL_ALLOW, default_rules[i], "default");
+		if (r < 0)
+			goto fail;
+	}
+	r = mkdir_p(policy, path);
+	if (r < 0) {
+		fprintf(stderr, "devwl-run: --node %s: %s\n", path,
+			r == -EINVAL ? "not a valid node path" : strerror(-r));
+		devwl_policy_free(policy);
+		return r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+	}
+	node = devwl_policy_find(policy, path);
+	if (!node)
+		goto oom;
+	for (size_t i = 0; i < o->n_rules; i++) {
+		const struct rule_arg *a = &o->rules[i];
+		r = write_rule(node, a->file, a->text,
+			       a->file == DEVWL_ALLOW ? "--allow" : "--deny");
+		if (r < 0) {
+			devwl_policy_free(policy);
+			/* A rule that does not parse is a usage error; one the hierarchy
+			 * refuses (EPERM) is a policy failure. */
+			return r == -EINVAL || r == -E2BIG ? EXIT_USAGE : EXIT_FAILURE;
+		}
+	}
+	*ret_policy = policy;
+	*ret_node = node;
+	return -1;
+oom:
+	fputs("devwl-run: out of memory\n", stderr);
+fail:
+	devwl_policy_free(policy);
+	return EXIT_FAILURE;
+}
+
+/* ---- the child ----------------------------------------------------------------------- */
+
+/* What the child tells the parent: 0 and the notify fd, or the errno of a failed step. */
+struct child_msg {
+	int error;
+	char step[64];
+};
+
+static int send_msg(int sock, const struct child_msg *msg, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	memset(&u, 0, sizeof(u));
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? negerrno() : 0;
+}
+
+/* Receive a child_msg; ret_fd gets the fd passed with it, or -1. 0 on EOF. */
+static ssize_t recv_msg(int sock, struct child_msg *msg, int *ret_fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = msg, .iov_len = sizeof(*msg)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+
+	*ret_fd = -1;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return negerrno();
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(ret_fd, CMSG_DATA(cm), sizeof(int));
+	return n;
+}
+
+/*
+ * Drop each capability from every set. The bounding set first, while CAP_SETPCAP (which
+ * may be among those dropped) is still effective; ambient last, as lowering the others
+ * already removes it from there.
+ */
+static int drop_caps(const cap_value_t *caps, size_t n, const char **ret_step)
+{
+	cap_t cur = NULL;
+	int r = 0;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (prctl(PR_CAPBSET_READ, caps[i], 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, caps[i], 0, 0, 0) < 0) {
+			*ret_step = "dropping a capability from the bounding set";
+			return negerrno();
+		}
+	}
+	cur = cap_get_proc();
+	if (!cur) {
+		*ret_step = "cap_get_proc";
+		return negerrno();
+	}
+	if (cap_set_flag(cur, CAP_EFFECTIVE, (int)n, caps, CAP_CLEAR) < 0 ||
+	    cap_set_flag(cur, CAP_PERMITTED, (int)n, caps, CAP_CLEAR) < 0 ||
+	    cap_set_flag(cur, CAP_INHERITABLE, (int)n, caps, CAP_CLEAR) < 0 ||
+	    cap_set_proc(cur) < 0) {
+		*ret_step = "cap_set_proc";
+		r = negerrno();
+	}
+	cap_free(cur);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, caps[i], 0, 0) < 0 &&
+		    errno != EINVAL) {
+			*ret_step = "lowering an ambient capability";
+			r = negerrno();
+		}
+	return r;
+}
+
+static unsigned int filter_flags(const struct options *o)
+{
+	return o->allow_io_uring ? DEVWL_FILTER_ALLOW_IO_URING : 0;
+}
+
+/* Everything between the go from the parent and exec. Does not return. */
+static void __attribute__((noreturn))
+child_run(const struct options *o, int sock, const sigset_t *saved_mask)
+{
+	struct child_msg msg = {0};
+	const char *step = NULL;
+	int notify_fd = -1;
+	char go = 0;
+	ssize_t n;
+	int r;
+
+	/* The parent moves us into the baseline before it says go; EOF: it gave up. */
+	do
+		n = read(sock, &go, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(EXIT_FAILURE);
+
+	if (sigprocmask(SIG_SETMASK, saved_mask, NULL) < 0) {
+		step = "sigprocmask";
+		r = negerrno();
+		goto fail;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		step = "PR_SET_NO_NEW_PRIVS";
+		r = negerrno();
+		goto fail;
+	}
+	r = drop_caps(o->drop_caps, o->n_drop_caps, &step);
+	if (r < 0)
+		goto fail;
+	r = devwl_filter_install(filter_flags(o), &notify_fd);
+	if (r < 0) {
+		step = "installing the seccomp filter";
+		goto fail;
+	}
+	r = send_msg(sock, &msg, notify_fd);
+	if (r < 0)
+		_exit(EXIT_FAILURE);
+	close(notify_fd);
+	close(sock);
+
+	execvp(o->argv[0], o->argv);
+	r = errno;
+	fprintf(stderr, "devwl-run: %s: %s\n", o->argv[0], strerror(r));
+	_exit(r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+fail:
+	msg.error = -r;
+	snprintf(msg.step, sizeof(msg.step), "%s", step);
+	(void)send_msg(sock, &msg, -1);
+	_exit(EXIT_FAILURE);
+}
+
+/* ---- the supervisor ------------------------------------------------------------------ */
+
+struct supervisor {
+	const struct options *o;
+	struct devwl_node *node;
+	struct baseline baseline;
+	struct devwl_notify *notify;
+	int notify_fd, signal_fd, audit_fd;
+	pid_t child;
+	int child_status; /* wait status once the child is reaped, else -1 */
+	unsigned warned;
+};
+
+static int status_to_exit(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAILURE;
+}
+
+/* Reap whatever has exited, remembering the command's status. */
+static void reap(struct supervisor *s, int flags)
+{
+	int status = 0;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, flags)) > 0 || (pid < 0 && errno == EINTR))
+		if (pid == s->child)
+			s->child_status = status;
+}
+
+/* SIGKILL our direct children (orphans of the command come to us: we are a subreaper).
+ * Without a baseline cgroup this is how leftovers are found. Returns how many. */
+static int kill_children(void)
+{
+	char path[64];
+	int n = 0;
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fscanf(f, "%ld", &pid) == 1) {
+		(void)kill((pid_t)pid, SIGKILL);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Kill every process the command left behind and reap them all, then drop the cgroup. */
+static void cleanup_processes(struct supervisor *s)
+{
+	for (;;) {
+		int left = baseline_kill(&s->baseline);
+		left = (left > 0 ? left : 0) + kill_children();
+		reap(s, WNOHANG);
+		if (left <= 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			break;
+		/* Wait for one to go rather than spin; ECHILD with tasks still listed
+		 * means they are exiting and not ours to reap: look again shortly. */
+		if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
+			usleep(2000);
+	}
+	reap(s, WNOHANG);
+}
+
+static void handle_notification(struct supervisor *s)
+{
+	struct devwl_event ev = {0};
+	int r = devwl_notify_handle(s->notify, s->notify_fd, s->node, &ev);
+
+	if (r == -ENOENT || r == -EAGAIN || r == -EINTR)
+		return;
+	if (r < 0) {
+		/* A few are worth a look; a flood of the same would only drown the log. */
+		if (s->warned++ < 10)
+			fprintf(stderr, "devwl-run: handling a notification: %s\n", strerror(-r));
+		return;
+	}
+	if (s->audit_fd >= 0) {
+		r = audit_write(s->audit_fd, &ev);
+		if (r < 0 && s->warned++ < 10)
+			fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));
+	}
+}
+
+static void handle_signals(struct supervisor *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap(s, WNOHANG);
+			continue;
+		}
+		/* A terminal sends ^C and ^\ to its whole foreground group, the command
+		 * included: passing those on would deliver them twice. */
+		if ((si.ssi_signo == SIGINT || si.ssi_signo == SIGQUIT) && si.ssi_code == SI_KERNEL)
+			continue;
+		if (s->child_status < 0)
+			(void)kill(s->child, (int)si.ssi_signo);
+	}
+}
+
+static int supervise(struct supervisor *s)
+{
+	struct pollfd pfd[2] = {
+		{.fd = s->notify_fd, .events = POLLIN},
+		{.fd = s->signal_fd, .events = POLLIN},
+	};
+
+	/* Plain poll sleeps on the notify fd's own wait queue, where SYNC_WAKE_UP keeps
+	 * the target and us on one CPU (KERNEL-NOTES: epoll loses half the gain). */
+	while (s->child_status < 0) {
+		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "devwl-run: poll: %m\n");
+			return -errno;
+		}
+		if (pfd[0].revents & POLLIN)
+			handle_notification(s);
+		else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			pfd[0].fd = -1; /* no filter user left: nothing more to serve */
+		if (pfd[1].revents & POLLIN)
+			handle_signals(s);
+	}
+	return 0;
+}
+
+static int open_audit(const char *spec)
+{
+	int fd;
+
+	if (!spec)
+		return -1;
+	if (strcmp(spec, "-") == 0)
+		return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	fd = open(spec, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0640);
+	if (fd < 0)
+		return -1;
+	return fd;
+}
+
+static void warn_no_baseline(const char *why)
+{
+	fprintf(stderr,
+		"devwl-run: warning: %s: no kernel baseline, only deny-only enforcement is "
+		"possible: devices the policy denies are refused, but a device is granted only "
+		"as far as the kernel already allows this user, and calls devwl lets through "
+		"(CONTINUE) are judged by the kernel alone\n",
+		why);
+}
+
+/* Set up the baseline unless told not to. Returns -1 to go on, or an exit status. */
+static int setup_baseline(struct supervisor *s)
+{
+	char name[64];
+	int r;
+
+	if (s->o->baseline == BASELINE_NONE) {
+		warn_no_baseline("--no-baseline");
+		return -1;
+	}
+	snprintf(name, sizeof(name), "devwl-run.%d", (int)getpid());
+	r = baseline_create(s->o->baseline, name, &s->baseline);
+	if (r >= 0)
+		return -1;
+	if ((r == -EPERM || r == -EACCES || r == -EROFS) && geteuid() != 0) {
+		warn_no_baseline("not privileged enough for a device cgroup");
+		return -1;
+	}
+	fprintf(stderr,
+		"devwl-run: cannot set up the kernel baseline (%s): %s\n"
+		"devwl-run: --no-baseline runs without it, with deny-only enforcement\n",
+		baseline_kind_name(s->o->baseline), strerror(-r));
+	return EXIT_FAILURE;
+}
+
+static int run_supervised(const struct options *o, struct devwl_node *node)
+{
+	struct supervisor s = {
+		.o = o,
+		.node = node,
+		.baseline = BASELINE_INIT,
+		.notify_fd = -1,
+		.signal_fd = -1,
+		.audit_fd = -1,
+		.child = -1,
+		.child_status = -1,
+	};
+	_cleanup_close_ int sock_parent = -1, sock_child = -1;
+	sigset_t mask, saved;
+	struct child_msg msg = {0};
+	int ret = EXIT_FAILURE, fd = -1, r;
+	ssize_t n;
+
+	if (o->audit) {
+		s.audit_fd = open_audit(o->audit);
+		if (s.audit_fd < 0) {
+			fprintf(stderr, "devwl-run: --audit %s: %m\n", o->audit);
+			return EXIT_FAILURE;
+		}
+	}
+	s.notify = devwl_notify_new();
+	if (!s.notify) {
+		fputs("devwl-run: cannot set up notification handling (out of memory, or no "
+		      "seccomp user notification in this kernel)\n",
+		      stderr);
+		goto out;
+	}
+	r = setup_baseline(&s);
+	if (r >= 0) {
+		ret = r;
+		goto out;
+	}
+	/* Orphans of the command come back to us, so none outlives the run. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		fprintf(stderr, "devwl-run: PR_SET_CHILD_SUBREAPER: %m\n");
+		goto out;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(&mask, forwarded[i]);
+	if (sigprocmask(SIG_BLOCK, &mask, &saved) < 0) {
+		fprintf(stderr, "devwl-run: sigprocmask: %m\n");
+		goto out;
+	}
+	s.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s.signal_fd < 0) {
+		fprintf(stderr, "devwl-run: signalfd: %m\n");
+		goto out;
+	}
+	{
+		int sv[2] = {-1, -1};
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			fprintf(stderr, "devwl-run: socketpair: %m\n");
+			goto out;
+		}
+		sock_parent = sv[0];
+		sock_child = sv[1];
+	}
+
+	fflush(NULL);
+	s.child = fork();
+	if (s.child < 0) {
+		fprintf(stderr, "devwl-run: fork: %m\n");
+		goto out;
+	}
+	if (s.child == 0) {
+		close(TAKE_FD(sock_parent));
+		if (s.signal_fd >= 0)
+			close(s.signal_fd);
+		if (s.audit_fd >= 0)
+			close(s.audit_fd);
+		child_run(o, sock_child, &saved);
+	}
+	close(TAKE_FD(sock_child));
+	/* Ours only: the command gets the default disposition back through exec. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (s.baseline.dir) {
+		r = baseline_add(&s.baseline, s.child);
+		if (r < 0) {
+			fprintf(stderr, "devwl-run: moving the command into %s: %s\n",
+				s.baseline.dir, strerror(-r));
+			goto out_kill;
+		}
+	}
+	if (write(sock_parent, "g", 1) != 1) {
+		fprintf(stderr, "devwl-run: starting the command: %m\n");
+		goto out_kill;
+	}
+	n = recv_msg(sock_parent, &msg, &fd);
+	if (n != (ssize_t)sizeof(msg) || msg.error != 0 || fd < 0) {
+		if (n == (ssize_t)sizeof(msg) && msg.error != 0)
+			fprintf(stderr, "devwl-run: %.*s: %s\n", (int)sizeof(msg.step), msg.step,
+				strerror(msg.error));
+		else
+			fputs("devwl-run: the command exited before its filter was set up\n",
+			      stderr);
+		if (fd >= 0)
+			close(fd);
+		goto out_kill;
+	}
+	s.notify_fd = fd;
+	close(TAKE_FD(sock_parent));
+
+	if (supervise(&s) < 0)
+		goto out_kill;
+	ret = status_to_exit(s.child_status);
+out_kill:
+	if (s.child > 0 && s.child_status < 0)
+		(void)kill(s.child, SIGKILL);
+	cleanup_processes(&s);
+	if (ret == EXIT_FAILURE && s.child_status >= 0 && s.notify_fd >= 0)
+		ret = status_to_exit(s.child_status);
+out:
+	if (s.notify_fd >= 0)
+		close(s.notify_fd);
+	if (s.signal_fd >= 0)
+		close(s.signal_fd);
+	if (s.audit_fd >= 0)
+		close(s.audit_fd);
+	devwl_notify_free(s.notify);
+	r = baseline_destroy(&s.baseline);
+	if (r < 0)
+		fprintf(stderr, "devwl-run: removing the baseline cgroup: %s\n", strerror(-r));
+	return ret;
+}
+
+/* ---- --connect: devwld supervises ---------------------------------------------------- */
+
+static int run_connected(const struct options *o)
+{
+	struct baseline b = BASELINE_INIT;
+	const char *step = NULL;
+	int notify_fd = -1, r;
+
+	r = -1;
+	if (o->baseline == BASELINE_NONE) {
+		warn_no_baseline("--no-baseline");
+	} else {
+		/* Nobody stays behind to remove a cgroup of our own: join the one shared by
+		 * every --connect run instead, created on first use and never removed. */
+		r = baseline_join_shared(o->baseline, "devwl-run.connect", &b);
+		if (r < 0) {
+			if ((r == -EPERM || r == -EACCES || r == -EROFS) && geteuid() != 0) {
+				warn_no_baseline("not privileged enough for a device cgroup");
+			} else {
+				fprintf(stderr,
+					"devwl-run: cannot set up the kernel baseline (%s): %s\n"
+					"devwl-run: --no-baseline runs without it, with deny-only "
+					"enforcement\n",
+					baseline_kind_name(o->baseline), strerror(-r));
+				return EXIT_FAILURE;
+			}
+		}
+		free(b.dir);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		fprintf(stderr, "devwl-run: PR_SET_NO_NEW_PRIVS: %m\n");
+		return EXIT_FAILURE;
+	}
+	r = drop_caps(o->drop_caps, o->n_drop_caps, &step);
+	if (r < 0) {
+		fprintf(stderr, "devwl-run: %s: %s\n", step, strerror(-r));
+		return EXIT_FAILURE;
+	}
+	r = devwl_filter_install(filter_flags(o), &notify_fd);
+	if (r < 0) {
+		fprintf(stderr, "devwl-run: installing the seccomp filter: %s\n", strerror(-r));
+		return EXIT_FAILURE;
+	}
+	r = devwl_handoff_send(o->connect, notify_fd, o->node_path, o->id);
+	close(notify_fd);
+	if (r < 0) {
+		/* Our filter is installed and nobody serves it: trapped calls would fail
+		 * ENOSYS. Stop here rather than run the command half-broken. */
+		fprintf(stderr, "devwl-run: handing the notify fd to %s: %s\n", o->connect,
+			strerror(-r));
+		return EXIT_FAILURE;
+	}
+	execvp(o->argv[0], o->argv);
+	r = errno;
+	fprintf(stderr, "devwl-run: %s: %s\n", o->argv[0], strerror(r));
+	return r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	struct devwl_policy *policy = NULL;
+	struct devwl_node *node = NULL;
+	int ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret >= 0)
+		goto out;
+	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF)) {
+		fputs("devwl-run: this kernel has no seccomp user notification (Linux 5.0+)\n",
+		      stderr);
+		ret = EXIT_FAILURE;
+		goto out;
+	}
+	if (o.connect) {
+		ret = run_connected(&o);
+		goto out;
+	}
+	/* Every rule is checked here, before anything runs. */
+	ret = build_policy(&o, &policy, &node);
+	if (ret >= 0)
+		goto out;
+	ret = run_supervised(&o, node);
+out:
+	devwl_policy_free(policy);
+	free(o.rules);
+	free(o.drop_caps);
+	return ret;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Audit lines of devwl-run. The path comes from the container and may hold any bytes:
+ * JSON strings must be valid UTF-8, so bytes that are not become U+FFFD and the exact
+ * bytes are added as "path_hex", leaving nothing ambiguous for a log reader.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "run-audit.h"
+#include "util.h"
+
+struct out {
+	char *buf;
+	size_t size, len;
+	bool overflow;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->overflow || o->size - o->len <= n) {
+		o->overflow = true;
+		return;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void printf_(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void printf_(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->size - o->len) {
+		o->overflow = true;
+		o->buf[o->len] = '\0';
+		return;
+	}
+	o->len += (size_t)n;
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if s[0] does not start one. */
+static size_t utf8_seq(const unsigned char *s, size_t left)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (left < n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Write s as a JSON string; returns false if some bytes had to be replaced. */
+static bool put_json_string(struct out *o, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t left = strlen(str);
+	bool exact = true;
+
+	puts_(o, "\"");
+	while (left > 0) {
+		size_t n = utf8_seq(s, left);
+		if (n == 0) {
+			puts_(o, "\\ufffd");
+			exact = false;
+			n = 1;
+		} else if (*s == '"' || *s == '\\') {
+			put(o, "\\", 1);
+			put(o, (const char *)s, 1);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			printf_(o, "\\u%04x", *s);
+		} else {
+			put(o, (const char *)s, n);
+		}
+		s += n;
+		left -= n;
+	}
+	puts_(o, "\"");
+	return exact;
+}
+
+static const char *decision_name(enum devwl_verdict v)
+{
+	switch (v) {
+	case DEVWL_VERDICT_CONTINUE:
+		return "continue";
+	case DEVWL_VERDICT_ALLOW:
+		return "allow";
+	case DEVWL_VERDICT_DENY:
+		return "deny";
+	case DEVWL_VERDICT_ERROR:
+		break;
+	}
+	return "error";
+}
+
+int audit_format(const struct devwl_event *ev, char *buf, size_t size)
+{
+	struct out o = {.buf = buf, .size = size};
+	struct timespec ts = {0};
+	struct tm tm = {0};
+	char tbuf[32] = "";
+	const char *ename = NULL;
+
+	if (size == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
+	printf_(&o, "{\"time\":\"%s.%09ldZ\",\"pid\":%d,\"tid\":%d,\"syscall\":", tbuf, ts.tv_nsec,
+		(int)ev->pid, (int)ev->tid);
+	if (ev->syscall)
+		put_json_string(&o, ev->syscall);
+	else
+		printf_(&o, "\"%d\"", ev->syscall_nr);
+	puts_(&o, ",\"path\":");
+	if (!ev->path) {
+		puts_(&o, "null");
+	} else if (!put_json_string(&o, ev->path)) {
+		puts_(&o, ",\"path_hex\":\"");
+		for (const unsigned char *p = (const unsigned char *)ev->path; *p; p++)
+			printf_(&o, "%02x", *p);
+		puts_(&o, "\"");
+	}
+	if (ev->type == DEVWL_DEV_CHAR || ev->type == DEVWL_DEV_BLOCK)
+		printf_(&o, ",\"device\":\"%c %u:%u\"", ev->type == DEVWL_DEV_CHAR ? 'c' : 'b',
+			ev->major, ev->minor);
+	else
+		puts_(&o, ",\"device\":null");
+	printf_(&o, ",\"access\":\"%s%s%s\",\"decision\":\"%s\"",
+		ev->access & DEVWL_ACC_READ ? "r" : "", ev->access & DEVWL_ACC_WRITE ? "w" : "",
+		ev->access & DEVWL_ACC_MKNOD ? "m" : "", decision_name(ev->verdict));
+	if (ev->error != 0) {
+		ename = strerrorname_np(ev->error);
+		if (ename)
+			printf_(&o, ",\"errno\":\"%s\"", ename);
+		else
+			printf_(&o, ",\"errno\":\"%d\"", ev->error);
+	}
+	printf_(&o, ",\"handling_ns\":%llu}\n", (unsigned long long)ev->handling_ns);
+	return o.overflow ? -ENOSPC : (int)o.len;
+}
+
+int audit_write(int fd, const struct devwl_event *ev)
+{
+	char small[4096];
+	_cleanup_free_ char *big = NULL;
+	char *buf = small;
+	int n;
+
+	n = audit_format(ev, small, sizeof(small));
+	if (n == -ENOSPC) {
+		big = malloc(AUDIT_LINE_MAX);
+		if (!big)
+			return -ENOMEM;
+		buf = big;
+		n = audit_format(ev, big, AUDIT_LINE_MAX);
+	}
+	if (n < 0)
+		return n;
+	for (size_t off = 0; off < (size_t)n;) {
+		ssize_t w = write(fd, buf + off, (size_t)n - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return negerrno();
+		}
+		off += (size_t)w;
+	}
+	return 0;
+}
