@@ -679,6 +679,10 @@ DEVWL_EXPORT int devwl_node_write(struct devwl_node *node, enum devwl_file file,
 
 	if (!node || (file != DEVWL_ALLOW && file != DEVWL_DENY))
 		return devwl_error_set(err, -EINVAL, 0, "invalid node or file");
+	/* A zero-length write(2) to devices.allow/deny succeeds without reaching the parser
+	 * (the cgroup file layer returns first), so it changes nothing and is no error. */
+	if (len == 0)
+		return 0;
 	r = devwl_rule_parse(buf, len, &rule, err);
 	if (r < 0)
 		return r;
@@ -804,4 +808,69 @@ DEVWL_EXPORT void devwl_node_unref(struct devwl_node *node)
 {
 	if (node && node->refs)
 		node->refs--;
+}
+
+/* ---- snapshots: all-or-nothing updates of a subtree (lib/policyfile.c) ---------------- */
+
+struct snap_node {
+	enum devwl_behavior behavior;
+	bool mknod_needs_cap;
+	struct ex_list ex;
+};
+
+struct devwl_node_snapshot {
+	size_t n;
+	struct snap_node v[];
+};
+
+int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret)
+{
+	struct devwl_node *top = (struct devwl_node *)node;
+	struct devwl_node_snapshot *s;
+	size_t n = 0, i = 0;
+
+	if (!node || !ret)
+		return -EINVAL;
+	for (struct devwl_node *d = top; d; d = next_pre(d, top))
+		n++;
+	s = calloc(1, sizeof(*s) + n * sizeof(s->v[0]));
+	if (!s)
+		return -ENOMEM;
+	s->n = n;
+	for (struct devwl_node *d = top; d; d = next_pre(d, top), i++) {
+		s->v[i].behavior = d->behavior;
+		s->v[i].mknod_needs_cap = d->mknod_needs_cap;
+		if (ex_copy(&s->v[i].ex, &d->ex) < 0) {
+			devwl_node_snapshot_free(s);
+			return -ENOMEM;
+		}
+	}
+	*ret = s;
+	return 0;
+}
+
+/* Restoring only moves lists back, so it cannot fail half-way. */
+void devwl_node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *s)
+{
+	size_t i = 0;
+
+	if (!node || !s)
+		return;
+	for (struct devwl_node *d = node; d && i < s->n; d = next_pre(d, node), i++) {
+		ex_clean(&d->ex);
+		d->ex = s->v[i].ex;
+		s->v[i].ex = (struct ex_list){0};
+		d->behavior = s->v[i].behavior;
+		d->mknod_needs_cap = s->v[i].mknod_needs_cap;
+	}
+	devwl_node_snapshot_free(s);
+}
+
+void devwl_node_snapshot_free(struct devwl_node_snapshot *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		ex_clean(&s->v[i].ex);
+	free(s);
 }

@@ -16,4 +16,15 @@
  * control characters, so that every line protocol can carry it). 0 or -EINVAL. */
 int devwl_node_path_valid(const char *path);
 
+/*
+ * Save the state (behavior, exceptions, mknod waiver) of node and its descendants, so
+ * that a sequence of updates can be undone as a whole. Restore puts it back and frees
+ * the snapshot; it cannot fail, and is valid only while no node was added to or removed
+ * from the subtree in between. Errors: -EINVAL, -ENOMEM.
+ */
+struct devwl_node_snapshot;
+int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret);
+void devwl_node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *snap);
+void devwl_node_snapshot_free(struct devwl_node_snapshot *snap);
+
 #endif
