@@ -17,7 +17,7 @@
 
 /* Below this many exceptions a linear scan beats hashing. */
 #define EX_INDEX_MIN 8
-#define EMPTY_SLOT UINT32_MAX
+#define EMPTY_SLOT   UINT32_MAX
 
 struct ex_list {
 	struct devwl_rule *v;
@@ -468,8 +468,7 @@ int devwl_node_path_valid(const char *path)
 	return 0;
 }
 
-static struct devwl_node **table_slot(const struct devwl_policy *p, const char *path,
-				      uint64_t h)
+static struct devwl_node **table_slot(const struct devwl_policy *p, const char *path, uint64_t h)
 {
 	size_t mask = p->nslots - 1, s = h & mask;
 
@@ -671,8 +670,8 @@ DEVWL_EXPORT int devwl_node_update(struct devwl_node *node, enum devwl_file file
 	return node_update(node, file, rule, NULL);
 }
 
-DEVWL_EXPORT int devwl_node_write(struct devwl_node *node, enum devwl_file file,
-				  const char *buf, size_t len, struct devwl_error *err)
+DEVWL_EXPORT int devwl_node_write(struct devwl_node *node, enum devwl_file file, const char *buf,
+				  size_t len, struct devwl_error *err)
 {
 	struct devwl_rule rule;
 	int r;
@@ -689,9 +688,8 @@ DEVWL_EXPORT int devwl_node_write(struct devwl_node *node, enum devwl_file file,
 	return node_update(node, file, &rule, err);
 }
 
-DEVWL_EXPORT int devwl_policy_write(struct devwl_policy *p, const char *path,
-				    enum devwl_file file, const char *buf, size_t len,
-				    struct devwl_error *err)
+DEVWL_EXPORT int devwl_policy_write(struct devwl_policy *p, const char *path, enum devwl_file file,
+				    const char *buf, size_t len, struct devwl_error *err)
 {
 	struct devwl_node *n = devwl_policy_find(p, path);
 

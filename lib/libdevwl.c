@@ -7,12 +7,11 @@
 #include "util.h"
 
 #define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR(x)	STR_(x)
 
 DEVWL_EXPORT const char *devwl_version(void)
 {
-	return STR(DEVWL_VERSION_MAJOR) "." STR(DEVWL_VERSION_MINOR) "." STR(
-		DEVWL_VERSION_MICRO);
+	return STR(DEVWL_VERSION_MAJOR) "." STR(DEVWL_VERSION_MINOR) "." STR(DEVWL_VERSION_MICRO);
 }
 
 int devwl_error_set(struct devwl_error *err, int code, size_t offset, const char *fmt, ...)

@@ -177,8 +177,9 @@ int devwl_rule_format(const struct devwl_rule *rule, char *buf, size_t size)
 	char maj[12], min[12], acc[4];
 	int n;
 
-	if (!rule || !buf || (rule->type != DEVWL_DEV_BLOCK && rule->type != DEVWL_DEV_CHAR &&
-			      rule->type != DEVWL_DEV_ALL) ||
+	if (!rule || !buf ||
+	    (rule->type != DEVWL_DEV_BLOCK && rule->type != DEVWL_DEV_CHAR &&
+	     rule->type != DEVWL_DEV_ALL) ||
 	    (rule->access & ~DEVWL_ACC_MASK))
 		return -EINVAL;
 	format_number(maj, sizeof(maj), rule->major);

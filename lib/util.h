@@ -25,22 +25,22 @@ static inline void closep(int *fd)
 	}
 }
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_(f)	__attribute__((cleanup(f)))
+#define _cleanup_free_	_cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 
 /* Hand ownership on: returns the value and leaves the variable empty. */
-#define TAKE_PTR(p)                                                                        \
-	({                                                                                 \
-		__typeof__(p) _p = (p);                                                    \
-		(p) = NULL;                                                                \
-		_p;                                                                        \
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _p = (p);                                                            \
+		(p) = NULL;                                                                        \
+		_p;                                                                                \
 	})
-#define TAKE_FD(fd)                                                                        \
-	({                                                                                 \
-		int _fd = (fd);                                                            \
-		(fd) = -1;                                                                 \
-		_fd;                                                                       \
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd = (fd);                                                                    \
+		(fd) = -1;                                                                         \
+		_fd;                                                                               \
 	})
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

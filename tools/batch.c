@@ -148,8 +148,8 @@ static void do_listing(struct devwl_policy *policy, const char *path, bool full,
 	fprintf(out, "%s.\n", text);
 }
 
-static void do_check(struct devwl_policy *policy, const char *path, const char *line,
-		     size_t len, size_t pos, FILE *out)
+static void do_check(struct devwl_policy *policy, const char *path, const char *line, size_t len,
+		     size_t pos, FILE *out)
 {
 	char type[4], maj[16], min[16], acc[8];
 	const struct devwl_node *node;
@@ -170,8 +170,8 @@ static void do_check(struct devwl_policy *policy, const char *path, const char *
 		reply_errno(out, -ENOENT);
 		return;
 	}
-	r = devwl_node_check(node, type[0] == 'c' ? DEVWL_DEV_CHAR : DEVWL_DEV_BLOCK, major,
-			     minor, access);
+	r = devwl_node_check(node, type[0] == 'c' ? DEVWL_DEV_CHAR : DEVWL_DEV_BLOCK, major, minor,
+			     access);
 	if (r < 0)
 		reply_errno(out, r);
 	else
@@ -218,8 +218,9 @@ void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE 
 		if (n < 0)
 			r = n;
 		else
-			r = devwl_policy_write(policy, path, cmd[0] == 'a' ? DEVWL_ALLOW : DEVWL_DENY,
-					       rule, (size_t)n, NULL);
+			r = devwl_policy_write(policy, path,
+					       cmd[0] == 'a' ? DEVWL_ALLOW : DEVWL_DENY, rule,
+					       (size_t)n, NULL);
 		if (r < 0)
 			reply_errno(out, r);
 		else
