@@ -52,8 +52,8 @@ static int parse_number(const unsigned char *s, size_t *pos, uint32_t *ret, cons
 	return 0;
 }
 
-int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule *ret_rule,
-		     struct devwl_error *err)
+DEVWL_EXPORT int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule *ret_rule,
+				  struct devwl_error *err)
 {
 	char tmp[DEVWL_RULE_WRITE_MAX + 1];
 	const unsigned char *s = (const unsigned char *)tmp;
@@ -172,7 +172,7 @@ char devwl_type_char(unsigned type)
 	}
 }
 
-int devwl_rule_format(const struct devwl_rule *rule, char *buf, size_t size)
+DEVWL_EXPORT int devwl_rule_format(const struct devwl_rule *rule, char *buf, size_t size)
 {
 	char maj[12], min[12], acc[4];
 	int n;
