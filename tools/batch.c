@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allowlist.h"
 #include "batch.h"
 #include "util.h"
 
@@ -185,7 +186,8 @@ void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE 
 	int r;
 
 	if (!next_word(line, len, &pos, cmd, sizeof(cmd)) || pos++ >= len ||
-	    !next_word(line, len, &pos, path, sizeof(path))) {
+	    !next_word(line, len, &pos, path, sizeof(path)) || devwl_node_path_valid(path) < 0) {
+		/* A malformed node path is EINVAL for every command, as for mkdir. */
 		reply_errno(out, -EINVAL);
 		goto out;
 	}

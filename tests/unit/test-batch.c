@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The devwlctl batch protocol (tools/batch.c): one command per line in, one result per
+ * command out, a malformed line answered "error EINVAL" without ending the session.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "batch.h"
+#include "devwl.h"
+
+/* Run lines (each without its newline) through one session; return everything written. */
+static char *session(struct devwl_policy *p, const char *const *lines, const size_t *lens, size_t n)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&buf, &size);
+
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++)
+		batch_exec(p, lines[i], lens ? lens[i] : strlen(lines[i]), out);
+	assert_int_equal(fclose(out), 0);
+	return buf;
+}
+
+static void expect_session(struct devwl_policy *p, const char *const *lines, size_t n,
+			   const char *want)
+{
+	char *got = session(p, lines, NULL, n);
+
+	if (strcmp(got, want) != 0)
+		fail_msg("session output:\n%s--- want:\n%s---", got, want);
+	free(got);
+}
+
+/* One line with explicit length (it may hold NUL bytes). */
+static void expect_line(struct devwl_policy *p, const char *line, size_t len, const char *want)
+{
+	char *got = session(p, &line, &len, 1);
+
+	if (strcmp(got, want) != 0)
+		fail_msg("'%.*s' answered '%s', want '%s'", (int)len, line, got, want);
+	free(got);
+}
+
+#define LINE(s) s, sizeof(s) - 1
+#define N(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void test_batch_exec_ok_and_errors(void **state)
+{
+	static const char *const lines[] = {
+		"mkdir /a",	      "mkdir /a",
+		"mkdir /x/y",	      "mkdir /a/b",
+		"rmdir /a",	      "rmdir /",
+		"rmdir /nope",	      "mkdir bad",
+		"deny /a/b a",	      "allow /a/b c 1:3 r",
+		"mkdir /a/b/c",	      "allow /a/b/c a",
+		"allow /a/b a",	      "rmdir /a/b/c",
+		"deny /a a",	      "allow /nope c 1:3 r",
+		"deny / c 1:3 rwmx",  "allow /a/b c 1:3 r",
+		"allow / c 4097:1 q", "rmdir /a/b",
+		"rmdir /a",
+	};
+	struct devwl_policy *p = devwl_policy_new();
+
+	(void)state;
+	assert_non_null(p);
+	expect_session(p, lines, N(lines),
+		       "ok\n"
+		       "error EEXIST\n"
+		       "error ENOENT\n"
+		       "ok\n"
+		       "error EBUSY\n"
+		       "error EBUSY\n"
+		       "error ENOENT\n"
+		       "error EINVAL\n"
+		       "ok\n"
+		       "ok\n"
+		       "ok\n"
+		       /* allow a under a DENY parent; then on a node with children */
+		       "error EPERM\n"
+		       "error EINVAL\n"
+		       "ok\n"
+		       "error EINVAL\n"
+		       "error ENOENT\n"
+		       "ok\n"
+		       /* the deny on / took c 1:3 r away from /a/b too */
+		       "error EPERM\n"
+		       "error EINVAL\n"
+		       "ok\n"
+		       "ok\n");
+	devwl_policy_free(p);
+}
+
+static void test_batch_exec_list_show(void **state)
+{
+	static const char *const lines[] = {
+		"list /",
+		"show /",
+		"mkdir /n",
+		"deny /n a",
+		"list /n",
+		"show /n",
+		"allow /n c 1:3 rw",
+		"allow /n b *:* m",
+		"list /n",
+		"show /n",
+		"list /missing",
+		"show /missing",
+		"deny / c 9:9 w",
+		"show /",
+		"list /n extra",
+		"show",
+		"list /n/",
+		"check /n/.. c 1 3 r",
+	};
+	struct devwl_policy *p = devwl_policy_new();
+
+	(void)state;
+	assert_non_null(p);
+	expect_session(p, lines, N(lines),
+		       "a *:* rwm\n.\n"
+		       "behavior allow\n.\n"
+		       "ok\n"
+		       "ok\n"
+		       /* a DENY node without exceptions: the terminator alone */
+		       ".\n"
+		       "behavior deny\n.\n"
+		       "ok\n"
+		       "ok\n"
+		       "c 1:3 rw\nb *:* m\n.\n"
+		       "behavior deny\nallow c 1:3 rw\nallow b *:* m\n.\n"
+		       "error ENOENT\n"
+		       "error ENOENT\n"
+		       "ok\n"
+		       "behavior allow\ndeny c 9:9 w\n.\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       /* malformed node paths are EINVAL for every command */
+		       "error EINVAL\n"
+		       "error EINVAL\n");
+	devwl_policy_free(p);
+}
+
+static void test_batch_exec_check(void **state)
+{
+	static const char *const lines[] = {
+		"mkdir /d",
+		"deny /d a",
+		"allow /d c 1:3 rw",
+		"check /d c 1 3 r",
+		"check /d c 1 3 rw",
+		"check /d c 1 3 wr",
+		"check /d c 1 3 rwm",
+		"check /d c 1 3 m",
+		"check /d b 1 3 r",
+		"check /d c 1 3 -",
+		"check /d c 1 4 -",
+		"check / c 1 4 -",
+		"check / b 8 0 rwm",
+		"check /d c 4294967295 3 r",
+		/* malformed */
+		"check /d c 4294967296 3 r",
+		"check /d c -1 3 r",
+		"check /d c * 3 r",
+		"check /d a 1 3 r",
+		"check /d c 1 3 x",
+		"check /d c 1 3 ",
+		"check /d c 1 3",
+		"check /d c 1 3 r extra",
+		"check /d c  1 3 r",
+		"check /d c 1 3 --",
+		"check /d c 0x1 3 r",
+		"check /d",
+		"check /missing c 1 3 r",
+	};
+	struct devwl_policy *p = devwl_policy_new();
+
+	(void)state;
+	assert_non_null(p);
+	expect_session(p, lines, N(lines),
+		       "ok\nok\nok\n"
+		       "allow\n"
+		       "allow\n"
+		       "allow\n"
+		       "deny\n"
+		       "deny\n"
+		       "deny\n"
+		       /* "-" is access(F_OK): named by an exception, or an ALLOW node */
+		       "allow\n"
+		       "deny\n"
+		       "allow\n"
+		       "allow\n"
+		       "deny\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error ENOENT\n");
+	devwl_policy_free(p);
+}
+
+/* RULE escapes: each decoded byte reaches the grammar as the kernel would see it. */
+static void test_batch_exec_rule_escapes(void **state)
+{
+	struct devwl_policy *p = devwl_policy_new();
+
+	(void)state;
+	assert_non_null(p);
+	expect_line(p, LINE("mkdir /e"), "ok\n");
+	expect_line(p, LINE("deny /e a"), "ok\n");
+	/* \t, \v, \f, \r are whitespace to the kernel: separators. */
+	expect_line(p, LINE("allow /e c\\t1:1\\vr"), "ok\n");
+	expect_line(p, LINE("allow /e c\\f1:2\\rw"), "ok\n");
+	/* \n: only the first line counts, and it may end the access field. */
+	expect_line(p, LINE("allow /e c 1:3 m\\nc 9:9 rwm"), "ok\n");
+	/* \0: the write ends there. */
+	expect_line(p, LINE("allow /e c 1:4 r\\0w"), "ok\n");
+	/* \xHH, either case: 0xa0 is kernel whitespace, "\x63" is 'c'. */
+	expect_line(p, LINE("allow /e \\xa0\\x63 1:5 w\\xA0"), "ok\n");
+	/* \\ is a backslash, which the grammar refuses. */
+	expect_line(p, LINE("allow /e c 1:6 \\\\"), "error EINVAL\n");
+	expect_line(p, LINE("list /e"), "c 1:1 r\nc 1:2 w\nc 1:3 m\nc 1:4 r\nc 1:5 w\n.\n");
+	/* Bad escapes: unknown letter, short or non-hex \x, a trailing backslash. */
+	expect_line(p, LINE("allow /e c 1:7 \\q"), "error EINVAL\n");
+	expect_line(p, LINE("allow /e c 1:7 \\x4"), "error EINVAL\n");
+	expect_line(p, LINE("allow /e c 1:7 \\xg0"), "error EINVAL\n");
+	expect_line(p, LINE("allow /e c 1:7 r\\"), "error EINVAL\n");
+	/* A raw NUL byte in RULE ends the write like \0. */
+	expect_line(p, LINE("allow /e c 1:8 r\0garbage"), "ok\n");
+	expect_line(p, LINE("list /e"),
+		    "c 1:1 r\nc 1:2 w\nc 1:3 m\nc 1:4 r\nc 1:5 w\nc 1:8 r\n.\n");
+	devwl_policy_free(p);
+}
+
+static void test_batch_unescape_all(void **state)
+{
+	static const char in[] = "a\\n\\t\\r\\v\\f\\0\\\\\\x00\\xff\\x7Fz";
+	static const char want[] = "a\n\t\r\v\f\0\\\0\xff\x7fz";
+	char out[sizeof(in)];
+
+	(void)state;
+	assert_int_equal(batch_unescape(in, sizeof(in) - 1, out), sizeof(want) - 1);
+	assert_memory_equal(out, want, sizeof(want) - 1);
+	assert_int_equal(batch_unescape("", 0, out), 0);
+	assert_int_equal(batch_unescape("\\", 1, out), -EINVAL);
+	assert_int_equal(batch_unescape("\\x1", 3, out), -EINVAL);
+	assert_int_equal(batch_unescape("\\e", 2, out), -EINVAL);
+	/* The length bounds the input: an escape cut by it is incomplete. */
+	assert_int_equal(batch_unescape("\\x41", 3, out), -EINVAL);
+	assert_int_equal(batch_unescape("\\x41", 4, out), 1);
+	assert_int_equal(out[0], 'A');
+}
+
+/* Malformed lines get "error EINVAL" and the session goes on with the next one. */
+static void test_batch_exec_malformed_session_continues(void **state)
+{
+	static const char *const lines[] = {
+		"",	     " ",	  "mkdir",	    "mkdir ",	" mkdir /a",
+		"mkdir  /a", "mkdir /a ", "mkdir /a extra", "MKDIR /a", "frobnicate /a",
+		"allow",     "allow /",	  "list",	    "check",	"mkdir /a",
+		"list /a",
+	};
+	struct devwl_policy *p = devwl_policy_new();
+	char longline[8192];
+
+	(void)state;
+	assert_non_null(p);
+	expect_session(p, lines, N(lines),
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "error EINVAL\n"
+		       "ok\n"
+		       "a *:* rwm\n.\n");
+	/* Raw NUL bytes in the command or node, and an overlong node, are malformed. */
+	expect_line(p, LINE("mk\0dir /b"), "error EINVAL\n");
+	expect_line(p, LINE("mkdir /b\0c"), "error EINVAL\n");
+	longline[0] = '\0';
+	strcat(longline, "mkdir /");
+	memset(longline + 7, 'x', 5000);
+	longline[5007] = '\0';
+	expect_line(p, longline, strlen(longline), "error EINVAL\n");
+	/* An empty RULE is a zero-length write, which the kernel's cgroup file layer
+	 * answers with success before any parsing: nothing changes. A lone NUL byte is a
+	 * one-byte write that parses as an empty rule. */
+	expect_line(p, LINE("deny / "), "ok\n");
+	expect_line(p, LINE("list /"), "a *:* rwm\n.\n");
+	expect_line(p, LINE("deny / \\0"), "error EINVAL\n");
+	/* A rule over 4096 bytes. */
+	strcpy(longline, "deny / c 1:3 r");
+	memset(longline + 14, ' ', 4100);
+	longline[4114] = '\0';
+	expect_line(p, longline, strlen(longline), "error E2BIG\n");
+	/* Still alive, state intact. */
+	expect_line(p, LINE("show /a"), "behavior allow\n.\n");
+	assert_null(devwl_policy_find(p, "/b"));
+	devwl_policy_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_batch_exec_ok_and_errors),
+		cmocka_unit_test(test_batch_exec_list_show),
+		cmocka_unit_test(test_batch_exec_check),
+		cmocka_unit_test(test_batch_exec_rule_escapes),
+		cmocka_unit_test(test_batch_unescape_all),
+		cmocka_unit_test(test_batch_exec_malformed_session_continues),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
