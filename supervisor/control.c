@@ -185,11 +185,10 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 		 * saw their notify fds hang up. */
 		if (c)
 			container_drop(d, c);
-		r = devwl_policy_rmdir(d->policy, path);
-		if (r == -ENOENT)
-			r = 0;
-		if (r >= 0)
-			log_msg("hook: container %s: node %s removed", st.id, path);
+		/* Only a node made for containers goes: one the policy file or devwlctl
+		 * mkdir made (org.devwl.node may name it) stays with its rules. */
+		log_msg("hook: container %s: node %s %s", st.id, path,
+			store_forget_node(d, path) ? "removed" : "kept");
 	}
 out:
 	if (r < 0)

@@ -96,24 +96,36 @@ int socket_listen(const char *path, mode_t mode)
 	return TAKE_FD(fd);
 }
 
-/* Tell systemd (Type=notify) that both sockets exist; nothing when not under systemd. */
-static void notify_ready(void)
+/*
+ * Tell systemd (Type=notify) how we are: READY=1 once both sockets exist, STOPPING=1
+ * at exit, RELOADING=1 ... READY=1 around a reload (systemd >= 253 waits for that with
+ * Type=notify-reload; older ones ignore it). Nothing when not started by systemd.
+ */
+void service_notify(const char *fmt, ...)
 {
 	const char *sock = secure_getenv("NOTIFY_SOCKET");
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	_cleanup_close_ int fd = -1;
+	char msg[512];
 	size_t len;
+	va_list ap;
+	int n;
 
 	if (!sock || (sock[0] != '/' && sock[0] != '@') ||
 	    (len = strlen(sock)) >= sizeof(addr.sun_path))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(msg))
 		return;
 	memcpy(addr.sun_path, sock, len);
 	if (addr.sun_path[0] == '@')
 		addr.sun_path[0] = '\0';
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0)
-		(void)sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&addr,
-			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+	if (fd < 0 || sendto(fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&addr,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		log_msg("cannot notify systemd at %s: %m", sock);
 }
 
 static void usage(FILE *f)
@@ -123,13 +135,16 @@ static void usage(FILE *f)
 	      "  --listen PATH         OCI seccomp listenerPath socket [/run/devwl/listen.sock]\n"
 	      "  --control PATH        devwlctl socket [/run/devwl/control.sock]\n"
 	      "  --policy FILE         JSON policy (devwl-policy(5)); reloaded on SIGHUP\n"
+	      "                        and when the file changes\n"
+	      "  --no-watch            reload on SIGHUP only\n"
 	      "  --audit FILE          append decision records (JSON lines) to FILE [stderr]\n"
 	      "  --no-audit            keep counters only\n"
 	      "  --audit-all           also record CONTINUE answers for non-devices\n"
 	      "  --allow-uid UID       also accept listener peers with this uid (repeatable)\n"
-	      "  --k8s-template T      node for Kubernetes containers\n"
+	      "  --k8s-template T      node for Kubernetes containers, over the policy's\n"
 	      "                        [/k8s/{namespace}/{pod}/{container}]\n"
-	      "  --default-template T  node for other containers [/containers/{id}]\n"
+	      "  --default-template T  node for other containers, over the policy's\n"
+	      "                        [/containers/{id}]\n"
 	      "  --burst N             notifications per fd per round [16]\n"
 	      "  --spin-us N           wait this long on a busy fd for its next call [0]\n"
 	      "  --timeout-ms N        deadline for a runtime's message [5000]\n"
@@ -167,7 +182,8 @@ int main(int argc, char **argv)
 		OPT_BURST,
 		OPT_SPIN,
 		OPT_TIMEOUT,
-		OPT_MAX_MESSAGE
+		OPT_MAX_MESSAGE,
+		OPT_NO_WATCH
 	};
 	static const struct option opts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
@@ -183,6 +199,7 @@ int main(int argc, char **argv)
 		{"spin-us", required_argument, NULL, OPT_SPIN},
 		{"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
 		{"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+		{"no-watch", no_argument, NULL, OPT_NO_WATCH},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -192,8 +209,7 @@ int main(int argc, char **argv)
 			{
 				.listen_path = "/run/devwl/listen.sock",
 				.control_path = "/run/devwl/control.sock",
-				.k8s_template = "/k8s/{namespace}/{pod}/{container}",
-				.default_template = "/containers/{id}",
+				.watch_policy = true,
 				.burst = 16,
 				.spin_us = 0,
 				.conn_timeout_ms = 5000,
@@ -202,6 +218,8 @@ int main(int argc, char **argv)
 		.signal_src = {.fd = -1},
 		.listen_src = {.fd = -1},
 		.control_src = {.fd = -1},
+		.watch_src = {.fd = -1},
+		.watch_wd = -1,
 	};
 	_cleanup_free_ uid_t *uids = NULL;
 	bool no_audit = false;
@@ -245,10 +263,23 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_K8S:
-			d.cfg.k8s_template = optarg;
+		case OPT_DEFAULT: {
+			struct devwl_error err = {0};
+
+			if (template_check(optarg, c == OPT_K8S, &err) < 0) {
+				fprintf(stderr, "devwld: --%s: %s\n",
+					c == OPT_K8S ? "k8s-template" : "default-template",
+					err.msg);
+				return 2;
+			}
+			if (c == OPT_K8S)
+				d.cfg.k8s_template = optarg;
+			else
+				d.cfg.default_template = optarg;
 			break;
-		case OPT_DEFAULT:
-			d.cfg.default_template = optarg;
+		}
+		case OPT_NO_WATCH:
+			d.cfg.watch_policy = false;
 			break;
 		case OPT_BURST:
 		case OPT_SPIN:
@@ -321,6 +352,13 @@ int main(int argc, char **argv)
 		log_msg("listener %s: %s", d.cfg.listen_path, strerror(-r));
 		return 1;
 	}
+	r = watch_open(&d);
+	if (r < 0) {
+		/* Out of inotify watches, say: still a working daemon, reloaded by hand. */
+		log_msg("cannot watch %s (%s): it is reloaded on SIGHUP only", d.cfg.policy_file,
+			strerror(-r));
+		watch_close(&d);
+	}
 	r = control_open(&d);
 	if (r < 0) {
 		log_msg("control socket %s: %s", d.cfg.control_path, strerror(-r));
@@ -330,9 +368,10 @@ int main(int argc, char **argv)
 	log_msg("ready: listening on %s, control on %s, policy %s", d.cfg.listen_path,
 		d.cfg.control_path,
 		d.cfg.policy_file ? d.cfg.policy_file : "(built-in: allow all)");
-	notify_ready();
+	service_notify("READY=1\nSTATUS=listening on %s", d.cfg.listen_path);
 
 	r = loop_run(&d);
+	service_notify("STOPPING=1");
 
 	/* Closing the notify fds makes every trapped call fail ENOSYS: fail closed. */
 	d.quit = true;
@@ -344,6 +383,7 @@ int main(int argc, char **argv)
 	store_fini(&d);
 	close(d.listen_src.fd);
 	close(d.control_src.fd);
+	watch_close(&d);
 	loop_fini(&d);
 	devwl_notify_free(d.notify);
 	audit_close(&d.audit);

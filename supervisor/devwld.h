@@ -20,6 +20,7 @@ enum source_kind {
 	SOURCE_OCI_CONN, /* one runtime connection, until its message is complete */
 	SOURCE_CTL_CONN, /* one devwlctl connection */
 	SOURCE_NOTIFY,	 /* one container process's seccomp notify fd */
+	SOURCE_WATCH,	 /* inotify on the policy file's directory */
 };
 
 struct source {
@@ -62,16 +63,21 @@ static inline bool list_empty(const struct list_head *h)
 	return h->next == h;
 }
 
+struct annotation {
+	char *key, *value;
+};
+
 /* The OCI state a runtime or hook sent, converted out of JSON at once. */
 struct oci_state {
-	char *id;	 /* state.id: the container; required */
-	pid_t pid;	 /* top-level pid (0 from crun exec) */
-	char *metadata;	 /* listenerMetadata, or NULL */
-	char *anno_node; /* annotation org.devwl.node */
-	char *k8s_ns;	 /* io.kubernetes.pod.namespace */
-	char *k8s_pod;	 /* io.kubernetes.pod.name */
-	char *k8s_ctr;	 /* io.kubernetes.container.name */
+	char *id;		  /* state.id: the container; required */
+	pid_t pid;		  /* top-level pid (0 from crun exec) */
+	char *metadata;		  /* listenerMetadata, or NULL */
+	struct annotation *annos; /* the string-valued annotations */
+	size_t nannos;
 };
+
+/* The value of annotation key, or NULL (mapping.c). */
+const char *oci_annotation(const struct oci_state *st, const char *key);
 
 void oci_state_clear(struct oci_state *st);
 /*
@@ -82,6 +88,46 @@ void oci_state_clear(struct oci_state *st);
 struct json_object;
 int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state *st,
 			struct devwl_error *err);
+
+/* The "containers" object of the policy file: which node a container gets (mapping.c). */
+struct map_rule {
+	char *annotation;
+	char *value; /* NULL: any value */
+	char *node;  /* a template */
+};
+
+enum node_annotation {
+	NODE_ANNOTATION_ANY,	/* org.devwl.node may name any node (the default) */
+	NODE_ANNOTATION_IGNORE, /* org.devwl.node is not looked at */
+	NODE_ANNOTATION_UNDER,	/* only at or below one of under[] */
+};
+
+struct mapping {
+	char *k8s_template;	/* NULL: the command line's, else the built-in one */
+	char *default_template; /* likewise */
+	enum node_annotation node_annotation;
+	char **under; /* templates */
+	size_t nunder;
+	struct map_rule *rules; /* first match wins */
+	size_t nrules;
+};
+
+void mapping_clear(struct mapping *m);
+/* Check a template: known placeholders only ({namespace} {pod} {container} only with
+ * k8s_vars), at most one per component, a valid node path once expanded. -EINVAL. */
+int template_check(const char *tmpl, bool k8s_vars, struct devwl_error *err);
+/* Convert the "containers" object (NULL: absent); messages name file and key. */
+int mapping_from_json(struct json_object *obj, const char *file, struct mapping *ret,
+		      struct devwl_error *err);
+/*
+ * The node path (heap) for a container, and which source decided it (static text).
+ * The overrides (command line) win over the mapping's templates. Errors: -EINVAL bad
+ * value or path, -ENOENT a template needs a value the container lacks, -EPERM an
+ * org.devwl.node outside the allowed subtrees, -ENOMEM; the reason is in err.
+ */
+int mapping_node_path(const struct mapping *m, const char *k8s_override,
+		      const char *default_override, const struct oci_state *st, char **ret_path,
+		      const char **ret_source, struct devwl_error *err);
 
 struct container;
 
@@ -116,15 +162,22 @@ struct audit {
 	uint64_t hist[AUDIT_BUCKETS];
 };
 
+/* A sorted set of strings (policy.c). */
+struct strset {
+	char **v;
+	size_t n;
+};
+
 struct devwld_config {
 	const char *listen_path;
 	const char *control_path;
 	const char *policy_file;
 	const char *audit_file;
 	bool audit_all;
-	const char *k8s_template;
-	const char *default_template;
-	uid_t *listen_uids; /* peers allowed besides root */
+	const char *k8s_template;     /* NULL: from the policy file, else built in */
+	const char *default_template; /* likewise */
+	bool watch_policy;	      /* reload when the policy file changes */
+	uid_t *listen_uids;	      /* peers allowed besides root */
 	size_t n_listen_uids;
 	unsigned int burst;   /* notifications handled per fd per round */
 	unsigned int spin_us; /* wait that long on the fd for the next one (0: just look) */
@@ -137,14 +190,26 @@ struct devwld {
 	struct io_uring ring;
 	struct devwl_notify *notify;
 	struct devwl_policy *policy;
+	struct mapping mapping;
+	char *policy_text; /* what policy and mapping were loaded from */
+	size_t policy_len;
+	struct strset ondemand; /* the nodes we made for containers, not the policy's */
 	struct audit audit;
-	struct source signal_src, listen_src, control_src;
+	struct source signal_src, listen_src, control_src, watch_src;
+	int watch_wd;	       /* on the policy file's directory; -1: none */
+	uint64_t watch_due_ms; /* debounced reload check due then; 0: none */
+	uint64_t watch_first_ms;
+	char *watch_tried; /* the text of the last reload the watch tried */
+	size_t watch_tried_len;
 	struct list_head containers;
 	struct list_head oci_conns; /* incomplete runtime connections, oldest first */
 	struct list_head ctl_conns;
 	unsigned int ncontainers, nprocs, noci_conns, nctl_conns;
 	bool quit;
 };
+
+/* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
+void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Logging to stderr (systemd captures it). */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -167,6 +232,13 @@ uint64_t now_ms(void);
 /* policy.c: the policy store and the container table. */
 int store_load(struct devwld *d);
 int store_reload(struct devwld *d);
+/* Read the policy file (logs why not). */
+int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len);
+/* Reload from text read from the policy file (taken over): everything or nothing. */
+int store_apply_text(struct devwld *d, char *text, size_t len);
+/* Remove a node made on demand, and its made-on-demand ancestors, once unused;
+ * true when no node is left at path. */
+bool store_forget_node(struct devwld *d, const char *path);
 /* The node path for a container, from its annotations/metadata/templates (heap). */
 int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_path);
 /* Find or create (with ancestors) the node at path. */
@@ -180,6 +252,13 @@ void cproc_gone(struct devwld *d, struct cproc *p);
 /* Forget a container and every process of it (poststop). */
 void container_drop(struct devwld *d, struct container *c);
 void store_fini(struct devwld *d);
+
+/* watch.c: reload when the policy file changes (a ConfigMap's "..data" swap). */
+int watch_open(struct devwld *d);
+void watch_ready(struct devwld *d);
+/* Called each loop round: runs a due check; returns ms until the next one, or -1. */
+int watch_tick(struct devwld *d, uint64_t now);
+void watch_close(struct devwld *d);
 
 /* control.c */
 int control_open(struct devwld *d);

@@ -163,23 +163,15 @@ void oci_conn_expire(struct devwld *d, uint64_t now)
 	}
 }
 
-static char *dup_string(struct json_object *obj, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return strdup(json_object_get_string(v));
-}
-
 void oci_state_clear(struct oci_state *st)
 {
 	free(st->id);
 	free(st->metadata);
-	free(st->anno_node);
-	free(st->k8s_ns);
-	free(st->k8s_pod);
-	free(st->k8s_ctr);
+	for (size_t i = 0; i < st->nannos; i++) {
+		free(st->annos[i].key);
+		free(st->annos[i].value);
+	}
+	free(st->annos);
 	*st = (struct oci_state){0};
 }
 
@@ -237,10 +229,24 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 	    !(out.metadata = strdup(json_object_get_string(v))))
 		goto fail;
 	if (anno) {
-		out.anno_node = dup_string(anno, "org.devwl.node");
-		out.k8s_ns = dup_string(anno, "io.kubernetes.pod.namespace");
-		out.k8s_pod = dup_string(anno, "io.kubernetes.pod.name");
-		out.k8s_ctr = dup_string(anno, "io.kubernetes.container.name");
+		/* All of them: the policy's "match" rules may name any. Values with a NUL
+		 * byte would read as another value: left out. */
+		out.annos = calloc((size_t)json_object_object_length(anno) + 1, sizeof(*out.annos));
+		if (!out.annos)
+			goto fail;
+		json_object_object_foreach (anno, key, val) {
+			struct annotation *a = &out.annos[out.nannos];
+
+			if (!json_object_is_type(val, json_type_string) ||
+			    (size_t)json_object_get_string_len(val) !=
+				    strlen(json_object_get_string(val)))
+				continue;
+			a->key = strdup(key);
+			a->value = strdup(json_object_get_string(val));
+			out.nannos++;
+			if (!a->key || !a->value)
+				goto fail;
+		}
 	}
 	*st = out;
 	return 0;

@@ -122,9 +122,16 @@ static void signal_ready(struct devwld *d)
 
 	while (read(d->signal_src.fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
+			struct timespec ts = {0};
+
 			log_msg("SIGHUP: reloading %s",
 				d->cfg.policy_file ? d->cfg.policy_file : "(no policy file)");
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			service_notify("RELOADING=1\nMONOTONIC_USEC=%llu",
+				       (unsigned long long)ts.tv_sec * 1000000ULL +
+					       (unsigned long long)ts.tv_nsec / 1000);
 			store_reload(d);
+			service_notify("READY=1");
 		} else {
 			log_msg("signal %d: exiting", (int)si.ssi_signo);
 			d->quit = true;
@@ -228,13 +235,21 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 	case SOURCE_NOTIFY:
 		notify_ready(d, container_of(src, struct cproc, src), res);
 		break;
+	case SOURCE_WATCH:
+		watch_ready(d);
+		break;
 	}
 }
 
 int loop_run(struct devwld *d)
 {
 	while (!d->quit) {
-		struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 250 * 1000 * 1000};
+		/* Wake at least this often for the runtimes' message deadlines. */
+		int wait_ms = watch_tick(d, now_ms());
+		struct __kernel_timespec ts = {
+			.tv_sec = 0,
+			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
+		};
 		struct io_uring_cqe *cqe = NULL;
 		unsigned int head, seen = 0;
 		int r;

@@ -2,14 +2,21 @@
 /*
  * The policy store and the container table: which node each container uses, nodes
  * created on demand (with their ancestors, inheriting as a new cgroup does), pinned
- * with devwl_node_ref while a container uses them, and the atomic SIGHUP reload.
+ * with devwl_node_ref while a container uses them, and the atomic reload (SIGHUP,
+ * devwlctl reload, or the file changing: watch.c).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allowlist.h"
 
 #include "devwld.h"
 #include "util.h"
@@ -22,6 +29,151 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
+/* As the library's loader: a policy file is small, anything bigger is a mistake. */
+#define POLICY_TEXT_MAX (16u << 20)
+
+/* ---- a sorted set of strings ------------------------------------------------------- */
+
+static int strset_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static ssize_t strset_find(const struct strset *s, const char *str)
+{
+	char *const *hit = s->n ? bsearch(&str, s->v, s->n, sizeof(*s->v), strset_cmp) : NULL;
+
+	return hit ? hit - s->v : -1;
+}
+
+static int strset_add(struct strset *s, const char *str)
+{
+	size_t i = 0;
+	char **v;
+
+	if (strset_find(s, str) >= 0)
+		return 0;
+	v = realloc(s->v, (s->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	while (i < s->n && strcmp(s->v[i], str) < 0)
+		i++;
+	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(*v));
+	s->v[i] = strdup(str);
+	if (!s->v[i]) {
+		memmove(s->v + i, s->v + i + 1, (s->n - i) * sizeof(*v));
+		return -ENOMEM;
+	}
+	s->n++;
+	return 0;
+}
+
+static void strset_del(struct strset *s, size_t i)
+{
+	free(s->v[i]);
+	memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof(*s->v));
+	s->n--;
+}
+
+static void strset_clear(struct strset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	*s = (struct strset){0};
+}
+
+/* ---- loading: one read of the file feeds both the nodes and the mapping ------------- */
+
+/*
+ * The file is read once and both halves are parsed from that text: read twice, a
+ * ConfigMap update landing in between could pair the nodes of one version with the
+ * container mapping of another.
+ */
+static int read_text(const char *file, char **ret_text, size_t *ret_len, struct devwl_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+
+	/* O_NONBLOCK: a FIFO put in the file's place must not stall the loop. */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return devwl_error_set(err, -EINVAL, 0, "%s: not a regular file", file);
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb;
+
+			cap = cap ? cap * 2 : (size_t)st.st_size + 4096;
+			if (cap > POLICY_TEXT_MAX + 2)
+				cap = POLICY_TEXT_MAX + 2;
+			nb = realloc(buf, cap);
+			if (!nb)
+				return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", file);
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > POLICY_TEXT_MAX)
+			return devwl_error_set(err, -E2BIG, 0, "%s: larger than %u bytes", file,
+					       POLICY_TEXT_MAX);
+	}
+	if (!buf)
+		return devwl_error_set(err, -EINVAL, 0, "%s: empty", file);
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len))
+		return devwl_error_set(err, -EINVAL, (size_t)((char *)memchr(buf, '\0', len) - buf),
+				       "%s: contains a NUL byte", file);
+	*ret_text = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+static int parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
+		      struct mapping *ret_mapping, struct devwl_error *err)
+{
+	struct devwl_policy *policy = NULL;
+	struct json_object *top = NULL, *containers = NULL;
+	enum json_tokener_error jerr = json_tokener_success;
+	struct mapping m = {0};
+	int r;
+
+	r = devwl_policy_load_string(text, file, &policy, err);
+	if (r < 0)
+		return r;
+	/* The loader has checked the syntax and ignores "containers": ours to read. */
+	top = json_tokener_parse_verbose(text, &jerr);
+	if (!top) {
+		devwl_policy_free(policy);
+		return devwl_error_set(err, -EINVAL, 0, "%s: %s", file,
+				       json_tokener_error_desc(jerr));
+	}
+	json_object_object_get_ex(top, "containers", &containers);
+	r = mapping_from_json(containers, file, &m, err);
+	json_object_put(top);
+	if (r < 0) {
+		devwl_policy_free(policy);
+		return r;
+	}
+	*ret_policy = policy;
+	*ret_mapping = m;
+	return 0;
+}
+
 int store_load(struct devwld *d)
 {
 	struct devwl_error err = {0};
@@ -31,125 +183,44 @@ int store_load(struct devwld *d)
 		d->policy = devwl_policy_new();
 		return d->policy ? 0 : -ENOMEM;
 	}
-	r = devwl_policy_load_file(d->cfg.policy_file, &d->policy, &err);
+	r = read_text(d->cfg.policy_file, &d->policy_text, &d->policy_len, &err);
+	if (r >= 0)
+		r = parse_text(d->cfg.policy_file, d->policy_text, &d->policy, &d->mapping, &err);
 	if (r < 0)
-		log_msg("policy %s: %s", d->cfg.policy_file, err.msg[0] ? err.msg : strerror(-r));
+		log_msg("policy %s", err.msg[0] ? err.msg : strerror(-r));
 	return r;
-}
-
-/* An absolute path of non-empty components other than "." and "..", or "/". */
-static bool valid_node_path(const char *path)
-{
-	const char *p = path;
-
-	if (path[0] != '/' || strlen(path) >= 4096)
-		return false;
-	if (path[1] == '\0')
-		return true;
-	while (*p == '/') {
-		const char *end = strchrnul(p + 1, '/');
-		size_t n = (size_t)(end - p - 1);
-
-		if (n == 0 || (n == 1 && p[1] == '.') || (n == 2 && p[1] == '.' && p[2] == '.'))
-			return false;
-		p = end;
-	}
-	return *p == '\0';
-}
-
-static bool valid_component(const char *s)
-{
-	return s && s[0] && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..") && strlen(s) < 256;
-}
-
-/* Expand {id} {namespace} {pod} {container} in a template. */
-static int expand(const char *tmpl, const struct oci_state *st, char **ret)
-{
-	static const char *const keys[] = {"{id}", "{namespace}", "{pod}", "{container}"};
-	const char *vals[] = {st->id, st->k8s_ns, st->k8s_pod, st->k8s_ctr};
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-
-	if (!f)
-		return -ENOMEM;
-	for (const char *p = tmpl; *p;) {
-		size_t i;
-
-		for (i = 0; i < ARRAY_SIZE(keys); i++)
-			if (!strncmp(p, keys[i], strlen(keys[i])))
-				break;
-		if (i < ARRAY_SIZE(keys)) {
-			fputs(vals[i] ? vals[i] : "", f);
-			p += strlen(keys[i]);
-		} else {
-			fputc(*p++, f);
-		}
-	}
-	if (fclose(f) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*ret = buf;
-	return 0;
 }
 
 int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_path)
 {
-	char *path = NULL;
-	const char *why;
+	struct devwl_error err = {0};
+	const char *source = "";
 	int r;
 
-	if (st->anno_node) {
-		why = "annotation org.devwl.node";
-		path = strdup(st->anno_node);
-	} else if (st->metadata && !strncmp(st->metadata, "node=", 5)) {
-		why = "listenerMetadata";
-		path = strdup(st->metadata + 5);
-	} else if (st->k8s_ns || st->k8s_pod || st->k8s_ctr) {
-		why = "Kubernetes annotations";
-		if (!valid_component(st->k8s_ns) || !valid_component(st->k8s_pod) ||
-		    !valid_component(st->k8s_ctr)) {
-			log_msg("container %s: incomplete or unusable Kubernetes annotations",
-				st->id);
-			return -EINVAL;
-		}
-		r = expand(d->cfg.k8s_template, st, &path);
-		if (r < 0)
-			return r;
-	} else {
-		why = "the default template";
-		r = expand(d->cfg.default_template, st, &path);
-		if (r < 0)
-			return r;
-	}
-	if (!path)
-		return -ENOMEM;
-	if (!valid_node_path(path)) {
-		log_msg("container %s: %s gives \"%s\", not a node path", st->id, why, path);
-		free(path);
-		return -EINVAL;
-	}
-	*ret_path = path;
-	return 0;
+	r = mapping_node_path(&d->mapping, d->cfg.k8s_template, d->cfg.default_template, st,
+			      ret_path, &source, &err);
+	if (r < 0)
+		log_msg("container %s: no node: %s", st->id, err.msg[0] ? err.msg : strerror(-r));
+	return r;
 }
 
-static int ensure_node(struct devwl_policy *policy, const char *path, struct devwl_node **ret_node,
-		       bool *ret_created)
+/* Find path, creating it and its missing ancestors (each inheriting from its parent);
+ * the paths created are added to made. */
+static int ensure_node(struct devwl_policy *policy, const char *path, struct strset *made,
+		       struct devwl_node **ret_node, bool *ret_created)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct devwl_node *node;
 	bool created = false;
 	int r;
 
-	if (!valid_node_path(path))
+	if (devwl_node_path_valid(path) < 0)
 		return -EINVAL;
 	node = devwl_policy_find(policy, path);
 	if (!node) {
 		buf = strdup(path);
 		if (!buf)
 			return -ENOMEM;
-		/* Create each missing ancestor in turn, so each inherits from its parent. */
 		for (char *slash = buf + 1;; slash++) {
 			slash = strchrnul(slash, '/');
 			char saved = *slash;
@@ -157,6 +228,9 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct dev
 			*slash = '\0';
 			if (!devwl_policy_find(policy, buf)) {
 				r = devwl_policy_mkdir(policy, buf);
+				if (r < 0)
+					return r;
+				r = strset_add(made, buf);
 				if (r < 0)
 					return r;
 			}
@@ -178,7 +252,36 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct dev
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created)
 {
-	return ensure_node(d->policy, path, ret_node, ret_created);
+	return ensure_node(d->policy, path, &d->ondemand, ret_node, ret_created);
+}
+
+bool store_forget_node(struct devwld *d, const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return false;
+	/* Only what we made: a node of the policy file or of devwlctl mkdir stays. */
+	for (char *slash; strcmp(p, "/");) {
+		ssize_t i = strset_find(&d->ondemand, p);
+		int r;
+
+		if (i < 0)
+			break;
+		r = devwl_policy_rmdir(d->policy, p);
+		if (r == -EBUSY) /* children, or another container still uses it */
+			break;
+		if (r < 0 && r != -ENOENT) {
+			log_msg("removing node %s: %s", p, strerror(-r));
+			break;
+		}
+		strset_del(&d->ondemand, (size_t)i);
+		slash = strrchr(p, '/');
+		if (slash == p)
+			break;
+		*slash = '\0';
+	}
+	return !devwl_policy_find(d->policy, path);
 }
 
 struct container *container_find(struct devwld *d, const char *id)
@@ -203,13 +306,7 @@ static void container_free(struct devwld *d, struct container *c)
 	d->ncontainers--;
 	if (c->node)
 		devwl_node_unref(c->node);
-	if (c->created_node) {
-		/* Made for this container only; a node someone else made stays. */
-		int r = devwl_policy_rmdir(d->policy, c->node_path);
-		if (r < 0 && r != -ENOENT && r != -EBUSY)
-			log_msg("container %s: removing node %s: %s", c->id, c->node_path,
-				strerror(-r));
-	}
+	store_forget_node(d, c->node_path);
 	log_msg("container %s: gone (%llu notifications)", c->id,
 		(unsigned long long)c->notifications);
 	free(c->id);
@@ -300,20 +397,30 @@ void container_drop(struct devwld *d, struct container *c)
 	}
 }
 
-int store_reload(struct devwld *d)
+int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
 {
+	struct devwl_error err = {0};
+	int r = read_text(d->cfg.policy_file, ret_text, ret_len, &err);
+
+	if (r < 0)
+		log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file,
+			err.msg);
+	return r;
+}
+
+int store_apply_text(struct devwld *d, char *text, size_t len)
+{
+	_cleanup_free_ char *owned = text;
 	struct devwl_policy *fresh = NULL;
+	struct mapping mapping = {0};
+	struct strset made = {0};
 	struct devwl_error err = {0};
 	_cleanup_free_ struct devwl_node **nodes = NULL;
 	_cleanup_free_ bool *created = NULL;
 	size_t i = 0;
 	int r;
 
-	if (!d->cfg.policy_file) {
-		log_msg("reload: devwld runs without --policy; nothing to reload");
-		return -ENOENT;
-	}
-	r = devwl_policy_load_file(d->cfg.policy_file, &fresh, &err);
+	r = parse_text(d->cfg.policy_file, text, &fresh, &mapping, &err);
 	if (r < 0) {
 		log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file,
 			err.msg[0] ? err.msg : strerror(-r));
@@ -322,21 +429,21 @@ int store_reload(struct devwld *d)
 	nodes = calloc(d->ncontainers + 1, sizeof(*nodes));
 	created = calloc(d->ncontainers + 1, sizeof(*created));
 	if (!nodes || !created) {
-		devwl_policy_free(fresh);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto fail;
 	}
 	/* First find every container's node in the new policy; only then switch, so a
-	 * failure leaves everything as it was. */
+	 * failure leaves everything as it was. A running container keeps its node path:
+	 * a changed mapping applies to containers that start later. */
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
 		struct container *c = container_of(l, struct container, link);
 
-		r = ensure_node(fresh, c->node_path, &nodes[i], &created[i]);
+		r = ensure_node(fresh, c->node_path, &made, &nodes[i], &created[i]);
 		if (r < 0) {
 			log_msg("reload of %s failed, keeping the current policy: container %s:"
 				" node %s: %s",
 				d->cfg.policy_file, c->id, c->node_path, strerror(-r));
-			devwl_policy_free(fresh);
-			return r;
+			goto fail;
 		}
 	}
 	i = 0;
@@ -350,9 +457,37 @@ int store_reload(struct devwld *d)
 	}
 	devwl_policy_free(d->policy);
 	d->policy = fresh;
-	log_msg("reloaded %s (%zu nodes, %u containers re-pointed)", d->cfg.policy_file,
-		devwl_policy_count(fresh), d->ncontainers);
+	mapping_clear(&d->mapping);
+	d->mapping = mapping;
+	strset_clear(&d->ondemand);
+	d->ondemand = made;
+	free(d->policy_text);
+	d->policy_text = TAKE_PTR(owned);
+	d->policy_len = len;
+	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed)",
+		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers);
 	return 0;
+fail:
+	devwl_policy_free(fresh);
+	mapping_clear(&mapping);
+	strset_clear(&made);
+	return r;
+}
+
+int store_reload(struct devwld *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!d->cfg.policy_file) {
+		log_msg("reload: devwld runs without --policy; nothing to reload");
+		return -ENOENT;
+	}
+	r = store_read_policy(d, &text, &len);
+	if (r < 0)
+		return r;
+	return store_apply_text(d, text, len);
 }
 
 void store_fini(struct devwld *d)
@@ -361,4 +496,8 @@ void store_fini(struct devwld *d)
 		container_drop(d, container_of(d->containers.next, struct container, link));
 	devwl_policy_free(d->policy);
 	d->policy = NULL;
+	mapping_clear(&d->mapping);
+	strset_clear(&d->ondemand);
+	free(d->policy_text);
+	d->policy_text = NULL;
 }

@@ -39,7 +39,7 @@ DEVWLD_PID=
 CHILD_PIDS=()
 
 cleanup() {
-	local id pid
+	local id pid status=$?
 	for id in "${CONTAINERS[@]}"; do
 		$RT kill "$id" KILL >/dev/null 2>&1
 		for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -55,11 +55,19 @@ cleanup() {
 		kill "$DEVWLD_PID" 2>/dev/null
 		wait "$DEVWLD_PID" 2>/dev/null
 	fi
+	# Under -DDEVWL_SANITIZE=ON a report (at exit, for leaks) fails the test.
+	if grep -q "ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:" \
+		"$T/devwld.log" 2>/dev/null; then
+		echo "FAIL: sanitizer report in devwld.log:" >&2
+		grep -A20 "ERROR: \|runtime error:" "$T/devwld.log" | head -60 >&2
+		status=1
+	fi
 	if [ -n "${KEEP:-}" ]; then
 		echo "kept $T" >&2
 	else
 		rm -rf "$T"
 	fi
+	exit "$status"
 }
 trap cleanup EXIT
 
