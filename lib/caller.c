@@ -513,9 +513,13 @@ int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *r
 	p = put_str(buf, "thread-self/fd/");
 	p = put_uint(p, (unsigned long)opath_fd);
 	*p = '\0';
-	/* O_NOCTTY: a terminal opened for the caller must not become ours. */
-	oflags &= ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_TRUNC | O_DIRECTORY | O_PATH | O_TMPFILE |
-		    O_CLOEXEC);
+	/*
+	 * O_NOCTTY: a terminal opened for the caller must not become ours. O_EXCL means
+	 * something only without O_CREAT: an exclusive claim on a block device, kept.
+	 */
+	if (oflags & O_CREAT)
+		oflags &= ~O_EXCL;
+	oflags &= ~(O_CREAT | O_NOFOLLOW | O_TRUNC | O_DIRECTORY | O_PATH | O_TMPFILE | O_CLOEXEC);
 	fd = openat(c->host_proc, buf, oflags | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return negerrno();

@@ -42,8 +42,19 @@
 #ifndef OPEN_HOW_SIZE_VER0
 #define OPEN_HOW_SIZE_VER0 24
 #endif
-#define HANDLE_MAX 128 /* MAX_HANDLE_SZ */
-#define MADE_MAX   16
+/* The kernel's O_LARGEFILE (glibc says 0 on x86_64) and its VALID_OPEN_FLAGS for openat2. */
+#if defined(__x86_64__) || defined(__i386__)
+#define KERNEL_O_LARGEFILE 0100000
+#else
+#define KERNEL_O_LARGEFILE __O_LARGEFILE
+#endif
+#define VALID_OPEN_FLAGS                                                                           \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_SYNC |      \
+	 O_DSYNC | FASYNC | O_DIRECT | KERNEL_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
+	 O_CLOEXEC | O_PATH | __O_TMPFILE)
+#define O_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+#define HANDLE_MAX   128 /* MAX_HANDLE_SZ */
+#define MADE_MAX     16
 
 /* A node made on a caller's behalf, to recognise a restarted mknod (signal, no SEND). */
 struct made_node {
@@ -60,6 +71,11 @@ struct devwl_notify {
 	size_t page_size;
 	struct made_node made[MADE_MAX];
 	unsigned int made_next;
+	/*
+	 * Some of the call's memory could only be read through /proc/TID/mem (FOLL_FORCE):
+	 * PROT_NONE, where the kernel faults, or exec-/write-only pages, which it reads.
+	 */
+	bool forced;
 	struct devwl_target target;
 	struct devwl_caller caller;
 	unsigned char mem[4096]; /* open_how or file_handle read from the target */
@@ -131,9 +147,40 @@ static uint64_t arg(const struct devwl_syscall *sc, const struct seccomp_notif *
 	return sc->compat32 ? (uint32_t)req->data.args[i] : req->data.args[i];
 }
 
-/* Target memory, page by page so that an unmapped page after the data does not matter. */
+/*
+ * What process_vm_readv refused: unmapped memory (the kernel faults too), PROT_NONE (it
+ * faults), or exec-only and write-only pages (on x86 the kernel reads them). Only
+ * /proc/TID/mem tells the last two from the first; the data it reads is marked forced.
+ * A slow path: never taken for ordinary memory.
+ */
+static int read_forced(struct devwl_notify *n, pid_t tid, int *mem_fd, uint64_t addr, void *buf,
+		       size_t len)
+{
+	char p[32];
+	ssize_t got = 0;
+
+	if (*mem_fd < 0) {
+		snprintf(p, sizeof(p), "%d/mem", (int)tid);
+		*mem_fd = openat(n->caller.host_proc, p, O_RDONLY | O_CLOEXEC);
+		if (*mem_fd < 0)
+			return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -EPERM
+										     : -EFAULT;
+	}
+	/* mem takes the address as an unsigned offset (FMODE_UNSIGNED_OFFSET). */
+	got = pread(*mem_fd, buf, len, (off_t)addr);
+	if (got != (ssize_t)len)
+		return -EFAULT;
+	n->forced = true;
+	return 0;
+}
+
+/*
+ * Target memory, page by page so that an unmapped page after the data does not matter.
+ * Errors: -EFAULT as the kernel would give it, -EPERM when we could not look.
+ */
 static int read_mem(struct devwl_notify *n, pid_t tid, uint64_t addr, void *buf, size_t len)
 {
+	_cleanup_close_ int mem_fd = -1;
 	size_t done = 0;
 
 	while (done < len) {
@@ -141,21 +188,32 @@ static int read_mem(struct devwl_notify *n, pid_t tid, uint64_t addr, void *buf,
 		struct iovec local = {.iov_base = (char *)buf + done};
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + done)};
 		ssize_t got = 0;
+		int r = 0;
 
 		if (chunk > len - done)
 			chunk = len - done;
 		local.iov_len = remote.iov_len = chunk;
 		got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-		if (got <= 0)
-			return -EFAULT;
+		if (got <= 0) {
+			r = read_forced(n, tid, &mem_fd, addr + done, local.iov_base, chunk);
+			if (r < 0)
+				return r;
+			got = (ssize_t)chunk;
+		}
 		done += (size_t)got;
 	}
 	return 0;
 }
 
-/* The NUL-terminated path; -EFAULT or -ENAMETOOLONG where the kernel would say so. */
+/*
+ * The NUL-terminated path, read as the kernel's getname() reads it: at most PATH_MAX bytes
+ * including the NUL (-ENAMETOOLONG beyond), -EFAULT where it runs into memory the kernel
+ * cannot read (checked page by page: it may end right before an unmapped page), -EPERM
+ * when we could not look.
+ */
 static int read_path(struct devwl_notify *n, pid_t tid, uint64_t addr)
 {
+	_cleanup_close_ int mem_fd = -1;
 	size_t done = 0;
 
 	while (done < sizeof(n->path)) {
@@ -163,19 +221,26 @@ static int read_path(struct devwl_notify *n, pid_t tid, uint64_t addr)
 		struct iovec local = {.iov_base = n->path + done};
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + done)};
 		ssize_t got = 0;
+		int r = 0;
 
 		if (chunk > sizeof(n->path) - done)
 			chunk = sizeof(n->path) - done;
 		local.iov_len = remote.iov_len = chunk;
 		got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-		if (got <= 0)
-			break;
+		if (got <= 0) {
+			r = read_forced(n, tid, &mem_fd, addr + done, local.iov_base, chunk);
+			if (r < 0) {
+				n->path[0] = '\0';
+				return r;
+			}
+			got = (ssize_t)chunk;
+		}
 		if (memchr(n->path + done, '\0', (size_t)got))
 			return 0;
 		done += (size_t)got;
 	}
 	n->path[0] = '\0';
-	return done == sizeof(n->path) ? -ENAMETOOLONG : -EFAULT;
+	return -ENAMETOOLONG;
 }
 
 /* Is the notification still pending, i.e. is tid still the task that made the call? */
@@ -224,6 +289,17 @@ static int answer_error(struct answer *a, int err)
 	return 0;
 }
 
+/*
+ * A lookup of ours that failed for our own reasons (our fd table, memory), not for the
+ * caller's: we do not know what the path names, so neither CONTINUE (the kernel might open
+ * a device) nor pass the error on (it is not the caller's). Answer EPERM.
+ */
+static bool our_trouble(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EINTR ||
+	       err == -EAGAIN;
+}
+
 /* open, openat, openat2, creat. Returns -ENOENT when the target is gone. */
 static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node *node,
 		       const struct call *c, struct devwl_event *e, struct answer *a)
@@ -235,11 +311,19 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	bool need_start = false;
 	int r = 0, allowed = 0;
 
-	if (c->flags & (O_PATH | O_DIRECTORY))
+	/* O_PATH and O_DIRECTORY never open a device; __O_TMPFILE alone is EINVAL here. */
+	if (c->flags & (O_PATH | O_DIRECTORY | __O_TMPFILE))
 		return 0;
 	e->access = access_of(c->flags);
-	if (read_path(n, (pid_t)n->req->pid, c->path) < 0 || n->path[0] == '\0')
-		return 0;
+	/*
+	 * What the kernel refuses on reading the path it is answered here, not CONTINUE'd:
+	 * by the time the kernel reads it again the memory may name a device.
+	 */
+	r = read_path(n, (pid_t)n->req->pid, c->path);
+	if (r < 0)
+		return answer_error(a, -r);
+	if (n->path[0] == '\0')
+		return answer_error(a, ENOENT);
 	need_start = n->path[0] != '/' || (c->resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH));
 	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, need_start);
 	/* One check covers the path read above and the /proc fds just opened. */
@@ -251,12 +335,22 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		return r == -EBADF ? 0 : answer_error(a, EPERM);
 	if (devwl_caller_enter(cl, t) < 0)
 		return answer_error(a, EPERM);
-	/* First as ourselves: most opens are not of devices and need nothing more. */
-	if (devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve, &pfd) < 0 ||
-	    fstat(pfd, &st) < 0 || !device_of(&st, e))
+	/*
+	 * First as ourselves: most opens are not of devices and need nothing more. A lookup
+	 * that fails the caller's way is the kernel's to answer; one that fails ours is not.
+	 * RESOLVE_CACHED only says "may fail EAGAIN": we resolve fully.
+	 */
+	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve & ~(uint64_t)RESOLVE_CACHED,
+				&pfd);
+	if (r < 0)
+		return our_trouble(r) ? answer_error(a, EPERM) : 0;
+	if (fstat(pfd, &st) < 0)
+		return answer_error(a, EPERM);
+	if (!device_of(&st, e))
 		return 0;
+	/* Never opens what exists: the kernel answers EEXIST (a symlink counts as existing). */
 	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-		return 0; /* the kernel answers EEXIST */
+		return 0;
 	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
 
@@ -265,11 +359,10 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		return answer_error(a, EPERM);
 	closep(&pfd);
 	pfd = -1;
-	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve, &pfd);
-	if (r == -ELOOP)
-		return 0;
+	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve & ~(uint64_t)RESOLVE_CACHED,
+				&pfd);
 	if (r < 0)
-		return answer_error(a, -r);
+		return answer_error(a, our_trouble(r) ? EPERM : -r);
 	if (fstat(pfd, &st) < 0)
 		return answer_error(a, EPERM);
 	if (!device_of(&st, e))
@@ -277,9 +370,12 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
 	if (allowed != 1)
 		return answer_error(a, EPERM);
+	/* Read only by force: PROT_NONE (kernel: EFAULT) or stranger; do not grant on it. */
+	if (n->forced)
+		return answer_error(a, EFAULT);
 	r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
 	if (r < 0)
-		return answer_error(a, -r);
+		return answer_error(a, r == -EMFILE ? EPERM : -r);
 	a->kind = ANSWER_FD;
 	a->cloexec = c->flags & O_CLOEXEC;
 	return 0;
@@ -318,24 +414,35 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		e->type = 0; /* whiteout */
 		return 0;
 	}
-	if (read_path(n, (pid_t)n->req->pid, c->path) < 0)
-		return 0;
+	/* Answered here, not CONTINUE'd: the memory may name another place by then. */
+	r = read_path(n, (pid_t)n->req->pid, c->path);
+	if (r < 0)
+		return answer_error(a, -r);
 	len = strlen(n->path);
+	if (len == 0)
+		return answer_error(a, ENOENT);
 	last = strrchr(n->path, '/');
 	last = last ? last + 1 : n->path;
-	/* Empty, trailing slash, "." or "..": the kernel's own answer is right. */
-	if (len == 0 || n->path[len - 1] == '/' || strcmp(last, ".") == 0 ||
-	    strcmp(last, "..") == 0)
-		return 0;
+	/*
+	 * Trailing slash, "." or "..": the kernel refuses them itself (EEXIST, ENOENT), and
+	 * a CONTINUE cannot make a node the policy denies: dev and mode are registers.
+	 */
+	if (n->path[len - 1] == '/' || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
+		return devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) == 1
+			       ? 0
+			       : answer_error(a, EPERM);
 	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, n->path[0] != '/');
 	if (r >= 0)
 		r = devwl_target_read_creds(cl, t);
 	if (id_valid(nfd, n->req->id) < 0)
 		return -ENOENT;
+	/* A CONTINUE would let a caller holding CAP_MKNOD make any node: answer instead. */
 	if (r < 0)
-		return 0;
+		return answer_error(a, r == -EBADF ? EBADF : EPERM);
 	if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) != 1)
 		return answer_error(a, EPERM);
+	if (n->forced)
+		return answer_error(a, EFAULT);
 	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD)))
 		return answer_error(a, EPERM);
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
@@ -387,6 +494,7 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	_cleanup_close_ int mfd = -1;
 	_cleanup_close_ int ofd = -1;
 	int flags = (int)(uint32_t)n->req->data.args[2];
+	unsigned int bytes = 0;
 	struct stat st;
 	int r = 0;
 
@@ -401,12 +509,17 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	/* Without the capability the kernel refuses it (EPERM) before any open. */
 	if (!t->creds.same_userns || !(t->creds.cap_eff & (1ULL << CAP_DAC_READ_SEARCH)))
 		return 0;
-	if (read_mem(n, t->tid, arg(sc, n->req, 1), fh, sizeof(*fh)) < 0 || fh->handle_bytes == 0 ||
-	    fh->handle_bytes > HANDLE_MAX ||
-	    read_mem(n, t->tid, arg(sc, n->req, 1), fh, sizeof(*fh) + fh->handle_bytes) < 0)
-		return 0;
-	if (fh->handle_bytes == 0 || fh->handle_bytes > HANDLE_MAX)
-		return 0; /* changed between the reads: let the kernel see it */
+	/* The kernel's own errors for the handle, answered here: the memory may change. */
+	r = read_mem(n, t->tid, arg(sc, n->req, 1), fh, sizeof(*fh));
+	if (r < 0)
+		return answer_error(a, -r);
+	bytes = fh->handle_bytes;
+	if (bytes == 0 || bytes > HANDLE_MAX)
+		return answer_error(a, EINVAL);
+	r = read_mem(n, t->tid, arg(sc, n->req, 1), fh, sizeof(*fh) + bytes);
+	if (r < 0)
+		return answer_error(a, -r);
+	fh->handle_bytes = bytes; /* as the kernel does: the first read's size counts */
 	mfd = handle_mount_fd(n, t, (int)(int32_t)n->req->data.args[0]);
 	if (id_valid(nfd, n->req->id) < 0)
 		return -ENOENT;
@@ -417,14 +530,49 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 		return 0;
 	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
+	if (n->forced)
+		return answer_error(a, EFAULT);
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
 		return answer_error(a, EPERM);
 	r = devwl_caller_reopen(cl, ofd, flags, &a->fd);
 	if (r < 0)
-		return answer_error(a, -r);
+		return answer_error(a, r == -EMFILE ? EPERM : -r);
 	a->kind = ANSWER_FD;
 	a->cloexec = flags & O_CLOEXEC;
 	return 0;
+}
+
+/*
+ * openat2's own refusals, in the kernel's order (build_open_flags): negative errno, or 1
+ * for a valid O_PATH / O_DIRECTORY / O_TMPFILE open, which never opens a device node.
+ */
+static int open_how_check(const struct open_how *how)
+{
+	uint64_t flags = how->flags;
+
+	if ((flags & ~(uint64_t)VALID_OPEN_FLAGS) || (how->resolve & ~(uint64_t)KNOWN_RESOLVE))
+		return -EINVAL;
+	if ((how->resolve & RESOLVE_BENEATH) && (how->resolve & RESOLVE_IN_ROOT))
+		return -EINVAL;
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		if (how->mode & ~(uint64_t)07777)
+			return -EINVAL;
+	} else if (how->mode) {
+		return -EINVAL;
+	}
+	if ((flags & O_CREAT) && (flags & O_DIRECTORY))
+		return -EINVAL;
+	if (flags & __O_TMPFILE) {
+		if ((flags & (__O_TMPFILE | O_DIRECTORY | O_CREAT)) != O_TMPFILE)
+			return -EINVAL;
+		if ((flags & O_ACCMODE) == O_RDONLY)
+			return -EINVAL;
+	}
+	if ((flags & O_PATH) && (flags & ~(uint64_t)O_PATH_FLAGS))
+		return -EINVAL;
+	if ((how->resolve & RESOLVE_CACHED) && (flags & (O_TRUNC | O_CREAT | __O_TMPFILE)))
+		return -EAGAIN;
+	return flags & (O_PATH | O_DIRECTORY | __O_TMPFILE) ? 1 : 0;
 }
 
 static int decide(struct devwl_notify *n, int nfd, const struct devwl_node *node,
@@ -450,18 +598,22 @@ static int decide(struct devwl_notify *n, int nfd, const struct devwl_node *node
 	case DEVWL_CALL_OPENAT2: {
 		struct open_how how = {0};
 		uint64_t size = arg(sc, req, 3);
+		int r = 0;
 
-		/* Whatever the kernel would refuse (EFAULT, EINVAL, E2BIG) it answers itself. */
-		if (size < OPEN_HOW_SIZE_VER0 || size > sizeof(n->mem) ||
-		    read_mem(n, (pid_t)req->pid, arg(sc, req, 2), n->mem, (size_t)size) < 0)
+		/* The size is a register: the kernel's answer to it cannot change. */
+		if (size < OPEN_HOW_SIZE_VER0 || size > sizeof(n->mem))
 			return 0;
+		/* The rest is memory the kernel reads again: answer its errors ourselves. */
+		r = read_mem(n, (pid_t)req->pid, arg(sc, req, 2), n->mem, (size_t)size);
+		if (r < 0)
+			return answer_error(a, -r);
 		memcpy(&how, n->mem, size < sizeof(how) ? (size_t)size : sizeof(how));
 		for (uint64_t i = sizeof(how); i < size; i++)
 			if (n->mem[i])
-				return 0;
-		if ((how.flags >> 32) || (how.resolve & ~(uint64_t)KNOWN_RESOLVE) ||
-		    (how.mode && !(how.flags & O_CREAT)))
-			return 0;
+				return answer_error(a, E2BIG);
+		r = open_how_check(&how);
+		if (r != 0)
+			return r < 0 ? answer_error(a, -r) : 0;
 		c.dirfd = (int)(int32_t)req->data.args[0];
 		c.path = arg(sc, req, 1);
 		c.flags = (int)how.flags;
@@ -572,6 +724,7 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 		return negerrno();
 	start = now_ns();
 	n->path[0] = '\0';
+	n->forced = false;
 	e.id = n->req->id;
 	e.tid = (pid_t)n->req->pid;
 	e.syscall_nr = n->req->data.nr;

@@ -474,4 +474,152 @@ static inline bool lt_match(const char *got, const char *want)
 	return ok;
 }
 
+/* ---- Helpers for the hostile-input tests (07–29). ---- */
+
+/* A watchdog: a test that stalls dies by SIGALRM instead of hanging ctest. */
+static inline void lt_watchdog(unsigned int seconds)
+{
+	signal(SIGALRM, SIG_DFL);
+	alarm(seconds);
+}
+
+/* How many fds this process holds (the supervisor side of a leak check). */
+static inline int lt_count_fds(void)
+{
+	char p[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (access(p, F_OK) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* One line for a call returning an fd: "ok type=c rdev=1:5", "ok type=f" or the errno name. */
+static inline void lt_describe(char *out, size_t size, long ret, int err)
+{
+	struct stat st;
+
+	if (ret < 0) {
+		snprintf(out, size, "%s", strerrorname_np(err) ?: "E?");
+		return;
+	}
+	if (fstat((int)ret, &st) < 0)
+		snprintf(out, size, "ok fstat=%s", strerrorname_np(errno));
+	else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		snprintf(out, size, "ok type=%c rdev=%u:%u", S_ISCHR(st.st_mode) ? 'c' : 'b',
+			 major(st.st_rdev), minor(st.st_rdev));
+	else
+		snprintf(out, size, "ok type=%c", S_ISREG(st.st_mode) ? 'f' : 'o');
+}
+
+/* Run child_fn(arg) in a plain child (no filter): what the kernel answers by itself. */
+static inline char *lt_native(int (*child_fn)(void *), void *arg, int *ret_status)
+{
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+	int out[2], status = 0;
+	pid_t pid = -1;
+
+	if (!buf || pipe2(out, O_CLOEXEC) < 0)
+		LT_DIE("setup: %m");
+	pid = fork();
+	if (pid < 0)
+		LT_DIE("fork: %m");
+	if (pid == 0) {
+		int r = 0;
+
+		dup2(out[1], 1);
+		r = child_fn(arg);
+		fflush(stdout);
+		_exit(r);
+	}
+	close(out[1]);
+	for (;;) {
+		ssize_t n = 0;
+
+		if (len + 1024 > cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				LT_DIE("oom");
+		}
+		n = read(out[0], buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(out[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (ret_status)
+		*ret_status = status;
+	return buf;
+}
+
+/* The rest of the line "LABEL: result" in out (static buffer), or "(missing)". */
+static inline const char *lt_result_of(const char *out, const char *label)
+{
+	static char res[256];
+	size_t ll = strlen(label);
+
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, label, ll) == 0 && p[ll] == ':' && p[ll + 1] == ' ') {
+			const char *e = strchrnul(p + ll + 2, '\n');
+			size_t n = (size_t)(e - (p + ll + 2));
+
+			if (n >= sizeof(res))
+				n = sizeof(res) - 1;
+			memcpy(res, p + ll + 2, n);
+			res[n] = '\0';
+			return res;
+		}
+	}
+	return "(missing)";
+}
+
+/*
+ * Start child_fn(arg) under its own devwl filter, like lt_run, but return at once with its
+ * pid, notify fd and stdout pipe: for tests that supervise several children themselves.
+ */
+static inline pid_t lt_spawn(int (*child_fn)(void *), void *arg, int *ret_nfd, int *ret_out)
+{
+	int sv[2], out[2];
+	pid_t pid = -1;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(out, O_CLOEXEC) < 0)
+		LT_DIE("setup: %m");
+	pid = fork();
+	if (pid < 0)
+		LT_DIE("fork: %m");
+	if (pid == 0) {
+		int fd = -1, r = 0;
+
+		dup2(out[1], 1);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(123);
+		r = devwl_filter_install(0, &fd);
+		if (r < 0)
+			_exit(122);
+		lt_send_fd(sv[1], fd);
+		close(fd);
+		r = child_fn(arg);
+		fflush(stdout);
+		_exit(r);
+	}
+	close(sv[1]);
+	close(out[1]);
+	*ret_nfd = lt_recv_fd(sv[0]);
+	close(sv[0]);
+	if (*ret_nfd < 0)
+		LT_DIE("no notify fd from the child");
+	*ret_out = out[0];
+	return pid;
+}
+
 #endif
