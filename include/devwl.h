@@ -29,10 +29,10 @@ extern "C" {
 #define DEVWL_VERSION_MICRO 0
 
 /* True when the headers are at least version a.b.c (unlike liburing's inverted check). */
-#define DEVWL_VERSION_AT_LEAST(a, b, c)                                                    \
-	(DEVWL_VERSION_MAJOR > (a) ||                                                      \
-	 (DEVWL_VERSION_MAJOR == (a) &&                                                    \
-	  (DEVWL_VERSION_MINOR > (b) ||                                                    \
+#define DEVWL_VERSION_AT_LEAST(a, b, c)                                                            \
+	(DEVWL_VERSION_MAJOR > (a) ||                                                              \
+	 (DEVWL_VERSION_MAJOR == (a) &&                                                            \
+	  (DEVWL_VERSION_MINOR > (b) ||                                                            \
 	   (DEVWL_VERSION_MINOR == (b) && DEVWL_VERSION_MICRO >= (c)))))
 
 /* The version of the library actually loaded, e.g. "0.1.0". Never NULL. */
@@ -43,12 +43,12 @@ const char *devwl_version(void);
 
 /* Device types and access bits, with the values of the kernel's DEVCG_DEV_* / DEVCG_ACC_*. */
 #define DEVWL_DEV_BLOCK 1
-#define DEVWL_DEV_CHAR 2
-#define DEVWL_DEV_ALL 4
+#define DEVWL_DEV_CHAR	2
+#define DEVWL_DEV_ALL	4
 #define DEVWL_ACC_MKNOD 1
-#define DEVWL_ACC_READ 2
+#define DEVWL_ACC_READ	2
 #define DEVWL_ACC_WRITE 4
-#define DEVWL_ACC_MASK (DEVWL_ACC_MKNOD | DEVWL_ACC_READ | DEVWL_ACC_WRITE)
+#define DEVWL_ACC_MASK	(DEVWL_ACC_MKNOD | DEVWL_ACC_READ | DEVWL_ACC_WRITE)
 /* A major or minor of "*"; the kernel stores "*" as this value, so the two are the same. */
 #define DEVWL_ANY UINT32_MAX
 /* Longest write the kernel accepts for one rule (PAGE_SIZE); longer is E2BIG. */
@@ -69,7 +69,7 @@ enum devwl_behavior {
 };
 
 struct devwl_rule {
-	uint8_t type;   /* DEVWL_DEV_BLOCK, _CHAR, or _ALL for the "a" rule */
+	uint8_t type;	/* DEVWL_DEV_BLOCK, _CHAR, or _ALL for the "a" rule */
 	uint8_t access; /* DEVWL_ACC_* bits; 0 only where the kernel accepts it too */
 	uint32_t major; /* or DEVWL_ANY */
 	uint32_t minor; /* or DEVWL_ANY */
@@ -143,12 +143,11 @@ int devwl_policy_foreach(struct devwl_policy *policy,
  */
 int devwl_policy_write(struct devwl_policy *policy, const char *path, enum devwl_file file,
 		       const char *buf, size_t len, struct devwl_error *ret_err);
-int devwl_node_write(struct devwl_node *node, enum devwl_file file, const char *buf,
-		     size_t len, struct devwl_error *ret_err);
+int devwl_node_write(struct devwl_node *node, enum devwl_file file, const char *buf, size_t len,
+		     struct devwl_error *ret_err);
 
 /* The same with a parsed rule. Errors: -EINVAL, -EPERM, -ENOMEM. */
-int devwl_node_update(struct devwl_node *node, enum devwl_file file,
-		      const struct devwl_rule *rule);
+int devwl_node_update(struct devwl_node *node, enum devwl_file file, const struct devwl_rule *rule);
 
 /*
  * Would the kernel allow a task in this node access to the device?
@@ -177,8 +176,7 @@ struct devwl_node *devwl_node_parent(const struct devwl_node *node);
 
 /* Exceptions in order. devwl_node_exception: -ERANGE when index >= count. */
 size_t devwl_node_exception_count(const struct devwl_node *node);
-int devwl_node_exception(const struct devwl_node *node, size_t index,
-			 struct devwl_rule *ret_rule);
+int devwl_node_exception(const struct devwl_node *node, size_t index, struct devwl_rule *ret_rule);
 
 /*
  * Whether an on-behalf mknod needs CAP_MKNOD in the caller's user namespace (default
@@ -205,8 +203,8 @@ void devwl_node_unref(struct devwl_node *node);
  */
 int devwl_policy_load_file(const char *file, struct devwl_policy **ret_policy,
 			   struct devwl_error *ret_err);
-int devwl_policy_load_string(const char *text, const char *name,
-			     struct devwl_policy **ret_policy, struct devwl_error *ret_err);
+int devwl_policy_load_string(const char *text, const char *name, struct devwl_policy **ret_policy,
+			     struct devwl_error *ret_err);
 
 /* Save the whole hierarchy; loading the result gives the same decisions and listings. */
 int devwl_policy_to_string(const struct devwl_policy *policy, char **ret_text);
@@ -227,10 +225,10 @@ int devwl_node_export_oci(const struct devwl_node *node, char **ret_json);
 /* Enforcement: seccomp user notification.                                            */
 
 /* Kernel features, each probed once and cached. */
-#define DEVWL_FEATURE_USER_NOTIF (1u << 0)	 /* SECCOMP_RET_USER_NOTIF (5.0) */
-#define DEVWL_FEATURE_ADDFD_SEND (1u << 1)	 /* SECCOMP_ADDFD_FLAG_SEND (5.14) */
+#define DEVWL_FEATURE_USER_NOTIF	 (1u << 0) /* SECCOMP_RET_USER_NOTIF (5.0) */
+#define DEVWL_FEATURE_ADDFD_SEND	 (1u << 1) /* SECCOMP_ADDFD_FLAG_SEND (5.14) */
 #define DEVWL_FEATURE_WAIT_KILLABLE_RECV (1u << 2) /* (5.19) */
-#define DEVWL_FEATURE_SYNC_WAKE_UP (1u << 3)	 /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
+#define DEVWL_FEATURE_SYNC_WAKE_UP	 (1u << 3) /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
 unsigned int devwl_features(void);
 
 /* Flags for devwl_filter_install(). */
@@ -291,8 +289,8 @@ void devwl_notify_free(struct devwl_notify *notify);
  * that also runs an io_uring must create it with IORING_SETUP_DEFER_TASKRUN, or io_uring
  * task work can interrupt the injection (the kernel then completes the call with 0).
  */
-int devwl_notify_handle(struct devwl_notify *notify, int notify_fd,
-			const struct devwl_node *node, struct devwl_event *ret_event);
+int devwl_notify_handle(struct devwl_notify *notify, int notify_fd, const struct devwl_node *node,
+			struct devwl_event *ret_event);
 
 /* ---------------------------------------------------------------------------------- */
 /* Hand-off to devwld                                                                  */
@@ -309,8 +307,7 @@ int devwl_notify_handle(struct devwl_notify *notify, int notify_fd,
  * -EBADF bad notify_fd, -ENOMEM, and connect(2)/sendmsg(2) errors (-ENOENT,
  * -ECONNREFUSED, -EACCES, -EPIPE, ...).
  */
-int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node,
-		       const char *id);
+int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node, const char *id);
 
 /* Log callback for diagnostics the library cannot return (NULL: silent, the default). */
 enum devwl_log_level { DEVWL_LOG_ERR = 3, DEVWL_LOG_WARNING = 4, DEVWL_LOG_DEBUG = 7 };

@@ -47,15 +47,15 @@ struct devwl_caller {
 	dev_t proc_dev;
 	dev_t userns_dev;
 	ino_t userns_ino;
-	pid_t fs_tid; /* the thread that did unshare(CLONE_FS) */
+	pid_t fs_tid;	      /* the thread that did unshare(CLONE_FS) */
 	uint64_t root_mnt_id; /* of the handler's "/" : a caller sharing it needs no chroot */
 	ino_t root_ino;
 	dev_t root_dev;
-	bool inside;  /* chrooted into a caller's root */
-	bool moved;   /* fchdir'ed to a caller's start directory without chroot */
+	bool inside; /* chrooted into a caller's root */
+	bool moved;  /* fchdir'ed to a caller's start directory without chroot */
 	bool as_caller;
 	bool groups_changed; /* setgroups was needed: leave restores ours */
-	bool broken; /* could not return to the host root: refuse to act */
+	bool broken;	     /* could not return to the host root: refuse to act */
 	uid_t saved_fsuid;
 	gid_t saved_fsgid;
 	mode_t saved_umask;
