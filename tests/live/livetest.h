@@ -476,6 +476,8 @@ static inline bool lt_match(const char *got, const char *want)
 
 /* ---- Helpers for the hostile-input tests (07–29). ---- */
 
+#define ARRAY_SIZE_LT(a) (sizeof(a) / sizeof((a)[0]))
+
 /* A watchdog: a test that stalls dies by SIGALRM instead of hanging ctest. */
 static inline void lt_watchdog(unsigned int seconds)
 {
