@@ -292,6 +292,16 @@ void devwl_notify_free(struct devwl_notify *notify);
 int devwl_notify_handle(struct devwl_notify *notify, int notify_fd, const struct devwl_node *node,
 			struct devwl_event *ret_event);
 
+/*
+ * Have devwl_notify_handle() call fn(notify_fd, id, userdata) as soon as it has received a
+ * notification, before it decides or answers it. A supervisor that may die mid-call
+ * records the id there, so that whoever inherits the notify fd can answer the call the
+ * dead one took (devwld(8), RESTART). fn must not block; NULL removes the hook.
+ */
+typedef void (*devwl_notify_recv_fn)(int notify_fd, uint64_t id, void *userdata);
+void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_fn fn,
+				void *userdata);
+
 /* ---------------------------------------------------------------------------------- */
 /* Hand-off to devwld                                                                  */
 

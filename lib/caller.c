@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -92,7 +93,7 @@ int devwl_caller_init(struct devwl_caller *c)
 	struct stat st;
 
 	memset(c, 0, sizeof(*c));
-	c->host_root = c->host_cwd = c->host_proc = -1;
+	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = -1;
 	c->host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -118,7 +119,8 @@ void devwl_caller_done(struct devwl_caller *c)
 	closep(&c->host_root);
 	closep(&c->host_cwd);
 	closep(&c->host_proc);
-	c->host_root = c->host_cwd = c->host_proc = -1;
+	closep(&c->private_mnt);
+	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = -1;
 }
 
 /*
@@ -504,6 +506,19 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 	return 0;
 }
 
+/* The caller's open flags for opening the device node it resolved to, for it. */
+static int reopen_flags(int oflags)
+{
+	/*
+	 * O_NOCTTY: a terminal opened for the caller must not become ours. O_EXCL means
+	 * something only without O_CREAT: an exclusive claim on a block device, kept.
+	 */
+	if (oflags & O_CREAT)
+		oflags &= ~O_EXCL;
+	oflags &= ~(O_CREAT | O_NOFOLLOW | O_TRUNC | O_DIRECTORY | O_PATH | O_TMPFILE | O_CLOEXEC);
+	return oflags | O_CLOEXEC | O_NOCTTY;
+}
+
 int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd)
 {
 	char buf[48];
@@ -513,14 +528,7 @@ int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *r
 	p = put_str(buf, "thread-self/fd/");
 	p = put_uint(p, (unsigned long)opath_fd);
 	*p = '\0';
-	/*
-	 * O_NOCTTY: a terminal opened for the caller must not become ours. O_EXCL means
-	 * something only without O_CREAT: an exclusive claim on a block device, kept.
-	 */
-	if (oflags & O_CREAT)
-		oflags &= ~O_EXCL;
-	oflags &= ~(O_CREAT | O_NOFOLLOW | O_TRUNC | O_DIRECTORY | O_PATH | O_TMPFILE | O_CLOEXEC);
-	fd = openat(c->host_proc, buf, oflags | O_CLOEXEC | O_NOCTTY);
+	fd = openat(c->host_proc, buf, reopen_flags(oflags));
 	if (fd < 0)
 		return negerrno();
 	*ret_fd = fd;
@@ -563,4 +571,77 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
 			*ret_ino = st.st_ino;
 	}
 	return r;
+}
+
+int devwl_caller_may_open(int opath_fd, int oflags)
+{
+	int want = 0;
+
+	switch (oflags & O_ACCMODE) {
+	case O_RDONLY:
+		want = R_OK;
+		break;
+	case O_WRONLY:
+		want = W_OK;
+		break;
+	default:
+		want = R_OK | W_OK;
+		break;
+	}
+	/* AT_EACCESS: judge with the fsuid/fsgid/groups we took on, not the real ids. */
+	if (syscall(SYS_faccessat2, opath_fd, "", want, AT_EACCESS | AT_EMPTY_PATH) < 0)
+		return negerrno();
+	return 0;
+}
+
+/* The private tmpfs, made once: no path reaches it, so only devwl can put nodes there. */
+static int private_mount(struct devwl_caller *c)
+{
+	_cleanup_close_ int fs = -1;
+	int mnt = -1;
+
+	if (c->private_mnt >= 0)
+		return c->private_mnt;
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return negerrno();
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return negerrno();
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
+	if (mnt < 0)
+		return negerrno();
+	c->private_mnt = mnt;
+	return mnt;
+}
+
+int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags,
+			      int *ret_fd)
+{
+	char name[48], *p = name;
+	struct stat st;
+	int mnt = private_mount(c), fd = -1;
+
+	if (mnt < 0)
+		return mnt;
+	if (type != S_IFCHR && type != S_IFBLK)
+		return -EINVAL;
+	*p++ = type == S_IFCHR ? 'c' : 'b';
+	*p++ = '-';
+	p = put_uint(p, major(rdev));
+	*p++ = '-';
+	p = put_uint(p, minor(rdev));
+	*p = '\0';
+	if (mknodat(mnt, name, type | 0600, rdev) < 0 && errno != EEXIST)
+		return negerrno();
+	/* Ours by construction; check anyway before opening a driver through it. */
+	if (fstatat(mnt, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return negerrno();
+	if ((st.st_mode & S_IFMT) != type || st.st_rdev != rdev)
+		return -EIO;
+	fd = openat(mnt, name, reopen_flags(oflags) | O_NOFOLLOW);
+	if (fd < 0)
+		return negerrno();
+	*ret_fd = fd;
+	return 0;
 }

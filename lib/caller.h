@@ -41,9 +41,10 @@ struct devwl_target {
 };
 
 struct devwl_caller {
-	int host_root; /* O_PATH "/" of the handler, to return to */
-	int host_cwd;  /* O_PATH of the handler thread's cwd at init */
-	int host_proc; /* O_PATH the handler's /proc */
+	int host_root;	 /* O_PATH "/" of the handler, to return to */
+	int host_cwd;	 /* O_PATH of the handler thread's cwd at init */
+	int host_proc;	 /* O_PATH the handler's /proc */
+	int private_mnt; /* never-attached tmpfs holding devwl's own nodes (nodev fallback) */
 	dev_t proc_dev;
 	dev_t userns_dev;
 	ino_t userns_ino;
@@ -101,6 +102,22 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 
 /* Reopen an O_PATH fd with real open flags (under the current credentials). */
 int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd);
+
+/*
+ * As the caller: may it open its node opath_fd with oflags? File permissions only (the
+ * inode's mode, owner and groups), not the nodev state of its mount. 0 or -errno.
+ */
+int devwl_caller_may_open(int opath_fd, int oflags);
+
+/*
+ * As the supervisor: open the device type (S_IFCHR/S_IFBLK) rdev with oflags through a
+ * node devwl made itself on a private, never-attached tmpfs. For callers whose own node
+ * sits on a nodev mount (every filesystem mounted inside a user namespace), after the
+ * policy allowed the device and devwl_caller_may_open() the caller's node. Errors: as
+ * fsopen/mknodat/openat.
+ */
+int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags,
+			      int *ret_fd);
 
 /*
  * Inside, as the caller: mknod path with mode/dev. The parent is resolved without magic

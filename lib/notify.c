@@ -67,6 +67,8 @@ struct devwl_notify {
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
+	devwl_notify_recv_fn recv_fn;
+	void *recv_userdata;
 	unsigned int features;
 	size_t page_size;
 	struct made_node made[MADE_MAX];
@@ -129,6 +131,15 @@ DEVWL_EXPORT struct devwl_notify *devwl_notify_new(void)
 		return NULL;
 	}
 	return n;
+}
+
+DEVWL_EXPORT void devwl_notify_set_recv_hook(struct devwl_notify *n, devwl_notify_recv_fn fn,
+					     void *userdata)
+{
+	if (!n)
+		return;
+	n->recv_fn = fn;
+	n->recv_userdata = userdata;
 }
 
 DEVWL_EXPORT void devwl_notify_free(struct devwl_notify *n)
@@ -374,6 +385,16 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	if (n->forced)
 		return answer_error(a, EFAULT);
 	r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
+	if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0) {
+		/*
+		 * The caller may open its node, yet nobody can: a nodev mount (any filesystem
+		 * mounted in a user namespace). The policy allows the device, so open it
+		 * through devwl's own node, as ourselves (DESIGN.md §4, nodev mounts).
+		 */
+		devwl_caller_leave(cl);
+		r = devwl_caller_open_private(cl, st.st_mode & S_IFMT, st.st_rdev, c->flags,
+					      &a->fd);
+	}
 	if (r < 0)
 		return answer_error(a, r == -EMFILE ? EPERM : -r);
 	a->kind = ANSWER_FD;
@@ -722,6 +743,8 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 	memset(n->req, 0, n->req_size); /* RECV refuses a dirty buffer */
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, n->req) < 0)
 		return negerrno();
+	if (n->recv_fn)
+		n->recv_fn(notify_fd, n->req->id, n->recv_userdata);
 	start = now_ns();
 	n->path[0] = '\0';
 	n->forced = false;
