@@ -7,17 +7,10 @@
 # a host-made node fails (EACCES); a denied device stays EPERM; a node the caller may not
 # open (mode 000, and the container root's CAP_DAC_OVERRIDE is not mirrored) stays EACCES.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (device cgroup baseline, user namespaces)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-PROBE=$DEVWL_BUILD/tests/live/probe
-[ -x "$RUN" ] || skip "no $RUN"
-[ -x "$PROBE" ] || skip "no $PROBE"
+. "$(dirname "$0")/lib.sh"
+live_init "device cgroup baseline, user namespaces"
 command -v unshare >/dev/null || skip "no unshare(1)"
 unshare -Urm true 2>/dev/null || skip "cannot create user and mount namespaces here"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
 mkdir "$T/m"
 

@@ -2,11 +2,8 @@
 # devwl-run exits with the command's status: N for exit(N), 128+N for signal N; its own
 # usage errors give 2, a command that cannot be found 127.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-[ -x "$RUN" ] || skip "no $RUN"
+. "$(dirname "$0")/lib.sh"
+live_init "device cgroup baseline"
 out=$("$RUN" -- true 2>&1) || {
 	grep -q "no seccomp user notification" <<<"$out" && skip "$out"
 	fail "devwl-run -- true: $out"

@@ -2,13 +2,8 @@
 # Signals sent to devwl-run reach the command: SIGTERM and SIGHUP are forwarded, and the
 # command's reaction decides devwl-run's exit status.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-[ -x "$RUN" ] || skip "no $RUN"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+live_init "device cgroup baseline"
 
 wait_for() {
 	for _ in $(seq 200); do

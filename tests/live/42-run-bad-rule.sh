@@ -2,13 +2,8 @@
 # A rule that does not parse, or that the hierarchy refuses, is reported before anything
 # runs: naming the option, the rule and why; the command never starts and no cgroup is made.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-[ -x "$RUN" ] || skip "no $RUN"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+live_init "device cgroup baseline"
 
 check() {
 	local want=$1 pattern=$2 rc err

@@ -2,15 +2,8 @@
 # Without --policy the command gets the standard container set (c 1:3, 1:5, 1:7, 1:8, 1:9,
 # 5:0, 5:2, 136:* rwm) and nothing else; --allow/--deny apply on top, in order.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (mknod, device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-PROBE=$DEVWL_BUILD/tests/live/probe
-[ -x "$RUN" ] || skip "no $RUN"
-[ -x "$PROBE" ] || skip "no $PROBE"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+live_init "mknod, device cgroup baseline"
 mknod "$T/null" c 1 3 && mknod "$T/zero" c 1 5 && mknod "$T/full" c 1 7 &&
 	mknod "$T/urandom" c 1 9 && mknod "$T/mem" c 1 1 && mknod "$T/kmsg" c 1 11 &&
 	mknod "$T/loop" b 7 0 || skip "cannot mknod in $T"

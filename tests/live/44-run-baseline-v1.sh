@@ -3,15 +3,10 @@
 # device (devices.list empty), named devwl-run.<pid> under devwl-run's own; once devwl-run
 # has exited the cgroup is gone.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (device cgroup)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-[ -x "$RUN" ] || skip "no $RUN"
+. "$(dirname "$0")/lib.sh"
+live_init "device cgroup"
 V1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
 [ -n "$V1" ] || skip "no cgroup-v1 devices controller mounted"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 own=$(awk -F: '$2 ~ /(^|,)devices(,|$)/ {print $3}' /proc/self/cgroup)
 [ "$own" = / ] && own=
 

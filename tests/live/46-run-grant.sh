@@ -3,15 +3,8 @@
 # on the caller's behalf and injects the fd (v1 and v2 baselines); a device open by the
 # command that devwl did not grant stays refused.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (mknod, device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-PROBE=$DEVWL_BUILD/tests/live/probe
-[ -x "$RUN" ] || skip "no $RUN"
-[ -x "$PROBE" ] || skip "no $PROBE"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+live_init "mknod, device cgroup baseline"
 mknod "$T/zero" c 1 5 && mknod "$T/mem" c 1 1 || skip "cannot mknod in $T"
 
 ran=0

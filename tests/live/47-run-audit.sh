@@ -3,16 +3,9 @@
 # decision continue/allow/deny, device "c MAJ:MIN" or null, errno name when not 0, and the
 # path escaped whatever bytes it holds (path_hex when they are not UTF-8).
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (mknod, device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-PROBE=$DEVWL_BUILD/tests/live/probe
-[ -x "$RUN" ] || skip "no $RUN"
-[ -x "$PROBE" ] || skip "no $PROBE"
+. "$(dirname "$0")/lib.sh"
+live_init "mknod, device cgroup baseline"
 command -v jq >/dev/null || skip "no jq"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 mknod "$T/mem" c 1 1 || skip "cannot mknod in $T"
 weird=$(printf '%s/a"b\\c\001\377\303\251' "$T")
 

@@ -3,15 +3,8 @@
 # inheritable, bounding, ambient), and devwl then refuses its device mknod (CAP_MKNOD is
 # required of the caller).
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (capabilities to drop)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-PROBE=$DEVWL_BUILD/tests/live/probe
-[ -x "$RUN" ] || skip "no $RUN"
-[ -x "$PROBE" ] || skip "no $PROBE"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+live_init "capabilities to drop"
 bit27() { # 1 if CAP_MKNOD (bit 27) is set in the hex mask $1
 	echo $(((0x$1 >> 27) & 1))
 }

@@ -3,13 +3,8 @@
 # forked, in a new session) are killed once it exits, and the baseline cgroup is removed,
 # also when the command cannot be run or devwl-run itself is told to stop.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-[ -x "$RUN" ] || skip "no $RUN"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+live_init "device cgroup baseline"
 V1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
 V2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
 

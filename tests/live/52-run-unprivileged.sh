@@ -3,16 +3,9 @@
 # deny-only enforcement is possible and runs the command anyway, with denied devices
 # still refused and devices the user may open anyway still granted.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (to create the nodes and switch to nobody)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-PROBE=$DEVWL_BUILD/tests/live/probe
-[ -x "$RUN" ] || skip "no $RUN"
-[ -x "$PROBE" ] || skip "no $PROBE"
+. "$(dirname "$0")/lib.sh"
+live_init "to create the nodes and switch to nobody"
 command -v setpriv >/dev/null || skip "no setpriv"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
 mknod -m 666 "$T/mem" c 1 1 && mknod -m 666 "$T/zero" c 1 5 || skip "cannot mknod in $T"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }

@@ -4,15 +4,8 @@
 # top and are refused (exit 1) where the parent does not allow them; a bad file fails
 # before anything runs.
 set -u
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root (mknod, device cgroup baseline)"
-RUN=${DEVWL_BUILD:?}/tools/devwl-run
-PROBE=$DEVWL_BUILD/tests/live/probe
-[ -x "$RUN" ] || skip "no $RUN"
-[ -x "$PROBE" ] || skip "no $PROBE"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+live_init "mknod, device cgroup baseline"
 mknod "$T/null" c 1 3 && mknod "$T/zero" c 1 5 && mknod "$T/full" c 1 7 ||
 	skip "cannot mknod in $T"
 cat >"$T/policy.json" <<'JSON'
