@@ -8,6 +8,7 @@
  *   stats                             "name value" lines, then "."
  *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
  *   reload                            as SIGHUP
+ *   restart                           as SIGUSR2: hand over to a new devwld (devwld(8))
  *   hook-create STATE-JSON            the OCI hook: create the container's node
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
  *
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "devwld.h"
@@ -121,13 +123,14 @@ static void do_stats(struct devwld *d, FILE *out)
 	fprintf(out,
 		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
-		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n.\n",
+		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
+		"pid %d\ngeneration %u\n.\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a->notifications, (unsigned long long)a->continued,
 		(unsigned long long)a->allowed, (unsigned long long)a->denied,
 		(unsigned long long)a->errors, (unsigned long long)a->gone,
 		(unsigned long long)audit_percentile(a, 0.50),
-		(unsigned long long)audit_percentile(a, 0.99));
+		(unsigned long long)audit_percentile(a, 0.99), (int)getpid(), d->keeper.gen);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)
@@ -239,16 +242,36 @@ static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_ar
 	return true;
 }
 
+/* Commands that only look: everything else may change what the state file holds. */
+static bool read_only(const char *line, size_t len)
+{
+	static const char *const cmds[] = {"containers", "stats", "list", "show", "check"};
+	size_t a = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (is_cmd(line, len, cmds[i], &a))
+			return true;
+	return false;
+}
+
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 {
 	size_t a = 0;
 
+	if (!read_only(line, len))
+		state_changed(d);
 	if (is_cmd(line, len, "containers", &a) && a == len)
 		do_containers(d, out);
 	else if (is_cmd(line, len, "stats", &a) && a == len)
 		do_stats(d, out);
 	else if (is_cmd(line, len, "reload", &a) && a == len) {
 		int r = store_reload(d);
+		if (r < 0)
+			reply_errno(out, r);
+		else
+			fputs("ok\n", out);
+	} else if (is_cmd(line, len, "restart", &a) && a == len) {
+		int r = handover_begin(d);
 		if (r < 0)
 			reply_errno(out, r);
 		else
@@ -386,6 +409,9 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	} else if (revents & (POLLERR | POLLHUP)) {
 		conn->broken = true;
 	}
+	/* What devwlctl is told is done is on disk first. */
+	if (conn->out_len)
+		state_flush(d);
 	if (flush_out(conn) < 0 || conn->broken) {
 		ctl_close(d, conn);
 		return;

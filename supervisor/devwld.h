@@ -140,6 +140,9 @@ struct cproc {
 	uid_t peer_uid;
 	pid_t peer_pid;
 	unsigned int errors; /* failures in a row */
+	bool has_slot;	     /* the keeper holds the fd too, under slot and tag */
+	uint32_t slot;
+	uint64_t tag;
 };
 
 struct container {
@@ -183,6 +186,19 @@ struct devwld_config {
 	unsigned int spin_us; /* wait that long on the fd for the next one (0: just look) */
 	unsigned int conn_timeout_ms;
 	size_t max_message;
+	const char *state_file; /* devwld(8) STATE */
+};
+
+/* The worker's link to its keeper (keeper_link.c); table NULL: no keeper. */
+struct keeper_table;
+struct keeper_link {
+	int sock;
+	struct keeper_table *table;
+	int listen_fd, control_fd; /* inherited; -1: make them */
+	unsigned int gen;	   /* 1 for the first worker, then one more per restart */
+	uint64_t *used;		   /* slots in use (bitmap) */
+	uint64_t *claimed;	   /* slots restored from the state (until that is done) */
+	uint32_t hint;		   /* no free slot below */
 };
 
 struct devwld {
@@ -206,7 +222,22 @@ struct devwld {
 	struct list_head ctl_conns;
 	unsigned int ncontainers, nprocs, noci_conns, nctl_conns;
 	bool quit;
+	bool exiting; /* tearing down: nothing is persisted or given back to the keeper */
+	/* A planned restart (SIGUSR2, devwlctl restart): no new connections; quit once the
+	 * open ones are done or at handover_deadline, then exit DEVWLD_EXIT_HANDOVER. */
+	bool handover;
+	uint64_t handover_deadline;
+	struct keeper_link keeper;
+	struct cproc *current; /* whose notification is being handled */
+	const char *test_stop_file;
+	/* state.c */
+	bool state_dirty, state_frozen;
+	uint64_t state_retry_ms;
+	char *state_last; /* the text last written */
 };
+
+/* The daemon: parse the command line, run, clean up; main() calls it (daemon.c). */
+int devwld_main(int argc, char **argv);
 
 /* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -221,6 +252,8 @@ int loop_arm(struct devwld *d, struct source *src, short events);
 /* Close the fd now; free the memory now or once its cancelled poll completes. */
 void loop_destroy(struct devwld *d, struct source *src);
 int loop_run(struct devwld *d);
+/* The libdevwl receive hook (devwl_notify_set_recv_hook): in-flight marks, test stops. */
+void loop_on_recv(int notify_fd, uint64_t id, void *userdata);
 
 /* listener.c */
 int listener_open(struct devwld *d);
@@ -230,6 +263,15 @@ void oci_conn_expire(struct devwld *d, uint64_t now_ms);
 uint64_t now_ms(void);
 
 /* policy.c: the policy store and the container table. */
+int strset_add(struct strset *s, const char *str);
+void strset_clear(struct strset *s);
+/* Read a whole regular file of at most max bytes (NUL-terminated; none inside). */
+int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
+	      struct devwl_error *err);
+/* Parse a policy file's text into its hierarchy (ret_policy may be NULL: only checked)
+ * and its container mapping. */
+int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
+		     struct mapping *ret_mapping, struct devwl_error *err);
 int store_load(struct devwld *d);
 int store_reload(struct devwld *d);
 /* Read the policy file (logs why not). */
@@ -248,10 +290,41 @@ struct container *container_find(struct devwld *d, const char *id);
 /* Attach a notify fd (taken over) to the container of st, creating it if needed. */
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
 		     pid_t peer_pid);
+/* Re-attach a process a previous worker served (state.c); fd is taken over. */
+int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,
+		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag);
 void cproc_gone(struct devwld *d, struct cproc *p);
 /* Forget a container and every process of it (poststop). */
 void container_drop(struct devwld *d, struct container *c);
 void store_fini(struct devwld *d);
+
+/* state.c: the state file (devwld(8) STATE). */
+/* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
+int state_restore(struct devwld *d);
+void state_changed(struct devwld *d);
+/* Write the state if it changed; off the notification path. */
+int state_flush(struct devwld *d);
+void state_fini(struct devwld *d);
+
+/* keeper_link.c: the worker's side of the keeper (keeper.h). */
+/* From the environment: 1 linked, 0 not started by a keeper, <0 broken. */
+int keeper_link_open(struct devwld *d);
+void keeper_link_close(struct devwld *d);
+/* Give the keeper a duplicate of a new notify fd: its slot and tag. */
+int keeper_link_add(struct devwld *d, int fd, uint32_t *ret_slot, uint64_t *ret_tag);
+void keeper_link_del(struct devwld *d, uint32_t slot);
+/* The inherited fd of slot if its tag matches (once per slot), else -ENOENT. */
+int keeper_link_claim(struct devwld *d, uint32_t slot, uint64_t tag);
+/* Close and give back every inherited slot nobody claimed. */
+void keeper_link_release_unclaimed(struct devwld *d);
+int keeper_link_sockets(struct devwld *d);
+void keeper_link_ready(struct devwld *d);
+/* Send an sd_notify message through the keeper; false when there is none. */
+bool keeper_link_notify(const char *text);
+void keeper_link_inflight(struct devwld *d, uint32_t slot, uint64_t id);
+void keeper_link_answered(struct devwld *d, uint32_t slot);
+/* Begin a planned restart (devwld(8) RESTART). -EOPNOTSUPP without a keeper. */
+int handover_begin(struct devwld *d);
 
 /* watch.c: reload when the policy file changes (a ConfigMap's "..data" swap). */
 int watch_open(struct devwld *d);
@@ -277,6 +350,7 @@ uint64_t audit_percentile(const struct audit *a, double q);
 
 /* Socket helpers shared by listener and control (devwld.c). */
 int socket_listen(const char *path, mode_t mode);
+int mkdir_parents(const char *path);
 int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid);
 
 #endif

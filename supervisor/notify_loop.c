@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -29,6 +30,8 @@
 /* A notification that keeps failing for a reason other than a vanished target would
  * re-fire forever: drop that process after this many failures in a row. */
 #define MAX_CONSECUTIVE_ERRORS 64
+/* How long a planned restart waits for open runtime and devwlctl connections. */
+#define HANDOVER_WAIT_MS 2000
 
 static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 {
@@ -99,6 +102,7 @@ int loop_init(struct devwld *d)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return negerrno();
 	d->signal_src.kind = SOURCE_SIGNAL;
@@ -132,6 +136,9 @@ static void signal_ready(struct devwld *d)
 					       (unsigned long long)ts.tv_nsec / 1000);
 			store_reload(d);
 			service_notify("READY=1");
+		} else if (si.ssi_signo == SIGUSR2) {
+			if (handover_begin(d) < 0)
+				log_msg("SIGUSR2: no keeper to restart us (devwld(8) RESTART)");
 		} else {
 			log_msg("signal %d: exiting", (int)si.ssi_signo);
 			d->quit = true;
@@ -151,6 +158,58 @@ static bool next_pending(int fd, unsigned int spin_us)
 	return (pfd.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
 }
 
+int handover_begin(struct devwld *d)
+{
+	if (!d->keeper.table)
+		return -EOPNOTSUPP;
+	if (!d->handover) {
+		log_msg("restart: handing over to a new devwld");
+		d->handover = true;
+		d->handover_deadline = now_ms() + HANDOVER_WAIT_MS;
+	}
+	return 0;
+}
+
+/*
+ * Tests only (DEVWLD_TEST_STOP_FILE): when that file names the container whose
+ * notification was just received, remove it and stop, holding the notification, so a
+ * test can kill a worker mid-call.
+ */
+static void test_stop(struct devwld *d, const struct cproc *p)
+{
+	char buf[1100];
+	size_t n;
+	FILE *f = fopen(d->test_stop_file, "re");
+
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	while (n && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	if (strcmp(buf, p->container->id))
+		return;
+	unlink(d->test_stop_file);
+	log_msg("test: stopping with a notification of container %s in hand", buf);
+	raise(SIGSTOP);
+}
+
+/* Called by the library between receiving a notification and answering it. */
+void loop_on_recv(int notify_fd, uint64_t id, void *userdata)
+{
+	struct devwld *d = userdata;
+	struct cproc *p = d->current;
+
+	(void)notify_fd;
+	if (!p)
+		return;
+	if (p->has_slot && d->keeper.table)
+		keeper_link_inflight(d, p->slot, id);
+	if (d->test_stop_file)
+		test_stop(d, p);
+}
+
 static void notify_ready(struct devwld *d, struct cproc *p, int revents)
 {
 	struct container *c = p->container;
@@ -159,7 +218,13 @@ static void notify_ready(struct devwld *d, struct cproc *p, int revents)
 	if (revents & POLLIN) {
 		for (;;) {
 			struct devwl_event ev;
-			int r = devwl_notify_handle(d->notify, p->src.fd, c->node, &ev);
+			int r;
+
+			d->current = p;
+			r = devwl_notify_handle(d->notify, p->src.fd, c->node, &ev);
+			d->current = NULL;
+			if (p->has_slot && d->keeper.table)
+				keeper_link_answered(d, p->slot);
 
 			if (r >= 0) {
 				c->notifications++;
@@ -219,10 +284,15 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 		signal_ready(d);
 		break;
 	case SOURCE_LISTENER:
+		/* Handing over: what connects now waits in the backlog for our successor. */
+		if (d->handover)
+			break;
 		listener_accept(d);
 		loop_arm(d, src, POLLIN);
 		break;
 	case SOURCE_CONTROL:
+		if (d->handover)
+			break;
 		control_accept(d);
 		loop_arm(d, src, POLLIN);
 		break;
@@ -266,6 +336,12 @@ int loop_run(struct devwld *d)
 		}
 		io_uring_cq_advance(&d->ring, seen);
 		oci_conn_expire(d, now_ms());
+		state_flush(d);
+		/* A runtime's message half read or a devwlctl batch half answered would be
+		 * lost with us: let them finish first, for a bounded time. */
+		if (d->handover && ((list_empty(&d->oci_conns) && list_empty(&d->ctl_conns)) ||
+				    now_ms() >= d->handover_deadline))
+			d->quit = true;
 	}
 	return 0;
 }

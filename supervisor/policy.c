@@ -46,7 +46,7 @@ static ssize_t strset_find(const struct strset *s, const char *str)
 	return hit ? hit - s->v : -1;
 }
 
-static int strset_add(struct strset *s, const char *str)
+int strset_add(struct strset *s, const char *str)
 {
 	size_t i = 0;
 	char **v;
@@ -76,7 +76,7 @@ static void strset_del(struct strset *s, size_t i)
 	s->n--;
 }
 
-static void strset_clear(struct strset *s)
+void strset_clear(struct strset *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i]);
@@ -91,7 +91,8 @@ static void strset_clear(struct strset *s)
  * ConfigMap update landing in between could pair the nodes of one version with the
  * container mapping of another.
  */
-static int read_text(const char *file, char **ret_text, size_t *ret_len, struct devwl_error *err)
+int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
+	      struct devwl_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
@@ -113,8 +114,8 @@ static int read_text(const char *file, char **ret_text, size_t *ret_len, struct 
 			char *nb;
 
 			cap = cap ? cap * 2 : (size_t)st.st_size + 4096;
-			if (cap > POLICY_TEXT_MAX + 2)
-				cap = POLICY_TEXT_MAX + 2;
+			if (cap > max + 2)
+				cap = max + 2;
 			nb = realloc(buf, cap);
 			if (!nb)
 				return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", file);
@@ -128,9 +129,9 @@ static int read_text(const char *file, char **ret_text, size_t *ret_len, struct 
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		if (len > POLICY_TEXT_MAX)
-			return devwl_error_set(err, -E2BIG, 0, "%s: larger than %u bytes", file,
-					       POLICY_TEXT_MAX);
+		if (len > max)
+			return devwl_error_set(err, -E2BIG, 0, "%s: larger than %zu bytes", file,
+					       max);
 	}
 	if (!buf)
 		return devwl_error_set(err, -EINVAL, 0, "%s: empty", file);
@@ -143,8 +144,8 @@ static int read_text(const char *file, char **ret_text, size_t *ret_len, struct 
 	return 0;
 }
 
-static int parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
-		      struct mapping *ret_mapping, struct devwl_error *err)
+int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
+		     struct mapping *ret_mapping, struct devwl_error *err)
 {
 	struct devwl_policy *policy = NULL;
 	struct json_object *top = NULL, *containers = NULL;
@@ -169,7 +170,10 @@ static int parse_text(const char *file, const char *text, struct devwl_policy **
 		devwl_policy_free(policy);
 		return r;
 	}
-	*ret_policy = policy;
+	if (ret_policy)
+		*ret_policy = policy;
+	else
+		devwl_policy_free(policy);
 	*ret_mapping = m;
 	return 0;
 }
@@ -183,9 +187,10 @@ int store_load(struct devwld *d)
 		d->policy = devwl_policy_new();
 		return d->policy ? 0 : -ENOMEM;
 	}
-	r = read_text(d->cfg.policy_file, &d->policy_text, &d->policy_len, &err);
+	r = read_text(d->cfg.policy_file, POLICY_TEXT_MAX, &d->policy_text, &d->policy_len, &err);
 	if (r >= 0)
-		r = parse_text(d->cfg.policy_file, d->policy_text, &d->policy, &d->mapping, &err);
+		r = store_parse_text(d->cfg.policy_file, d->policy_text, &d->policy, &d->mapping,
+				     &err);
 	if (r < 0)
 		log_msg("policy %s", err.msg[0] ? err.msg : strerror(-r));
 	return r;
@@ -307,69 +312,143 @@ static void container_free(struct devwld *d, struct container *c)
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
-	log_msg("container %s: gone (%llu notifications)", c->id,
-		(unsigned long long)c->notifications);
+	if (!d->exiting)
+		log_msg("container %s: gone (%llu notifications)", c->id,
+			(unsigned long long)c->notifications);
 	free(c->id);
 	free(c->node_path);
 	free(c);
 }
 
-int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
-		     pid_t peer_pid)
+/* The container id, made if needed on node_path, or on the node its state maps to. */
+static int container_get(struct devwld *d, const char *id, const char *node_path, bool created,
+			 const struct oci_state *st, struct container **ret)
 {
-	_cleanup_close_ int fd = notify_fd;
-	struct container *c = container_find(d, st->id);
-	struct cproc *p;
-	int r;
+	_cleanup_free_ char *path = NULL;
+	struct devwl_node *node = NULL;
+	struct container *c = container_find(d, id);
+	bool made = false;
+	int r = 0;
 
-	if (!c) {
-		_cleanup_free_ char *path = NULL;
-		struct devwl_node *node = NULL;
-		bool created = false;
-
-		r = store_node_path(d, st, &path);
-		if (r < 0)
-			return r;
-		r = store_ensure_node(d, path, &node, &created);
-		if (r < 0) {
-			log_msg("container %s: node %s: %s", st->id, path, strerror(-r));
-			return r;
-		}
-		c = calloc(1, sizeof(*c));
-		if (!c || !(c->id = strdup(st->id))) {
-			free(c);
-			return -ENOMEM;
-		}
-		c->node_path = TAKE_PTR(path);
-		c->node = node;
-		c->created_node = created;
-		devwl_node_ref(node);
-		list_init(&c->procs);
-		list_add_tail(&c->link, &d->containers);
-		d->ncontainers++;
-		log_msg("container %s: node %s%s", c->id, c->node_path,
-			created ? " (created)" : "");
+	if (c) {
+		*ret = c;
+		return 0;
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		if (c->nprocs == 0)
-			container_free(d, c);
+	if (node_path)
+		path = strdup(node_path);
+	else
+		r = store_node_path(d, st, &path);
+	if (!path)
+		return node_path ? -ENOMEM : r;
+	r = store_ensure_node(d, path, &node, &made);
+	if (r < 0) {
+		log_msg("container %s: node %s: %s", id, path, strerror(-r));
+		return r;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->id = strdup(id))) {
+		free(c);
 		return -ENOMEM;
 	}
+	c->node_path = TAKE_PTR(path);
+	c->node = node;
+	c->created_node = made || created;
+	devwl_node_ref(node);
+	list_init(&c->procs);
+	list_add_tail(&c->link, &d->containers);
+	d->ncontainers++;
+	if (!node_path)
+		log_msg("container %s: node %s%s", c->id, c->node_path, made ? " (created)" : "");
+	*ret = c;
+	return 0;
+}
+
+static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid,
+			       uid_t peer_uid, pid_t peer_pid)
+{
+	struct cproc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
 	if (devwl_features() & DEVWL_FEATURE_SYNC_WAKE_UP)
 		(void)ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	p->src.kind = SOURCE_NOTIFY;
-	p->src.fd = TAKE_FD(fd);
+	p->src.fd = fd;
 	p->src.free_fn = cproc_free;
 	p->container = c;
-	p->pid = st->pid;
+	p->pid = pid;
 	p->peer_uid = peer_uid;
 	p->peer_pid = peer_pid;
 	list_add_tail(&p->link, &c->procs);
 	c->nprocs++;
 	d->nprocs++;
 	loop_arm(d, &p->src, POLLIN);
+	return p;
+}
+
+int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
+		     pid_t peer_pid)
+{
+	_cleanup_close_ int fd = notify_fd;
+	struct container *c = NULL;
+	struct cproc *p;
+	uint32_t slot = 0;
+	uint64_t tag = 0;
+	int r;
+
+	r = container_get(d, st->id, NULL, false, st, &c);
+	if (r < 0)
+		return r;
+	/* The keeper holds the fd from now on: a worker dying after this leaves the
+	 * process's calls waiting for the next one, not failing. */
+	if (d->keeper.table) {
+		r = keeper_link_add(d, fd, &slot, &tag);
+		if (r < 0) {
+			log_msg("container %s: cannot hand the notify fd to the keeper: %s", c->id,
+				strerror(-r));
+			if (c->nprocs == 0)
+				container_free(d, c);
+			return r;
+		}
+	}
+	p = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid);
+	if (!p) {
+		if (d->keeper.table)
+			keeper_link_del(d, slot);
+		if (c->nprocs == 0)
+			container_free(d, c);
+		return -ENOMEM;
+	}
+	TAKE_FD(fd);
+	p->has_slot = d->keeper.table != NULL;
+	p->slot = slot;
+	p->tag = tag;
 	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
+	/* Now, not at the end of the round: a successor must know whose the slot is. */
+	state_changed(d);
+	state_flush(d);
+	return 0;
+}
+
+int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,
+		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag)
+{
+	struct container *c = NULL;
+	struct cproc *p;
+	int r;
+
+	r = container_get(d, id, node_path, created, NULL, &c);
+	if (r < 0)
+		return r;
+	p = cproc_add(d, c, fd, pid, peer_uid, peer_pid);
+	if (!p) {
+		if (c->nprocs == 0)
+			container_free(d, c);
+		return -ENOMEM;
+	}
+	p->has_slot = true;
+	p->slot = slot;
+	p->tag = tag;
 	return 0;
 }
 
@@ -380,9 +459,13 @@ void cproc_gone(struct devwld *d, struct cproc *p)
 	list_del(&p->link);
 	c->nprocs--;
 	d->nprocs--;
+	/* At exit the keeper keeps the fd, for the next worker or until it exits too. */
+	if (p->has_slot && !d->exiting)
+		keeper_link_del(d, p->slot);
 	loop_destroy(d, &p->src);
 	if (c->nprocs == 0)
 		container_free(d, c);
+	state_changed(d);
 }
 
 void container_drop(struct devwld *d, struct container *c)
@@ -400,7 +483,7 @@ void container_drop(struct devwld *d, struct container *c)
 int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
 {
 	struct devwl_error err = {0};
-	int r = read_text(d->cfg.policy_file, ret_text, ret_len, &err);
+	int r = read_text(d->cfg.policy_file, POLICY_TEXT_MAX, ret_text, ret_len, &err);
 
 	if (r < 0)
 		log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file,
@@ -420,7 +503,7 @@ int store_apply_text(struct devwld *d, char *text, size_t len)
 	size_t i = 0;
 	int r;
 
-	r = parse_text(d->cfg.policy_file, text, &fresh, &mapping, &err);
+	r = store_parse_text(d->cfg.policy_file, text, &fresh, &mapping, &err);
 	if (r < 0) {
 		log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file,
 			err.msg[0] ? err.msg : strerror(-r));
@@ -464,6 +547,7 @@ int store_apply_text(struct devwld *d, char *text, size_t len)
 	free(d->policy_text);
 	d->policy_text = TAKE_PTR(owned);
 	d->policy_len = len;
+	state_changed(d);
 	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed)",
 		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers);
 	return 0;

@@ -30,6 +30,8 @@ static void usage(FILE *f)
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS per line\n"
 	      "  stats                              counters and handling times\n"
 	      "  reload                             reload the policy file (as SIGHUP)\n"
+	      "  restart                            hand devwld over to a new devwld (as\n"
+	      "                                     SIGUSR2); returns once the new one serves\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
 	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
@@ -195,6 +197,7 @@ static int cmd_daemon(int argc, char **argv)
 		{"containers", "containers", 0, false},
 		{"stats", "stats", 0, false},
 		{"reload", "reload", 0, false},
+		{"restart", "restart", 0, false},
 	};
 	_cleanup_free_ char *line = NULL, *answer = NULL;
 	size_t line_len = 0, answer_len = 0;
@@ -254,6 +257,63 @@ static int cmd_daemon(int argc, char **argv)
 		answer[answer_len -= 2] = '\0';
 	fwrite(answer, 1, answer_len, stdout);
 	return 0;
+}
+
+/* devwld's worker generation from "stats", or a negative errno. */
+static long generation(void)
+{
+	_cleanup_free_ char *answer = NULL;
+	size_t len = 0;
+	const char *g;
+	FILE *f = open_memstream(&answer, &len);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = talk(socket_path, -1, "stats\n", 6, f);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	if (r < 0)
+		return r;
+	g = strstr(answer, "\ngeneration ");
+	return g ? strtol(g + 12, NULL, 10) : -EPROTO;
+}
+
+/*
+ * Ask for a planned restart, then wait until a devwld of another generation answers:
+ * connections made meanwhile wait in the socket's backlog for the new one, so the
+ * first answer that comes back tells that it serves.
+ */
+static int cmd_restart(int argc, char **argv)
+{
+	long before, now = 0;
+	int r;
+
+	(void)argv;
+	if (argc != 1) {
+		fputs("devwlctl restart: expects no argument\n", stderr);
+		return 2;
+	}
+	before = generation();
+	if (before < 0) {
+		print_errno((int)before);
+		return 1;
+	}
+	r = cmd_daemon(argc, argv);
+	if (r != 0)
+		return r;
+	/* A devwld that never comes back is a failure, not a hang. */
+	alarm(60);
+	for (;;) {
+		now = generation();
+		if (now >= 0 && now != before)
+			return 0;
+		if (now < 0 && now != -ECONNRESET && now != -ECONNREFUSED && now != -ENOENT) {
+			print_errno((int)now);
+			return 1;
+		}
+		usleep(10000);
+	}
 }
 
 static int cmd_batch(int argc, char **argv)
@@ -361,5 +421,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "batch"))
 		return cmd_batch(argc - i, argv + i);
+	if (!strcmp(argv[i], "restart"))
+		return cmd_restart(argc - i, argv + i);
 	return cmd_daemon(argc - i, argv + i);
 }

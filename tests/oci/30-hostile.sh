@@ -64,7 +64,11 @@ expect_log nonroot "refusing peer pid [0-9]* uid 65534"
 stats=$(ctl stats)
 echo "$stats" | grep -q '^pending_connections 0$' || fail "connections left: $stats"
 echo "$stats" | grep -q '^containers 0$' || fail "containers left: $stats"
-left=$(ls -l /proc/"$DEVWLD_PID"/fd | grep -c -e 'seccomp notify' -e 'socket:')
-[ "$left" -eq 2 ] || fail "devwld holds more than its two sockets: $(ls -l /proc/$DEVWLD_PID/fd)"
+# The keeper (DEVWLD_PID) and its worker each hold the two sockets and their link.
+worker=$(echo "$stats" | awk '/^pid / {print $2}')
+for pid in "$DEVWLD_PID" "$worker"; do
+	left=$(ls -l /proc/"$pid"/fd | grep -c -e 'seccomp notify' -e 'socket:')
+	[ "$left" -eq 3 ] || fail "devwld ($pid) holds more than its two sockets and its keeper link: $(ls -l /proc/$pid/fd)"
+done
 pass "devwld still serves; no connection, container or notify fd left behind"
 exit 0

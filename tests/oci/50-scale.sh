@@ -12,7 +12,8 @@ cat >"$T/policy.json" <<'JSON'
   "nodes": [ { "path": "/scale", "rules": ["deny a", "allow c 1:3 rw"] } ] }
 JSON
 start_devwld --no-audit
-rss() { awk '/^VmRSS/ {print $2}' /proc/"$DEVWLD_PID"/status; }
+# The worker's memory (DEVWLD_PID is its keeper, which holds fds only).
+rss() { awk '/^VmRSS/ {print $2}' /proc/"$(ctl stats | awk '/^pid / {print $2}')"/status; }
 # One workload first, so the library's lazily made caches are not counted per container.
 "$RUN" --connect "$T/listen.sock" --node /scale --id warmup -- sh -c ': </dev/null' ||
 	fail "warm-up workload"

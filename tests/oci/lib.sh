@@ -113,9 +113,10 @@ make_bundle() {
 	mv "$dir/config.new" "$dir/config.json"
 }
 
+# DEVWLD_WRAP: a command prefix for devwld, e.g. valgrind (tests/oci/valgrind.sh).
 start_devwld() {
-	"$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" --policy "$T/policy.json" \
-		--audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
+	${DEVWLD_WRAP:-} "$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" \
+		--policy "$T/policy.json" --audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
 	DEVWLD_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && return 0

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* devwld: command line, sockets, service notification and the daemon's life; see devwld(8). */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "devwld.h"
+#include "keeper.h"
+#include "util.h"
+
+void log_msg(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "devwld: %s\n", buf);
+}
+
+static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
+{
+	(void)userdata;
+	if (level <= DEVWL_LOG_WARNING)
+		log_msg("libdevwl: %s", msg);
+}
+
+int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid)
+{
+	struct ucred cred = {0};
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return negerrno();
+	*ret_uid = cred.uid;
+	*ret_pid = cred.pid;
+	return 0;
+}
+
+int mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+			return negerrno();
+		*p = '/';
+	}
+	return 0;
+}
+
+/*
+ * Listen on a Unix socket at path. It is bound under a temporary name and renamed into
+ * place once listening, so the path existing means devwld is ready (DESIGN.md §5).
+ */
+int socket_listen(const char *path, mode_t mode)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+	char tmp[sizeof(addr.sun_path)];
+	struct stat st;
+	int r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	r = mkdir_parents(path);
+	if (r < 0)
+		return r;
+	/* Replace a stale socket from an earlier run, never anything else. */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return negerrno();
+	memcpy(addr.sun_path, tmp, strlen(tmp) + 1);
+	unlink(tmp);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return negerrno();
+	if (chmod(tmp, mode) < 0 || listen(fd, SOMAXCONN) < 0 || rename(tmp, path) < 0) {
+		r = negerrno();
+		unlink(tmp);
+		return r;
+	}
+	return TAKE_FD(fd);
+}
+
+/*
+ * Tell systemd (Type=notify) how we are: READY=1 once both sockets exist, STOPPING=1
+ * at exit, RELOADING=1 ... READY=1 around a reload (systemd >= 253 waits for that with
+ * Type=notify-reload; older ones ignore it). Nothing when not started by systemd.
+ */
+void service_notify(const char *fmt, ...)
+{
+	const char *sock = secure_getenv("NOTIFY_SOCKET");
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+	char msg[512];
+	size_t len;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		return;
+	/* A worker: systemd only listens to its main process, the keeper. */
+	if (keeper_link_notify(msg))
+		return;
+	if (!sock || (sock[0] != '/' && sock[0] != '@') ||
+	    (len = strlen(sock)) >= sizeof(addr.sun_path))
+		return;
+	memcpy(addr.sun_path, sock, len);
+	if (addr.sun_path[0] == '@')
+		addr.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&addr,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		log_msg("cannot notify systemd at %s: %m", sock);
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: devwld [OPTIONS]\n"
+	      "\n"
+	      "  --listen PATH         OCI seccomp listenerPath socket [/run/devwl/listen.sock]\n"
+	      "  --control PATH        devwlctl socket [/run/devwl/control.sock]\n"
+	      "  --policy FILE         JSON policy (devwl-policy(5)); reloaded on SIGHUP\n"
+	      "                        and when the file changes\n"
+	      "  --no-watch            reload on SIGHUP only\n"
+	      "  --state FILE          the live hierarchy and containers, kept across restarts\n"
+	      "                        [state.json beside the control socket]\n"
+	      "  --audit FILE          append decision records (JSON lines) to FILE [stderr]\n"
+	      "  --no-audit            keep counters only\n"
+	      "  --audit-all           also record CONTINUE answers for non-devices\n"
+	      "  --allow-uid UID       also accept listener peers with this uid (repeatable)\n"
+	      "  --k8s-template T      node for Kubernetes containers, over the policy's\n"
+	      "                        [/k8s/{namespace}/{pod}/{container}]\n"
+	      "  --default-template T  node for other containers, over the policy's\n"
+	      "                        [/containers/{id}]\n"
+	      "  --burst N             notifications per fd per round [16]\n"
+	      "  --spin-us N           wait this long on a busy fd for its next call [0]\n"
+	      "  --timeout-ms N        deadline for a runtime's message [5000]\n"
+	      "  --max-message BYTES   size limit of a runtime's message [1048576]\n"
+	      "  -h, --help            show this help\n"
+	      "  -V, --version         show the version\n",
+	      f);
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *ret)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || v > max || s[0] == '-')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* If the policy file changed while no devwld ran, the state's hierarchy is stale. */
+static void reapply_if_changed(struct devwld *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!d->cfg.policy_file || store_read_policy(d, &text, &len) < 0)
+		return;
+	if (d->policy_text && len == d->policy_len && !memcmp(text, d->policy_text, len)) {
+		free(text);
+		return;
+	}
+	log_msg("%s differs from what the state was loaded from: applying it", d->cfg.policy_file);
+	store_apply_text(d, text, len);
+}
+
+static int worker_start(struct devwld *d, bool no_audit)
+{
+	sigset_t none;
+	int r;
+
+	/* The keeper's blocked signals are not ours (loop_init blocks what it reads). */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	r = keeper_link_open(d);
+	if (r < 0) {
+		log_msg("cannot use the keeper's fds: %s", strerror(-r));
+		return r;
+	}
+	devwl_set_log(lib_log, NULL);
+	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF)) {
+		log_msg("this kernel has no seccomp user notification");
+		return -EOPNOTSUPP;
+	}
+	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
+	d->notify = devwl_notify_new();
+	if (!d->notify) {
+		log_msg("cannot set up notification handling: out of memory");
+		return -ENOMEM;
+	}
+	devwl_notify_set_recv_hook(d->notify, loop_on_recv, d);
+	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all);
+	if (r < 0) {
+		log_msg("audit file %s: %s", d->cfg.audit_file, strerror(-r));
+		return r;
+	}
+	r = loop_init(d);
+	if (r < 0) {
+		log_msg("event loop: %s", strerror(-r));
+		return r;
+	}
+	/* The state (restart, crash, reboot-surviving --state) wins over the policy file
+	 * for the hierarchy; the file is applied if it changed meanwhile. */
+	r = state_restore(d);
+	if (r > 0) {
+		reapply_if_changed(d);
+	} else {
+		keeper_link_release_unclaimed(d);
+		r = store_load(d);
+		if (r < 0)
+			return r;
+		state_changed(d);
+	}
+	if (d->keeper.listen_fd >= 0) {
+		d->listen_src.kind = SOURCE_LISTENER;
+		d->listen_src.fd = d->keeper.listen_fd;
+		r = loop_arm(d, &d->listen_src, POLLIN);
+	} else {
+		r = listener_open(d);
+	}
+	if (r < 0) {
+		log_msg("listener %s: %s", d->cfg.listen_path, strerror(-r));
+		return r;
+	}
+	r = watch_open(d);
+	if (r < 0) {
+		/* Out of inotify watches, say: still a working daemon, reloaded by hand. */
+		log_msg("cannot watch %s (%s): it is reloaded on SIGHUP only", d->cfg.policy_file,
+			strerror(-r));
+		watch_close(d);
+	}
+	if (d->keeper.control_fd >= 0) {
+		d->control_src.kind = SOURCE_CONTROL;
+		d->control_src.fd = d->keeper.control_fd;
+		r = loop_arm(d, &d->control_src, POLLIN);
+	} else {
+		r = control_open(d);
+		if (r >= 0)
+			r = keeper_link_sockets(d);
+	}
+	if (r < 0) {
+		log_msg("control socket %s: %s", d->cfg.control_path, strerror(-r));
+		unlink(d->cfg.listen_path);
+		return r;
+	}
+	state_flush(d);
+	return 0;
+}
+
+static int worker_main(struct devwld *d, bool no_audit)
+{
+	int r;
+
+	list_init(&d->containers);
+	list_init(&d->oci_conns);
+	list_init(&d->ctl_conns);
+	r = worker_start(d, no_audit);
+	if (r >= 0) {
+		if (d->keeper.gen > 1) {
+			log_msg("worker %u ready: %u containers, %u processes served again",
+				d->keeper.gen, d->ncontainers, d->nprocs);
+		} else {
+			log_msg("ready: listening on %s, control on %s, policy %s, state %s",
+				d->cfg.listen_path, d->cfg.control_path,
+				d->cfg.policy_file ? d->cfg.policy_file : "(built-in: allow all)",
+				d->cfg.state_file);
+			service_notify("READY=1\nSTATUS=listening on %s", d->cfg.listen_path);
+		}
+		keeper_link_ready(d);
+		r = loop_run(d);
+	}
+	/* Whatever happens from here is not a change anyone should persist. */
+	state_flush(d);
+	d->state_frozen = true;
+	d->exiting = true;
+	d->quit = true;
+	if (!d->handover) {
+		/* Stopping for good: closing the notify fds (the keeper closes its own when
+		 * we are gone) makes every trapped call fail ENOSYS: fail closed. */
+		service_notify("STOPPING=1");
+		if (d->listen_src.fd >= 0)
+			unlink(d->cfg.listen_path);
+		if (d->control_src.fd >= 0)
+			unlink(d->cfg.control_path);
+	}
+	while (!list_empty(&d->oci_conns))
+		oci_conn_expire(d, UINT64_MAX);
+	control_close_all(d);
+	store_fini(d);
+	if (d->listen_src.fd >= 0)
+		close(d->listen_src.fd);
+	if (d->control_src.fd >= 0)
+		close(d->control_src.fd);
+	watch_close(d);
+	loop_fini(d);
+	devwl_notify_free(d->notify);
+	audit_close(&d->audit);
+	state_fini(d);
+	keeper_link_close(d);
+	if (r < 0)
+		return 1;
+	return d->handover ? DEVWLD_EXIT_HANDOVER : 0;
+}
+
+int devwld_main(int argc, char **argv)
+{
+	enum {
+		OPT_LISTEN = 256,
+		OPT_CONTROL,
+		OPT_POLICY,
+		OPT_AUDIT,
+		OPT_NO_AUDIT,
+		OPT_AUDIT_ALL,
+		OPT_ALLOW_UID,
+		OPT_K8S,
+		OPT_DEFAULT,
+		OPT_BURST,
+		OPT_SPIN,
+		OPT_TIMEOUT,
+		OPT_MAX_MESSAGE,
+		OPT_NO_WATCH,
+		OPT_STATE
+	};
+	static const struct option opts[] = {
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"control", required_argument, NULL, OPT_CONTROL},
+		{"policy", required_argument, NULL, OPT_POLICY},
+		{"audit", required_argument, NULL, OPT_AUDIT},
+		{"no-audit", no_argument, NULL, OPT_NO_AUDIT},
+		{"audit-all", no_argument, NULL, OPT_AUDIT_ALL},
+		{"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+		{"k8s-template", required_argument, NULL, OPT_K8S},
+		{"default-template", required_argument, NULL, OPT_DEFAULT},
+		{"burst", required_argument, NULL, OPT_BURST},
+		{"spin-us", required_argument, NULL, OPT_SPIN},
+		{"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
+		{"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+		{"no-watch", no_argument, NULL, OPT_NO_WATCH},
+		{"state", required_argument, NULL, OPT_STATE},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	static struct devwld d = {
+		.cfg =
+			{
+				.listen_path = "/run/devwl/listen.sock",
+				.control_path = "/run/devwl/control.sock",
+				.watch_policy = true,
+				.burst = 16,
+				.spin_us = 0,
+				.conn_timeout_ms = 5000,
+				.max_message = 1024 * 1024,
+			},
+		.signal_src = {.fd = -1},
+		.listen_src = {.fd = -1},
+		.control_src = {.fd = -1},
+		.watch_src = {.fd = -1},
+		.watch_wd = -1,
+	};
+	_cleanup_free_ uid_t *uids = NULL;
+	_cleanup_free_ char *state_file = NULL;
+	bool no_audit = false;
+	struct rlimit rl;
+	unsigned long v = 0;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			d.cfg.listen_path = optarg;
+			break;
+		case OPT_CONTROL:
+			d.cfg.control_path = optarg;
+			break;
+		case OPT_POLICY:
+			d.cfg.policy_file = optarg;
+			break;
+		case OPT_AUDIT:
+			d.cfg.audit_file = optarg;
+			break;
+		case OPT_NO_AUDIT:
+			no_audit = true;
+			break;
+		case OPT_AUDIT_ALL:
+			d.cfg.audit_all = true;
+			break;
+		case OPT_ALLOW_UID: {
+			uid_t *n;
+
+			if (parse_uint(optarg, UINT32_MAX - 1, &v) < 0) {
+				fprintf(stderr, "devwld: bad uid '%s'\n", optarg);
+				return 2;
+			}
+			n = realloc(uids, (d.cfg.n_listen_uids + 1) * sizeof(*uids));
+			if (!n)
+				return 1;
+			uids = n;
+			uids[d.cfg.n_listen_uids++] = (uid_t)v;
+			d.cfg.listen_uids = uids;
+			break;
+		}
+		case OPT_K8S:
+		case OPT_DEFAULT: {
+			struct devwl_error err = {0};
+
+			if (template_check(optarg, c == OPT_K8S, &err) < 0) {
+				fprintf(stderr, "devwld: --%s: %s\n",
+					c == OPT_K8S ? "k8s-template" : "default-template",
+					err.msg);
+				return 2;
+			}
+			if (c == OPT_K8S)
+				d.cfg.k8s_template = optarg;
+			else
+				d.cfg.default_template = optarg;
+			break;
+		}
+		case OPT_NO_WATCH:
+			d.cfg.watch_policy = false;
+			break;
+		case OPT_STATE:
+			if (!*optarg) {
+				fprintf(stderr, "devwld: --state needs a file name\n");
+				return 2;
+			}
+			d.cfg.state_file = optarg;
+			break;
+		case OPT_BURST:
+		case OPT_SPIN:
+		case OPT_TIMEOUT:
+		case OPT_MAX_MESSAGE:
+			if (parse_uint(optarg, c == OPT_MAX_MESSAGE ? 1UL << 30 : 1000000, &v) <
+				    0 ||
+			    (v == 0 && c != OPT_SPIN)) {
+				fprintf(stderr, "devwld: bad number '%s'\n", optarg);
+				return 2;
+			}
+			if (c == OPT_BURST)
+				d.cfg.burst = (unsigned int)v;
+			else if (c == OPT_SPIN)
+				d.cfg.spin_us = (unsigned int)v;
+			else if (c == OPT_TIMEOUT)
+				d.cfg.conn_timeout_ms = (unsigned int)v;
+			else
+				d.cfg.max_message = v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("devwld %s\n", devwl_version());
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "devwld: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+
+	/* One fd per container process: thousands of containers need more than 1024. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (!d.cfg.state_file) {
+		const char *slash = strrchr(d.cfg.control_path, '/');
+
+		if (asprintf(&state_file, "%.*s%sstate.json",
+			     slash ? (int)(slash - d.cfg.control_path) : 0, d.cfg.control_path,
+			     slash ? "/" : "") < 0)
+			return 1;
+		d.cfg.state_file = state_file;
+	}
+	/* The process started from the command line keeps the fds; a worker it starts
+	 * (the same binary, the same arguments) does the work. */
+	if (!secure_getenv(DEVWLD_ENV_WORKER))
+		return keeper_main(argv);
+	return worker_main(&d, no_audit);
+}

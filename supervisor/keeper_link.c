@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The worker's side of the keeper (keeper.h): the fds it inherited, the slots it gives
+ * the container processes, the in-flight marks, and the messages it sends.
+ *
+ * Every notify fd the worker serves is also held by the keeper under a slot; a slot has
+ * a random tag that the state file records with the process, so a new worker only ever
+ * attaches a slot's fd to the container the state says it belongs to, even if a slot was
+ * freed and reused after the state was last written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "devwld.h"
+#include "keeper.h"
+#include "util.h"
+
+#define USED_WORDS (KEEPER_SLOTS_MAX / 64)
+
+/* The socket to the keeper, for service_notify(), which has no struct devwld at hand. */
+static int link_sock = -1;
+
+static bool used_get(const struct keeper_link *l, uint32_t i)
+{
+	return l->used[i / 64] & (1ULL << (i % 64));
+}
+
+static void used_set(struct keeper_link *l, uint32_t i, bool on)
+{
+	if (on)
+		l->used[i / 64] |= 1ULL << (i % 64);
+	else
+		l->used[i / 64] &= ~(1ULL << (i % 64));
+}
+
+static int send_msg(int sock, const struct keeper_msg *m, const int *fds, size_t nfds)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} cmsg;
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (sock < 0)
+		return -ENOTCONN;
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&cmsg, 0, sizeof(cmsg));
+		msg.msg_control = cmsg.buf;
+		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	/* Blocking: the keeper reads at once, and once sendmsg returns, the fds are in the
+	 * socket, the keeper's even if we die right after. */
+	for (;;) {
+		if (sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno != EINTR)
+			return negerrno();
+	}
+}
+
+static void set_cloexec(int fd)
+{
+	if (fd >= 0)
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+int keeper_link_open(struct devwld *d)
+{
+	struct keeper_link *l = &d->keeper;
+	const char *v = secure_getenv(DEVWLD_ENV_WORKER);
+	int sock = -1, table_fd = -1, n = 0;
+	unsigned int gen = 0;
+	struct stat st;
+	void *p;
+
+	l->sock = l->listen_fd = l->control_fd = -1;
+	if (!v)
+		return 0;
+	if (sscanf(v, "%d,%d,%d,%d,%u%n", &sock, &table_fd, &l->listen_fd, &l->control_fd, &gen,
+		   &n) != 5 ||
+	    v[n] || sock < 0 || table_fd < 0)
+		return -EINVAL;
+	unsetenv(DEVWLD_ENV_WORKER);
+	set_cloexec(sock);
+	set_cloexec(l->listen_fd);
+	set_cloexec(l->control_fd);
+	if (fstat(table_fd, &st) < 0 || (size_t)st.st_size != KEEPER_TABLE_SIZE) {
+		close(table_fd);
+		return -EINVAL;
+	}
+	p = mmap(NULL, KEEPER_TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, table_fd, 0);
+	close(table_fd); /* the mapping keeps the memory */
+	if (p == MAP_FAILED)
+		return negerrno();
+	l->table = p;
+	if (l->table->magic != KEEPER_MAGIC || l->table->version != KEEPER_VERSION ||
+	    l->table->nslots > KEEPER_SLOTS_MAX)
+		return -EPROTO;
+	l->used = calloc(USED_WORDS, sizeof(*l->used));
+	l->claimed = calloc(USED_WORDS, sizeof(*l->claimed));
+	if (!l->used || !l->claimed)
+		return -ENOMEM;
+	/* Every live slot is in use until claimed by a restored process or released. */
+	for (uint32_t i = 0; i < l->table->nslots; i++) {
+		if (l->table->slot[i].fd < 0)
+			continue;
+		used_set(l, i, true);
+		set_cloexec(l->table->slot[i].fd);
+	}
+	l->sock = link_sock = sock;
+	l->gen = gen;
+	return 1;
+}
+
+void keeper_link_close(struct devwld *d)
+{
+	struct keeper_link *l = &d->keeper;
+
+	if (l->table)
+		munmap(l->table, KEEPER_TABLE_SIZE);
+	l->table = NULL;
+	free(l->used);
+	l->used = NULL;
+	free(l->claimed);
+	l->claimed = NULL;
+	if (l->sock >= 0)
+		close(l->sock);
+	l->sock = link_sock = -1;
+}
+
+int keeper_link_add(struct devwld *d, int fd, uint32_t *ret_slot, uint64_t *ret_tag)
+{
+	struct keeper_link *l = &d->keeper;
+	struct keeper_msg m = {.type = KMSG_ADD};
+	uint32_t i;
+	int r;
+
+	if (!l->table)
+		return 0;
+	for (i = l->hint; i < KEEPER_SLOTS_MAX && used_get(l, i); i++)
+		;
+	if (i == KEEPER_SLOTS_MAX)
+		return -ENOSPC;
+	if (getrandom(&m.tag, sizeof(m.tag), 0) != (ssize_t)sizeof(m.tag))
+		return -EIO;
+	m.slot = i;
+	r = send_msg(l->sock, &m, &fd, 1);
+	if (r < 0)
+		return r;
+	used_set(l, i, true);
+	l->hint = i + 1;
+	*ret_slot = i;
+	*ret_tag = m.tag;
+	return 0;
+}
+
+void keeper_link_del(struct devwld *d, uint32_t slot)
+{
+	struct keeper_link *l = &d->keeper;
+	struct keeper_msg m = {.type = KMSG_DEL, .slot = slot};
+	int r;
+
+	if (!l->table || slot >= KEEPER_SLOTS_MAX || !used_get(l, slot))
+		return;
+	r = send_msg(l->sock, &m, NULL, 0);
+	if (r < 0)
+		log_msg("keeper: cannot free slot %u: %s", slot, strerror(-r));
+	used_set(l, slot, false);
+	if (slot < l->hint)
+		l->hint = slot;
+}
+
+int keeper_link_claim(struct devwld *d, uint32_t slot, uint64_t tag)
+{
+	struct keeper_link *l = &d->keeper;
+
+	if (!l->table || !l->claimed || slot >= l->table->nslots || l->table->slot[slot].fd < 0 ||
+	    l->table->slot[slot].tag != tag || (l->claimed[slot / 64] & (1ULL << (slot % 64))))
+		return -ENOENT;
+	l->claimed[slot / 64] |= 1ULL << (slot % 64);
+	return l->table->slot[slot].fd;
+}
+
+void keeper_link_release_unclaimed(struct devwld *d)
+{
+	struct keeper_link *l = &d->keeper;
+
+	if (!l->table || !l->claimed)
+		return;
+	for (uint32_t i = 0; i < l->table->nslots; i++) {
+		int fd = l->table->slot[i].fd;
+
+		if (fd < 0 || (l->claimed[i / 64] & (1ULL << (i % 64))))
+			continue;
+		/* The worker that took this fd died before its state said whose it is. */
+		log_msg("keeper: slot %u belongs to no container in the state; let go", i);
+		close(fd);
+		keeper_link_del(d, i);
+	}
+	/* Claims are made once, at the start. */
+	free(l->claimed);
+	l->claimed = NULL;
+}
+
+int keeper_link_sockets(struct devwld *d)
+{
+	struct keeper_msg m = {.type = KMSG_SOCKETS};
+	int fds[2] = {d->listen_src.fd, d->control_src.fd};
+
+	if (!d->keeper.table)
+		return 0;
+	return send_msg(d->keeper.sock, &m, fds, 2);
+}
+
+void keeper_link_ready(struct devwld *d)
+{
+	struct keeper_msg m = {.type = KMSG_READY};
+
+	if (d->keeper.table)
+		(void)send_msg(d->keeper.sock, &m, NULL, 0);
+}
+
+bool keeper_link_notify(const char *text)
+{
+	struct keeper_msg m = {.type = KMSG_NOTIFY};
+
+	if (link_sock < 0)
+		return false;
+	snprintf(m.text, sizeof(m.text), "%s", text);
+	(void)send_msg(link_sock, &m, NULL, 0);
+	return true;
+}
+
+void keeper_link_inflight(struct devwld *d, uint32_t slot, uint64_t id)
+{
+	struct keeper_slot *s = &d->keeper.table->slot[slot];
+
+	s->inflight_id = id;
+	__atomic_store_n(&s->inflight, 1, __ATOMIC_RELEASE);
+}
+
+void keeper_link_answered(struct devwld *d, uint32_t slot)
+{
+	__atomic_store_n(&d->keeper.table->slot[slot].inflight, 0, __ATOMIC_RELEASE);
+}

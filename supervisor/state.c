@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The state file (--state, devwld(8) STATE): the live hierarchy (nodes, rules, mknod
+ * waivers), the nodes made on demand, the policy text the hierarchy and the container
+ * mapping came from, and the container table (id, node, and for each process its keeper
+ * slot and tag, pid and peer). A new worker starts from it, after a restart or a crash.
+ *
+ * Written whole and atomically (temporary file in the same directory, fsync, rename,
+ * fsync of the directory) after every change: at once when a container process attaches
+ * (the keeper holds its fd from then on, and a successor must know whose it is), before a
+ * control answer is sent, otherwise at the end of the loop round, never per notification.
+ * Read all or nothing: a file that does not parse or validate is renamed aside
+ * (FILE.corrupt-TIMESTAMP) and devwld starts from the policy file instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allowlist.h"
+
+#include "devwld.h"
+#include "keeper.h"
+#include "util.h"
+
+#define STATE_VERSION 1
+/* A policy text is at most 16 MiB; the hierarchy and the table come on top. */
+#define STATE_TEXT_MAX (64u << 20)
+/* After a failed write (disk full, say), try again this much later, not every round. */
+#define RETRY_MS 1000
+
+struct saved_proc {
+	uint32_t slot;
+	uint64_t tag;
+	pid_t pid, peer_pid;
+	uid_t peer_uid;
+};
+
+struct saved_container {
+	char *id, *node;
+	bool created;
+	struct saved_proc *procs;
+	size_t nprocs;
+};
+
+struct saved {
+	struct devwl_policy *policy;
+	char *policy_text;
+	struct strset ondemand;
+	struct saved_container *containers;
+	size_t ncontainers;
+};
+
+static void saved_clear(struct saved *s)
+{
+	devwl_policy_free(s->policy);
+	free(s->policy_text);
+	strset_clear(&s->ondemand);
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		free(s->containers[i].id);
+		free(s->containers[i].node);
+		free(s->containers[i].procs);
+	}
+	free(s->containers);
+	*s = (struct saved){0};
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+static int add(struct json_object *obj, const char *key, struct json_object *val)
+{
+	if (!val)
+		return -ENOMEM;
+	if (json_object_object_add(obj, key, val) < 0) {
+		json_object_put(val);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int push(struct json_object *arr, struct json_object *val)
+{
+	if (!val)
+		return -ENOMEM;
+	if (json_object_array_add(arr, val) < 0) {
+		json_object_put(val);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct json_object *string_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : json_object_new_null();
+}
+
+static struct json_object *container_json(const struct container *c)
+{
+	struct json_object *obj = json_object_new_object(), *procs = json_object_new_array();
+	int r = obj && procs ? 0 : -ENOMEM;
+
+	if (r >= 0)
+		r = add(obj, "id", json_object_new_string(c->id));
+	if (r >= 0)
+		r = add(obj, "node", json_object_new_string(c->node_path));
+	if (r >= 0)
+		r = add(obj, "created_node", json_object_new_boolean(c->created_node));
+	for (struct list_head *l = c->procs.next; r >= 0 && l != &c->procs; l = l->next) {
+		const struct cproc *p = container_of(l, struct cproc, link);
+		struct json_object *po;
+		char tag[17];
+
+		if (!p->has_slot)
+			continue;
+		po = json_object_new_object();
+		if (!po) {
+			r = -ENOMEM;
+			break;
+		}
+		snprintf(tag, sizeof(tag), "%016" PRIx64, p->tag);
+		r = add(po, "slot", json_object_new_int64(p->slot));
+		if (r >= 0)
+			r = add(po, "tag", json_object_new_string(tag));
+		if (r >= 0)
+			r = add(po, "pid", json_object_new_int64(p->pid));
+		if (r >= 0)
+			r = add(po, "peer_uid", json_object_new_int64(p->peer_uid));
+		if (r >= 0)
+			r = add(po, "peer_pid", json_object_new_int64(p->peer_pid));
+		if (r >= 0)
+			r = push(procs, po);
+		else
+			json_object_put(po);
+	}
+	if (r >= 0)
+		r = add(obj, "procs", procs);
+	else
+		json_object_put(procs);
+	if (r < 0) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static int state_text(struct devwld *d, char **ret_text)
+{
+	_cleanup_free_ char *hier_text = NULL;
+	struct json_object *top = NULL, *hier = NULL, *arr = NULL;
+	const char *s;
+	int r;
+
+	r = devwl_policy_to_string(d->policy, &hier_text);
+	if (r < 0)
+		return r;
+	hier = json_tokener_parse(hier_text);
+	top = json_object_new_object();
+	r = hier && top ? 0 : -ENOMEM;
+	if (r >= 0)
+		r = add(top, "devwld_state", json_object_new_int(STATE_VERSION));
+	if (r >= 0)
+		r = add(top, "policy_file", string_or_null(d->cfg.policy_file));
+	if (r >= 0)
+		r = add(top, "policy_text", string_or_null(d->policy_text));
+	if (r >= 0) {
+		r = add(top, "hierarchy", hier);
+		hier = NULL;
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (size_t i = 0; arr && r >= 0 && i < d->ondemand.n; i++)
+			r = push(arr, json_object_new_string(d->ondemand.v[i]));
+		r = r >= 0 ? add(top, "ondemand", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (struct list_head *l = d->containers.next; arr && r >= 0 && l != &d->containers;
+		     l = l->next)
+			r = push(arr, container_json(container_of(l, struct container, link)));
+		r = r >= 0 ? add(top, "containers", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		s = json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY |
+								JSON_C_TO_STRING_NOSLASHESCAPE);
+		*ret_text = s ? strdup(s) : NULL;
+		r = *ret_text ? 0 : -ENOMEM;
+	}
+	json_object_put(hier);
+	json_object_put(top);
+	return r;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negerrno();
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int write_atomic(const char *file, const char *text)
+{
+	_cleanup_free_ char *tmp = NULL, *dir = NULL;
+	_cleanup_close_ int fd = -1, dfd = -1;
+	const char *slash = strrchr(file, '/');
+	int r;
+
+	if (asprintf(&tmp, "%s.XXXXXX", file) < 0)
+		return -ENOMEM;
+	dir = slash ? (slash == file ? strdup("/") : strndup(file, (size_t)(slash - file)))
+		    : strdup(".");
+	if (!dir)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && mkdir_parents(file) >= 0)
+		fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	r = write_all(fd, text, strlen(text));
+	if (r >= 0 && (fchmod(fd, 0600) < 0 || fsync(fd) < 0))
+		r = negerrno();
+	if (r >= 0 && rename(tmp, file) < 0)
+		r = negerrno();
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	/* The rename is durable once the directory is. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd) < 0)
+		return negerrno();
+	return 0;
+}
+
+void state_changed(struct devwld *d)
+{
+	d->state_dirty = true;
+}
+
+int state_flush(struct devwld *d)
+{
+	_cleanup_free_ char *text = NULL;
+	uint64_t now;
+	int r;
+
+	if (!d->state_dirty || d->state_frozen || !d->cfg.state_file)
+		return 0;
+	now = now_ms();
+	if (now < d->state_retry_ms)
+		return -EAGAIN;
+	r = state_text(d, &text);
+	if (r >= 0 && d->state_last && !strcmp(text, d->state_last)) {
+		d->state_dirty = false;
+		return 0;
+	}
+	if (r >= 0)
+		r = write_atomic(d->cfg.state_file, text);
+	if (r < 0) {
+		if (!d->state_retry_ms)
+			log_msg("state %s: cannot write: %s (retrying)", d->cfg.state_file,
+				strerror(-r));
+		d->state_retry_ms = now + RETRY_MS;
+		return r;
+	}
+	if (d->state_retry_ms)
+		log_msg("state %s: written again", d->cfg.state_file);
+	d->state_retry_ms = 0;
+	d->state_dirty = false;
+	free(d->state_last);
+	d->state_last = TAKE_PTR(text);
+	return 0;
+}
+
+void state_fini(struct devwld *d)
+{
+	free(d->state_last);
+	d->state_last = NULL;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+static int get(struct json_object *obj, const char *key, enum json_type type,
+	       struct json_object **ret, bool nullable, struct devwl_error *err)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(obj, key, &v))
+		return devwl_error_set(err, -EINVAL, 0, "\"%s\" missing", key);
+	if (nullable && json_object_is_type(v, json_type_null)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_object_is_type(v, type))
+		return devwl_error_set(err, -EINVAL, 0, "\"%s\" has the wrong type", key);
+	*ret = v;
+	return 0;
+}
+
+static int get_uint(struct json_object *obj, const char *key, uint64_t max, uint64_t *ret,
+		    struct devwl_error *err)
+{
+	struct json_object *v = NULL;
+	int64_t n;
+	int r = get(obj, key, json_type_int, &v, false, err);
+
+	if (r < 0)
+		return r;
+	n = json_object_get_int64(v);
+	if (n < 0 || (uint64_t)n > max)
+		return devwl_error_set(err, -EINVAL, 0, "\"%s\" out of range", key);
+	*ret = (uint64_t)n;
+	return 0;
+}
+
+static int parse_proc(struct json_object *po, struct saved_proc *p, struct devwl_error *err)
+{
+	struct json_object *tag = NULL;
+	uint64_t v = 0;
+	char *end = NULL;
+	int r;
+
+	if (!json_object_is_type(po, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "a process is not an object");
+	r = get_uint(po, "slot", KEEPER_SLOTS_MAX - 1, &v, err);
+	p->slot = (uint32_t)v;
+	if (r >= 0)
+		r = get_uint(po, "pid", INT32_MAX, &v, err);
+	p->pid = (pid_t)v;
+	if (r >= 0)
+		r = get_uint(po, "peer_pid", INT32_MAX, &v, err);
+	p->peer_pid = (pid_t)v;
+	if (r >= 0)
+		r = get_uint(po, "peer_uid", UINT32_MAX, &v, err);
+	p->peer_uid = (uid_t)v;
+	if (r >= 0)
+		r = get(po, "tag", json_type_string, &tag, false, err);
+	if (r < 0)
+		return r;
+	errno = 0;
+	p->tag = strtoull(json_object_get_string(tag), &end, 16);
+	if (errno || json_object_get_string_len(tag) != 16 || *end)
+		return devwl_error_set(err, -EINVAL, 0, "bad process \"tag\"");
+	return 0;
+}
+
+static int parse_container(struct json_object *co, struct saved_container *c,
+			   struct devwl_error *err)
+{
+	struct json_object *v = NULL, *procs = NULL;
+	int r;
+
+	if (!json_object_is_type(co, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "a container is not an object");
+	r = get(co, "id", json_type_string, &v, false, err);
+	if (r < 0)
+		return r;
+	c->id = strdup(json_object_get_string(v));
+	r = get(co, "node", json_type_string, &v, false, err);
+	if (r < 0)
+		return r;
+	c->node = strdup(json_object_get_string(v));
+	if (!c->id || !c->node)
+		return -ENOMEM;
+	if (!*c->id || devwl_node_path_valid(c->node) < 0)
+		return devwl_error_set(err, -EINVAL, 0, "container \"%.64s\": bad id or node",
+				       c->id);
+	r = get(co, "created_node", json_type_boolean, &v, false, err);
+	if (r < 0)
+		return r;
+	c->created = json_object_get_boolean(v);
+	r = get(co, "procs", json_type_array, &procs, false, err);
+	if (r < 0)
+		return r;
+	c->procs = calloc(json_object_array_length(procs) + 1, sizeof(*c->procs));
+	if (!c->procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		r = parse_proc(json_object_array_get_idx(procs, i), &c->procs[c->nprocs], err);
+		if (r < 0)
+			return r;
+		c->nprocs++;
+	}
+	return 0;
+}
+
+static int parse_state(const char *file, const char *text, struct saved *s, struct devwl_error *err)
+{
+	enum json_tokener_error jerr = json_tokener_success;
+	struct json_object *top = json_tokener_parse_verbose(text, &jerr);
+	struct json_object *v = NULL, *arr = NULL;
+	int r;
+
+	if (!top)
+		return devwl_error_set(err, -EINVAL, 0, "%s", json_tokener_error_desc(jerr));
+	r = get(top, "devwld_state", json_type_int, &v, false, err);
+	if (r >= 0 && json_object_get_int(v) != STATE_VERSION)
+		r = devwl_error_set(err, -EINVAL, 0, "version %d, not %d", json_object_get_int(v),
+				    STATE_VERSION);
+	if (r >= 0)
+		r = get(top, "policy_text", json_type_string, &v, true, err);
+	if (r >= 0 && v && !(s->policy_text = strdup(json_object_get_string(v))))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = get(top, "hierarchy", json_type_object, &v, false, err);
+	if (r >= 0) {
+		struct devwl_error perr = {0};
+
+		r = devwl_policy_load_string(json_object_to_json_string(v), file, &s->policy,
+					     &perr);
+		if (r < 0)
+			devwl_error_set(err, r, 0, "hierarchy: %s", perr.msg);
+	}
+	if (r >= 0)
+		r = get(top, "ondemand", json_type_array, &arr, false, err);
+	for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(e, json_type_string) ||
+		    devwl_node_path_valid(json_object_get_string(e)) < 0)
+			r = devwl_error_set(err, -EINVAL, 0, "\"ondemand\"[%zu] is not a node path",
+					    i);
+		else
+			r = strset_add(&s->ondemand, json_object_get_string(e));
+	}
+	if (r >= 0)
+		r = get(top, "containers", json_type_array, &arr, false, err);
+	if (r >= 0) {
+		s->containers = calloc(json_object_array_length(arr) + 1, sizeof(*s->containers));
+		if (!s->containers)
+			r = -ENOMEM;
+	}
+	for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+		r = parse_container(json_object_array_get_idx(arr, i),
+				    &s->containers[s->ncontainers], err);
+		s->ncontainers++;
+	}
+	json_object_put(top);
+	return r;
+}
+
+/* Keep a bad state file for a post-mortem, out of the way of the next write. */
+static void set_aside(const char *file)
+{
+	_cleanup_free_ char *to = NULL;
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	if (asprintf(&to, "%s.corrupt-%s", file, stamp) < 0)
+		return;
+	if (rename(file, to) < 0)
+		log_msg("state %s: cannot set it aside: %m", file);
+	else
+		log_msg("state %s: set aside as %s", file, to);
+}
+
+/* Put what was read in place: it is all valid, so nothing here can half-fail. */
+static void commit(struct devwld *d, struct saved *s)
+{
+	unsigned int kept = 0, lost = 0;
+
+	devwl_policy_free(d->policy);
+	d->policy = TAKE_PTR(s->policy);
+	strset_clear(&d->ondemand);
+	d->ondemand = s->ondemand;
+	s->ondemand = (struct strset){0};
+	if (d->cfg.policy_file && s->policy_text) {
+		struct devwl_error err = {0};
+		struct mapping m = {0};
+
+		/* The mapping comes from the text the hierarchy came from: the two match. */
+		if (store_parse_text(d->cfg.policy_file, s->policy_text, NULL, &m, &err) >= 0) {
+			mapping_clear(&d->mapping);
+			d->mapping = m;
+			free(d->policy_text);
+			d->policy_len = strlen(s->policy_text);
+			d->policy_text = TAKE_PTR(s->policy_text);
+		} else {
+			log_msg("state: its policy text no longer parses (%s); container matching"
+				" comes from %s",
+				err.msg, d->cfg.policy_file);
+		}
+	}
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		struct saved_container *c = &s->containers[i];
+		unsigned int attached = 0;
+
+		for (size_t j = 0; j < c->nprocs; j++) {
+			struct saved_proc *p = &c->procs[j];
+			int fd = keeper_link_claim(d, p->slot, p->tag);
+
+			if (fd < 0) {
+				lost++;
+				continue;
+			}
+			if (container_restore(d, c->id, c->node, c->created, fd, p->pid,
+					      p->peer_uid, p->peer_pid, p->slot, p->tag) < 0) {
+				lost++;
+				continue;
+			}
+			attached++;
+			kept++;
+		}
+		/* Gone while nobody watched: its node goes as it would have then. */
+		if (!attached)
+			store_forget_node(d, c->node);
+	}
+	keeper_link_release_unclaimed(d);
+	log_msg("state: restored %zu nodes, %u containers, %u processes%s",
+		devwl_policy_count(d->policy), d->ncontainers, kept,
+		lost ? " (processes that exited meanwhile were dropped)" : "");
+}
+
+int state_restore(struct devwld *d)
+{
+	_cleanup_free_ char *text = NULL;
+	struct devwl_error err = {0};
+	struct saved s = {0};
+	size_t len = 0;
+	int r;
+
+	if (!d->cfg.state_file)
+		return 0;
+	r = read_text(d->cfg.state_file, STATE_TEXT_MAX, &text, &len, &err);
+	if (r == -ENOENT)
+		return 0;
+	if (r >= 0)
+		r = parse_state(d->cfg.state_file, text, &s, &err);
+	if (r < 0) {
+		log_msg("state %s is unusable, starting from the policy file: %s",
+			d->cfg.state_file, err.msg[0] ? err.msg : strerror(-r));
+		saved_clear(&s);
+		if (r != -ENOMEM)
+			set_aside(d->cfg.state_file);
+		return 0;
+	}
+	commit(d, &s);
+	saved_clear(&s);
+	state_changed(d);
+	return 1;
+}

@@ -1,0 +1,110 @@
+# The worker killed (SIGKILL) under load (devwld(8) RESTART): the keeper starts a new one
+# and every container is served again; the only failures are ENOSYS answers to calls the
+# dead worker had taken, at most one per process. Then the in-flight case exactly: a
+# worker stopped right after it received a workload's call (DEVWLD_TEST_STOP_FILE) is
+# killed; that call fails ENOSYS, the workload's next call succeeds. Prints how long the
+# containers waited; asserts only that they were served again.
+RT=runc
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
+HAMMER=$OCI_BIN/hammer
+[ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
+
+cat >"$T/policy.json" <<'JSON'
+{ "version": 1,
+  "nodes": [ { "path": "/w", "rules": ["deny a", "allow c 1:5 r", "allow c 1:3 rw"] } ] }
+JSON
+echo data >"$T/file.txt"
+DEVWLD_TEST_STOP_FILE=$T/stop-on start_devwld --no-audit
+stat_of() { ctl stats | awk -v k="$1" '$1 == k {print $2}'; }
+
+make_rootfs
+tag=devwl-crash-$$
+make_bundle loop '
+n=0
+while [ ! -e /tmp/stop ]; do
+	: </dev/zero || echo "ERR zero $n"
+	: </etc/passwd || echo "ERR passwd $n"
+	n=$((n + 1))
+done
+echo "DONE $n"'
+run_detached "$tag" "$T/loop"
+pids=()
+for i in 1 2 3; do
+	"$RUN" --connect "$T/listen.sock" --node /w --id "h$i" -- \
+		"$HAMMER" "$T/stop" /dev/zero "$T/file.txt" >"$T/h$i.out" 2>&1 &
+	pids+=("$!")
+	CHILD_PIDS+=("$!")
+done
+for _ in $(seq 100); do
+	[ "$(ctl containers | wc -l)" = 4 ] && break
+	sleep 0.05
+done
+[ "$(ctl containers | wc -l)" = 4 ] || fail "workloads not attached: $(ctl containers)"
+before=$(ctl containers | awk '{print $1, $2}' | sort)
+sleep 0.3
+
+# --- 1. SIGKILL under load -------------------------------------------------------------
+for round in 1 2; do
+	worker=$(stat_of pid)
+	g=$(stat_of generation)
+	t0=$(date +%s%N)
+	kill -9 "$worker"
+	# Served again: a new worker answers, with every container attached.
+	for _ in $(seq 500); do
+		[ "$(stat_of generation)" != "$g" ] && break
+		sleep 0.005
+	done
+	t1=$(date +%s%N)
+	[ "$(stat_of generation)" -gt "$g" ] || fail "no new worker after SIGKILL"
+	after=$(ctl containers | awk '{print $1, $2}' | sort)
+	[ "$before" = "$after" ] || fail "containers before: $before; after: $after"
+	n0=$(stat_of notifications)
+	sleep 0.2
+	[ "$(stat_of notifications)" -gt "$n0" ] || fail "the new worker answers nothing"
+	pass "SIGKILL $round of the worker: a new one served every container after $(((t1 - t0) / 1000000)) ms"
+done
+
+touch "$T/stop" "$T/rootfs/tmp/stop"
+for i in 1 2 3; do
+	wait "${pids[$((i - 1))]}"
+	read -r _ opens _ errors _ gap <"$T/h$i.out"
+	[ "$opens" -gt 0 ] || fail "h$i: $(cat "$T/h$i.out")"
+	# Only ENOSYS, for a call a killed worker held: at most one per kill.
+	other=$(grep '^errno' "$T/h$i.out" | grep -vc '^errno ENOSYS ')
+	[ "$other" = 0 ] && [ "$errors" -le 2 ] || fail "h$i: wrong answers: $(cat "$T/h$i.out")"
+	echo "  h$i: $opens opens, $errors ENOSYS, longest wait $((gap / 1000)) ms"
+done
+wait_for "$T/$tag.out" DONE 10 || fail "container did not finish: $(cat "$T/$tag.out")"
+# busybox sh says why an open failed: only "Function not implemented", once per kill.
+[ "$(grep -c '^ERR' "$T/$tag.out")" -le 2 ] &&
+	! grep "can't open" "$T/$tag.out" | grep -vq "Function not implemented" ||
+	fail "container: $(cat "$T/$tag.out")"
+pass "no wrong answers: the workloads and the runc container saw only successes and at most one ENOSYS per kill"
+
+# --- 2. the call a killed worker held fails ENOSYS; the next one succeeds ----------------
+"$RUN" --connect "$T/listen.sock" --node /w --id inflight -- \
+	"$HAMMER" --once "$T/go" /dev/zero >"$T/inflight.out" 2>&1 &
+CHILD_PIDS+=("$!")
+once=$!
+for _ in $(seq 100); do
+	ctl containers | grep -q '^inflight ' && break
+	sleep 0.05
+done
+worker=$(stat_of pid)
+echo inflight >"$T/stop-on"
+touch "$T/go"
+for _ in $(seq 200); do
+	[ "$(awk '{print $3}' /proc/"$worker"/stat 2>/dev/null)" = T ] && break
+	sleep 0.01
+done
+[ "$(awk '{print $3}' /proc/"$worker"/stat)" = T ] || fail "the worker did not stop after receiving the call"
+grep -q "^first" "$T/inflight.out" && fail "the call was answered while the worker was stopped"
+kill -9 "$worker"
+wait "$once" || fail "hammer --once: $(cat "$T/inflight.out")"
+grep -q '^first ENOSYS$' "$T/inflight.out" && grep -q '^second OK$' "$T/inflight.out" ||
+	fail "expected ENOSYS then OK: $(cat "$T/inflight.out")"
+grep -q "answered ENOSYS to notification" "$T/devwld.log" || fail "keeper did not log the ENOSYS"
+pass "a call the killed worker held → ENOSYS (as the kernel fails a dead listener's calls); the next call succeeds"
+exit 0
