@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #include "devwl.h"
+#include "jsonutil.h"
 #include "util.h"
 
 #define OCI_VERSION "1.0.2"
@@ -19,17 +20,6 @@
 static void json_putp(struct json_object **o)
 {
 	json_object_put(*o);
-}
-
-static int add(struct json_object *obj, const char *key, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
 }
 
 /* The state JSON; the caller frees the string. */
@@ -56,34 +46,34 @@ static int build_state(pid_t pid, const char *node, const char *id, char **ret_t
 		json_object_put(fds);
 		return -ENOMEM;
 	}
-	r = add(msg, "ociVersion", json_object_new_string(OCI_VERSION));
+	r = json_add(msg, "ociVersion", json_object_new_string(OCI_VERSION));
 	if (r >= 0)
-		r = add(msg, "fds", fds);
+		r = json_add(msg, "fds", fds);
 	else
 		json_object_put(fds);
 	if (r >= 0)
-		r = add(msg, "pid", json_object_new_int(pid));
+		r = json_add(msg, "pid", json_object_new_int(pid));
 	if (r >= 0 && node) {
 		if (asprintf(&meta, "node=%s", node) < 0)
 			r = -ENOMEM;
 		else
-			r = add(msg, "metadata", json_object_new_string(meta));
+			r = json_add(msg, "metadata", json_object_new_string(meta));
 		free(meta);
 	}
 	if (r >= 0)
-		r = add(state, "ociVersion", json_object_new_string(OCI_VERSION));
+		r = json_add(state, "ociVersion", json_object_new_string(OCI_VERSION));
 	if (r >= 0)
-		r = add(state, "id", json_object_new_string(id));
+		r = json_add(state, "id", json_object_new_string(id));
 	if (r >= 0)
-		r = add(state, "status", json_object_new_string("running"));
+		r = json_add(state, "status", json_object_new_string("running"));
 	if (r >= 0)
-		r = add(state, "pid", json_object_new_int(pid));
+		r = json_add(state, "pid", json_object_new_int(pid));
 	if (r >= 0)
-		r = add(state, "bundle", json_object_new_string("/"));
+		r = json_add(state, "bundle", json_object_new_string("/"));
 	if (r >= 0)
-		r = add(state, "annotations", json_object_new_object());
+		r = json_add(state, "annotations", json_object_new_object());
 	if (r >= 0)
-		r = add(msg, "state", state);
+		r = json_add(msg, "state", state);
 	else
 		json_object_put(state);
 	if (r < 0)

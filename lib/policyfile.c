@@ -16,6 +16,7 @@
 
 #include "allowlist.h"
 #include "devwl.h"
+#include "jsonutil.h"
 #include "rules.h"
 #include "util.h"
 
@@ -809,29 +810,6 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 	return r;
 }
 
-/* json-c leaves val with the caller when adding fails. */
-static int obj_add(struct json_object *obj, const char *key, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int arr_add(struct json_object *arr, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_array_add(arr, val) < 0) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static struct json_object *oci_entry_new(const struct op *op)
 {
 	struct json_object *e = json_object_new_object();
@@ -841,15 +819,15 @@ static struct json_object *oci_entry_new(const struct op *op)
 	if (!e)
 		return NULL;
 	devwl_access_format(op->rule.access, acc);
-	r = obj_add(e, "allow", json_object_new_boolean(op->file == DEVWL_ALLOW));
+	r = json_add(e, "allow", json_object_new_boolean(op->file == DEVWL_ALLOW));
 	if (r >= 0)
-		r = obj_add(e, "type", json_object_new_string(type));
+		r = json_add(e, "type", json_object_new_string(type));
 	if (r >= 0 && op->rule.type != DEVWL_DEV_ALL && op->rule.major != DEVWL_ANY)
-		r = obj_add(e, "major", json_object_new_int64(op->rule.major));
+		r = json_add(e, "major", json_object_new_int64(op->rule.major));
 	if (r >= 0 && op->rule.type != DEVWL_DEV_ALL && op->rule.minor != DEVWL_ANY)
-		r = obj_add(e, "minor", json_object_new_int64(op->rule.minor));
+		r = json_add(e, "minor", json_object_new_int64(op->rule.minor));
 	if (r >= 0)
-		r = obj_add(e, "access", json_object_new_string(acc));
+		r = json_add(e, "access", json_object_new_string(acc));
 	if (r < 0) {
 		json_object_put(e);
 		return NULL;
@@ -875,7 +853,7 @@ static struct json_object *oci_array_new(const struct ops *o)
 	struct json_object *arr = json_object_new_array();
 
 	for (size_t i = 0; arr && i < o->n; i++)
-		if (arr_add(arr, oci_entry_new(&o->v[i])) < 0) {
+		if (json_push(arr, oci_entry_new(&o->v[i])) < 0) {
 			json_object_put(arr);
 			return NULL;
 		}
@@ -905,7 +883,7 @@ static int dump_node(struct devwl_node *node, void *userdata)
 		goto out;
 	r = -ENOMEM;
 	obj = json_object_new_object();
-	if (!obj || obj_add(obj, "path", json_object_new_string(devwl_node_path(node))) < 0)
+	if (!obj || json_add(obj, "path", json_object_new_string(devwl_node_path(node))) < 0)
 		goto out;
 	/*
 	 * An exception with no access bits has no rule text that reads plainly (the kernel
@@ -916,19 +894,19 @@ static int dump_node(struct devwl_node *node, void *userdata)
 		if (o.v[i].rule.type != DEVWL_DEV_ALL && !o.v[i].rule.access)
 			empty_access = true;
 	if (o.n && empty_access) {
-		if (obj_add(obj, "devices", oci_array_new(&o)) < 0)
+		if (json_add(obj, "devices", oci_array_new(&o)) < 0)
 			goto out;
 	} else if (o.n) {
 		arr = json_object_new_array();
 		for (size_t i = 0; arr && i < o.n; i++)
-			if (arr_add(arr, rule_string_new(&o.v[i])) < 0)
+			if (json_push(arr, rule_string_new(&o.v[i])) < 0)
 				goto out;
-		if (obj_add(obj, "rules", TAKE_PTR(arr)) < 0)
+		if (json_add(obj, "rules", TAKE_PTR(arr)) < 0)
 			goto out;
 	}
-	if (cap != inherited && obj_add(obj, "mknod_needs_cap", json_object_new_boolean(cap)) < 0)
+	if (cap != inherited && json_add(obj, "mknod_needs_cap", json_object_new_boolean(cap)) < 0)
 		goto out;
-	r = arr_add(d->nodes, TAKE_PTR(obj));
+	r = json_push(d->nodes, TAKE_PTR(obj));
 out:
 	json_object_put(arr);
 	json_object_put(obj);
@@ -948,7 +926,7 @@ DEVWL_EXPORT int devwl_policy_to_string(const struct devwl_policy *policy, char 
 	if (!policy || !ret_text)
 		return -EINVAL;
 	top = json_object_new_object();
-	if (!top || obj_add(top, "version", json_object_new_int(POLICY_VERSION)) < 0)
+	if (!top || json_add(top, "version", json_object_new_int(POLICY_VERSION)) < 0)
 		goto out;
 	d.nodes = json_object_new_array();
 	if (!d.nodes)

@@ -25,6 +25,7 @@
 #include "allowlist.h"
 
 #include "devwld.h"
+#include "jsonutil.h"
 #include "keeper.h"
 #include "util.h"
 
@@ -72,28 +73,6 @@ static void saved_clear(struct saved *s)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-static int add(struct json_object *obj, const char *key, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int push(struct json_object *arr, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_array_add(arr, val) < 0) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static struct json_object *string_or_null(const char *s)
 {
 	return s ? json_object_new_string(s) : json_object_new_null();
@@ -105,11 +84,11 @@ static struct json_object *container_json(const struct container *c)
 	int r = obj && procs ? 0 : -ENOMEM;
 
 	if (r >= 0)
-		r = add(obj, "id", json_object_new_string(c->id));
+		r = json_add(obj, "id", json_object_new_string(c->id));
 	if (r >= 0)
-		r = add(obj, "node", json_object_new_string(c->node_path));
+		r = json_add(obj, "node", json_object_new_string(c->node_path));
 	if (r >= 0)
-		r = add(obj, "created_node", json_object_new_boolean(c->created_node));
+		r = json_add(obj, "created_node", json_object_new_boolean(c->created_node));
 	for (struct list_head *l = c->procs.next; r >= 0 && l != &c->procs; l = l->next) {
 		const struct cproc *p = container_of(l, struct cproc, link);
 		struct json_object *po;
@@ -123,22 +102,22 @@ static struct json_object *container_json(const struct container *c)
 			break;
 		}
 		snprintf(tag, sizeof(tag), "%016" PRIx64, p->tag);
-		r = add(po, "slot", json_object_new_int64(p->slot));
+		r = json_add(po, "slot", json_object_new_int64(p->slot));
 		if (r >= 0)
-			r = add(po, "tag", json_object_new_string(tag));
+			r = json_add(po, "tag", json_object_new_string(tag));
 		if (r >= 0)
-			r = add(po, "pid", json_object_new_int64(p->pid));
+			r = json_add(po, "pid", json_object_new_int64(p->pid));
 		if (r >= 0)
-			r = add(po, "peer_uid", json_object_new_int64(p->peer_uid));
+			r = json_add(po, "peer_uid", json_object_new_int64(p->peer_uid));
 		if (r >= 0)
-			r = add(po, "peer_pid", json_object_new_int64(p->peer_pid));
+			r = json_add(po, "peer_pid", json_object_new_int64(p->peer_pid));
 		if (r >= 0)
-			r = push(procs, po);
+			r = json_push(procs, po);
 		else
 			json_object_put(po);
 	}
 	if (r >= 0)
-		r = add(obj, "procs", procs);
+		r = json_add(obj, "procs", procs);
 	else
 		json_object_put(procs);
 	if (r < 0) {
@@ -162,27 +141,27 @@ static int state_text(struct devwld *d, char **ret_text)
 	top = json_object_new_object();
 	r = hier && top ? 0 : -ENOMEM;
 	if (r >= 0)
-		r = add(top, "devwld_state", json_object_new_int(STATE_VERSION));
+		r = json_add(top, "devwld_state", json_object_new_int(STATE_VERSION));
 	if (r >= 0)
-		r = add(top, "policy_file", string_or_null(d->cfg.policy_file));
+		r = json_add(top, "policy_file", string_or_null(d->cfg.policy_file));
 	if (r >= 0)
-		r = add(top, "policy_text", string_or_null(d->policy_text));
+		r = json_add(top, "policy_text", string_or_null(d->policy_text));
 	if (r >= 0) {
-		r = add(top, "hierarchy", hier);
+		r = json_add(top, "hierarchy", hier);
 		hier = NULL;
 	}
 	if (r >= 0) {
 		arr = json_object_new_array();
 		for (size_t i = 0; arr && r >= 0 && i < d->ondemand.n; i++)
-			r = push(arr, json_object_new_string(d->ondemand.v[i]));
-		r = r >= 0 ? add(top, "ondemand", arr) : (json_object_put(arr), r);
+			r = json_push(arr, json_object_new_string(d->ondemand.v[i]));
+		r = r >= 0 ? json_add(top, "ondemand", arr) : (json_object_put(arr), r);
 	}
 	if (r >= 0) {
 		arr = json_object_new_array();
 		for (struct list_head *l = d->containers.next; arr && r >= 0 && l != &d->containers;
 		     l = l->next)
-			r = push(arr, container_json(container_of(l, struct container, link)));
-		r = r >= 0 ? add(top, "containers", arr) : (json_object_put(arr), r);
+			r = json_push(arr, container_json(container_of(l, struct container, link)));
+		r = r >= 0 ? json_add(top, "containers", arr) : (json_object_put(arr), r);
 	}
 	if (r >= 0) {
 		s = json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY |
