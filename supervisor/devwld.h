@@ -204,6 +204,7 @@ struct keeper_link {
 struct devwld {
 	struct devwld_config cfg;
 	struct io_uring ring;
+	unsigned int round_seen; /* completions of this ring round dispatched, current included */
 	struct devwl_notify *notify;
 	struct devwl_policy *policy;
 	struct mapping mapping;
