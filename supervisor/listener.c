@@ -32,6 +32,8 @@ struct oci_conn {
 	struct list_head link;
 	json_tokener *tok;
 	size_t bytes;
+	char *text; /* what arrived from the opening brace on, for the final parse */
+	size_t text_len;
 	int fds[MAX_FDS];
 	size_t nfds;
 	uid_t uid;
@@ -56,6 +58,7 @@ static void oci_conn_free(struct source *src)
 		close(conn->fds[i]);
 	if (conn->tok)
 		json_tokener_free(conn->tok);
+	free(conn->text);
 	free(conn);
 }
 
@@ -352,6 +355,39 @@ static int take_fds(struct oci_conn *conn, struct msghdr *msg)
 	return 0;
 }
 
+/* Keep the bytes (bounded by max_message, checked by the caller) for parse_whole(). */
+static int keep_text(struct oci_conn *conn, const char *data, size_t n)
+{
+	char *t = realloc(conn->text, conn->text_len + n + 1);
+
+	if (!t)
+		return -ENOMEM;
+	memcpy(t + conn->text_len, data, n);
+	conn->text = t;
+	conn->text_len += n;
+	t[conn->text_len] = '\0';
+	return 0;
+}
+
+/*
+ * The incremental tokener only tells where the message ends: json-c 0.16 judges a
+ * malformed number differently depending on where a read split it ({"pid":6-01} split
+ * after the 6 passes), so whether a message is accepted would depend on how recvmsg
+ * cut it. Parse the whole message once more, strictly, and use that.
+ */
+static struct json_object *parse_whole(struct oci_conn *conn)
+{
+	json_tokener *tok = json_tokener_new_ex(32);
+	struct json_object *obj = NULL;
+
+	if (!tok)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	obj = json_tokener_parse_ex(tok, conn->text, (int)conn->text_len);
+	json_tokener_free(tok);
+	return obj;
+}
+
 void oci_conn_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct oci_conn *conn = container_of(src, struct oci_conn, src);
@@ -408,9 +444,19 @@ void oci_conn_ready(struct devwld *d, struct source *src, int revents)
 			}
 			conn->started = true;
 		}
+		if (keep_text(conn, data + off, (size_t)n - off) < 0) {
+			drop(d, conn, "out of memory");
+			return;
+		}
 		obj = json_tokener_parse_ex(conn->tok, data + off, (int)((size_t)n - off));
 		jerr = json_tokener_get_error(conn->tok);
 		if (obj) {
+			json_object_put(obj);
+			obj = parse_whole(conn);
+			if (!obj) {
+				drop(d, conn, "malformed JSON (strict parse of the whole message)");
+				return;
+			}
 			message_complete(d, conn, obj);
 			json_object_put(obj);
 			return;
