@@ -73,12 +73,16 @@ static int capset_self(const struct __user_cap_data_struct data[2])
 	return syscall(SYS_capset, &hdr, data) < 0 ? negerrno() : 0;
 }
 
-/* Which object and which mount fd is: equal triples mean the same root, mounts included. */
-static int root_identity(int fd, uint64_t *mnt_id, ino_t *ino, dev_t *dev)
+/*
+ * Which object and which mount dirfd/path is (path "" for dirfd itself): equal triples
+ * mean the same root, mounts included.
+ */
+static int root_identity(int dirfd, const char *path, uint64_t *mnt_id, ino_t *ino, dev_t *dev)
 {
 	struct statx stx;
 
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &stx) < 0)
+	if (statx(dirfd, path, (*path ? 0 : AT_EMPTY_PATH) | AT_STATX_DONT_SYNC,
+		  STATX_INO | STATX_MNT_ID, &stx) < 0)
 		return negerrno();
 	if (!(stx.stx_mask & STATX_MNT_ID))
 		return -EOPNOTSUPP;
@@ -106,7 +110,7 @@ int devwl_caller_init(struct devwl_caller *c)
 		goto fail;
 	c->userns_dev = st.st_dev;
 	c->userns_ino = st.st_ino;
-	if (root_identity(c->host_root, &c->root_mnt_id, &c->root_ino, &c->root_dev) < 0)
+	if (root_identity(c->host_root, "", &c->root_mnt_id, &c->root_ino, &c->root_dev) < 0)
 		c->root_mnt_id = UINT64_MAX; /* unknown: always chroot */
 	return 0;
 fail:
@@ -157,16 +161,32 @@ int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid,
 	char buf[64];
 	char *p = NULL;
 	char *base = NULL;
+	uint64_t mnt_id = 0;
+	ino_t ino = 0;
+	dev_t dev = 0;
 
 	t->tid = tid;
 	t->root_fd = t->start_fd = -1;
 	t->have_creds = false;
+	t->root_is_host = false;
 	base = put_uint(buf, (unsigned long)tid);
 	p = put_str(base, "/root");
 	*p = '\0';
-	t->root_fd = openat(c->host_proc, buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (t->root_fd < 0)
-		return negerrno();
+	/*
+	 * A caller whose root is our own (same mount, same inode: devwl-run's usual case)
+	 * resolves exactly as we do: one statx says so, and saves opening its root (the
+	 * most expensive step of a CONTINUE) and the chroot.
+	 */
+	if (c->root_mnt_id != UINT64_MAX &&
+	    root_identity(c->host_proc, buf, &mnt_id, &ino, &dev) == 0 &&
+	    mnt_id == c->root_mnt_id && ino == c->root_ino && dev == c->root_dev) {
+		t->root_fd = c->host_root;
+		t->root_is_host = true;
+	} else {
+		t->root_fd = openat(c->host_proc, buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (t->root_fd < 0)
+			return negerrno();
+	}
 	if (!need_start)
 		return 0;
 	if (dirfd == AT_FDCWD) {
@@ -187,7 +207,9 @@ int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid,
 
 void devwl_target_close(struct devwl_target *t)
 {
-	closep(&t->root_fd);
+	if (!t->root_is_host)
+		closep(&t->root_fd);
+	t->root_is_host = false;
 	closep(&t->start_fd);
 	t->root_fd = t->start_fd = -1;
 }
@@ -287,10 +309,14 @@ int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 		while (*p == ' ')
 			p++;
 	}
-	memcpy(e, "/ns/user", sizeof("/ns/user"));
-	if (fstatat(c->host_proc, path, &st, 0) < 0)
-		return negerrno();
-	cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
+	/* Which user namespace matters only for capabilities to mirror (1.8 µs to ask). */
+	cr->same_userns = false;
+	if (cr->cap_eff & (FS_CAPS | 1ULL << CAP_DAC_READ_SEARCH)) {
+		memcpy(e, "/ns/user", sizeof("/ns/user"));
+		if (fstatat(c->host_proc, path, &st, 0) < 0)
+			return negerrno();
+		cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
+	}
 	t->have_creds = true;
 	return 0;
 }
@@ -301,20 +327,11 @@ int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
 
 	if (c->broken)
 		return -EIO;
-	uint64_t mnt_id = 0;
-	ino_t ino = 0;
-	dev_t dev = 0;
-
 	r = ensure_thread(c);
 	if (r < 0)
 		return r;
-	/*
-	 * A caller whose root is our own root (same mount, same inode: devwl-run's usual
-	 * case) resolves exactly as we do from its start directory: no chroot needed, which
-	 * saves syscalls and works without CAP_SYS_CHROOT.
-	 */
-	if (c->root_mnt_id != UINT64_MAX && root_identity(t->root_fd, &mnt_id, &ino, &dev) == 0 &&
-	    mnt_id == c->root_mnt_id && ino == c->root_ino && dev == c->root_dev) {
+	/* Our own root (devwl_target_open): no chroot, which also needs no CAP_SYS_CHROOT. */
+	if (t->root_is_host) {
 		if (t->start_fd >= 0) {
 			if (fchdir(t->start_fd) < 0)
 				return negerrno();
@@ -333,16 +350,24 @@ int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
 	return 0;
 }
 
+/*
+ * Only what differs is switched, and leave() restores only what was switched: a caller
+ * with our own ids, groups and file capabilities (root in our user namespace, the common
+ * case under devwl-run) costs no credential syscalls at all.
+ */
 int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps)
 {
 	const struct devwl_creds *cr = &t->creds;
 	struct __user_cap_data_struct caps[2];
-	uint64_t eff = 0, perm = 0, mirror = 0;
+	uint64_t eff = 0, perm = 0, mirror = 0, saved_eff = 0;
 
 	if (!t->have_creds || c->fs_tid != gettid())
 		return -EINVAL;
 	c->as_caller = true;
-	umask(cr->umask & 0777);
+	if ((cr->umask & 0777) != c->saved_umask) {
+		umask(cr->umask & 0777);
+		c->umask_changed = true;
+	}
 	/* An unprivileged supervisor cannot setgroups, but serving its own user it need not. */
 	if (cr->ngroups != (size_t)c->saved_ngroups ||
 	    memcmp(cr->groups, c->saved_groups, cr->ngroups * sizeof(gid_t)) != 0) {
@@ -350,21 +375,29 @@ int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t
 			return negerrno();
 		c->groups_changed = true;
 	}
-	syscall(SYS_setfsgid, cr->fsgid);
-	syscall(SYS_setfsuid, cr->fsuid);
-	/* setfs*id never fail: read back to see whether the kernel took the ids. */
-	if ((gid_t)syscall(SYS_setfsgid, -1) != cr->fsgid ||
-	    (uid_t)syscall(SYS_setfsuid, -1) != cr->fsuid)
-		return -EPERM;
+	if (cr->fsuid != c->saved_fsuid || cr->fsgid != c->saved_fsgid) {
+		c->ids_changed = true;
+		syscall(SYS_setfsgid, cr->fsgid);
+		syscall(SYS_setfsuid, cr->fsuid);
+		/* setfs*id never fail: read back to see whether the kernel took the ids. */
+		if ((gid_t)syscall(SYS_setfsgid, -1) != cr->fsgid ||
+		    (uid_t)syscall(SYS_setfsuid, -1) != cr->fsuid)
+			return -EPERM;
+	}
 	/*
 	 * The caller's own file capabilities count only in our user namespace; a container
 	 * root's capabilities over its own files are not mirrored (we under-grant).
 	 */
 	if (cr->same_userns)
 		mirror = cr->cap_eff & FS_CAPS;
-	eff = (uint64_t)c->saved_caps[0].effective | (uint64_t)c->saved_caps[1].effective << 32;
+	saved_eff = (uint64_t)c->saved_caps[0].effective | (uint64_t)c->saved_caps[1].effective
+								   << 32;
 	perm = (uint64_t)c->saved_caps[0].permitted | (uint64_t)c->saved_caps[1].permitted << 32;
-	eff = (eff & ~FS_CAPS) | ((mirror | extra_caps) & perm);
+	eff = (saved_eff & ~FS_CAPS) | ((mirror | extra_caps) & perm);
+	/* A change of fsuid also changed the effective set: then set it whatever it is. */
+	if (eff == saved_eff && !c->ids_changed)
+		return 0;
+	c->caps_changed = true;
 	memcpy(caps, c->saved_caps, sizeof(caps));
 	caps[0].effective = (uint32_t)eff;
 	caps[1].effective = (uint32_t)(eff >> 32);
@@ -376,16 +409,20 @@ void devwl_caller_leave(struct devwl_caller *c)
 	if (c->as_caller) {
 		/* fsuid back to 0 first: the kernel then re-raises fs caps; capset makes it exact.
 		 */
-		syscall(SYS_setfsuid, c->saved_fsuid);
-		syscall(SYS_setfsgid, c->saved_fsgid);
-		if (capset_self(c->saved_caps) < 0 ||
+		if (c->ids_changed) {
+			syscall(SYS_setfsuid, c->saved_fsuid);
+			syscall(SYS_setfsgid, c->saved_fsgid);
+			if ((uid_t)syscall(SYS_setfsuid, -1) != c->saved_fsuid)
+				c->broken = true;
+		}
+		if ((c->caps_changed && capset_self(c->saved_caps) < 0) ||
 		    (c->groups_changed &&
-		     syscall(SYS_setgroups, c->saved_ngroups, c->saved_groups) < 0) ||
-		    (uid_t)syscall(SYS_setfsuid, -1) != c->saved_fsuid)
+		     syscall(SYS_setgroups, c->saved_ngroups, c->saved_groups) < 0))
 			c->broken = true;
-		umask(c->saved_umask);
-		c->as_caller = false;
-		c->groups_changed = false;
+		if (c->umask_changed)
+			umask(c->saved_umask);
+		c->as_caller = c->ids_changed = c->caps_changed = false;
+		c->groups_changed = c->umask_changed = false;
 	}
 	if (c->inside) {
 		/* Never stay in a container's root: it would pin its mounts and fool us. */

@@ -34,8 +34,9 @@ struct devwl_creds {
 /* One notification's target. */
 struct devwl_target {
 	pid_t tid;
-	int root_fd;  /* O_PATH: /proc/TID/root */
-	int start_fd; /* O_PATH: where a relative path starts (cwd or dirfd), or -1 */
+	int root_fd; /* O_PATH: /proc/TID/root, or the handler's own root (not ours to close) */
+	bool root_is_host; /* the caller's root is the handler's: same mount, same inode */
+	int start_fd;	   /* O_PATH: where a relative path starts (cwd or dirfd), or -1 */
 	bool have_creds;
 	struct devwl_creds creds;
 };
@@ -55,8 +56,12 @@ struct devwl_caller {
 	bool inside; /* chrooted into a caller's root */
 	bool moved;  /* fchdir'ed to a caller's start directory without chroot */
 	bool as_caller;
-	bool groups_changed; /* setgroups was needed: leave restores ours */
-	bool broken;	     /* could not return to the host root: refuse to act */
+	/* What become() switched, so that leave() restores exactly that. */
+	bool groups_changed;
+	bool ids_changed;
+	bool caps_changed;
+	bool umask_changed;
+	bool broken; /* could not return to the host root: refuse to act */
 	uid_t saved_fsuid;
 	gid_t saved_fsgid;
 	mode_t saved_umask;
