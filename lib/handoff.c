@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #include "devwl.h"
+#include "fileio.h"
 #include "jsonutil.h"
 #include "util.h"
 
@@ -128,26 +129,19 @@ static int send_with_fd(int sock, const char *buf, size_t len, int fd)
 DEVWL_EXPORT int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node,
 				    const char *id)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	_cleanup_close_ int sock = -1;
 	_cleanup_free_ char *text = NULL;
 	int r;
 
 	if (!socket_path)
 		return -EINVAL;
-	if (strlen(socket_path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
 	if (notify_fd < 0 || fcntl(notify_fd, F_GETFD) < 0)
 		return -EBADF;
-	memcpy(sa.sun_path, socket_path, strlen(socket_path));
-
 	r = build_state(getpid(), node, id, &text);
 	if (r < 0)
 		return r;
-	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sock = devwl_unix_connect(socket_path);
 	if (sock < 0)
-		return negerrno();
-	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return negerrno();
+		return sock;
 	return send_with_fd(sock, text, strlen(text), notify_fd);
 }

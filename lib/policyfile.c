@@ -16,6 +16,7 @@
 
 #include "allowlist.h"
 #include "devwl.h"
+#include "fileio.h"
 #include "jsonutil.h"
 #include "rules.h"
 #include "util.h"
@@ -957,71 +958,18 @@ out:
 	return r;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negerrno();
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 DEVWL_EXPORT int devwl_policy_save_file(const struct devwl_policy *policy, const char *file)
 {
-	_cleanup_free_ char *text = NULL, *dir = NULL, *tmp = NULL;
-	_cleanup_close_ int fd = -1, dfd = -1;
-	const char *slash, *base;
-	mode_t mode = 0644;
-	struct stat st;
+	_cleanup_free_ char *text = NULL;
 	int r;
 
 	if (!policy || !file || !*file)
 		return -EINVAL;
-	slash = strrchr(file, '/');
-	base = slash ? slash + 1 : file;
-	if (!*base)
-		return -EISDIR;
-	dir = slash ? strndup(file, slash == file ? 1 : (size_t)(slash - file)) : strdup(".");
-	if (!dir || asprintf(&tmp, "%.*s.%s.XXXXXX", (int)(base - file), file, base) < 0) {
-		tmp = NULL;
-		return -ENOMEM;
-	}
 	r = devwl_policy_to_string(policy, &text);
 	if (r < 0)
 		return r;
 	/* Replacing a file keeps its permissions; a new one gets the usual 0644. */
-	if (stat(file, &st) == 0)
-		mode = st.st_mode & 07777;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return negerrno();
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return negerrno();
-	r = write_all(fd, text, strlen(text));
-	if (r >= 0 && fchmod(fd, mode) < 0)
-		r = negerrno();
-	/* The data must be on disk before the rename makes it the file. */
-	if (r >= 0 && fsync(fd) < 0)
-		r = negerrno();
-	if (r >= 0 && close(TAKE_FD(fd)) < 0)
-		r = negerrno();
-	if (r >= 0 && rename(tmp, file) < 0)
-		r = negerrno();
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	/* And the rename itself must survive a crash. */
-	if (fsync(dfd) < 0)
-		return negerrno();
-	return 0;
+	return devwl_write_file_atomic(file, text, -1);
 }
 
 /* ---- OCI devices arrays --------------------------------------------------------------- */

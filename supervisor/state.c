@@ -25,6 +25,7 @@
 #include "allowlist.h"
 
 #include "devwld.h"
+#include "fileio.h"
 #include "jsonutil.h"
 #include "keeper.h"
 #include "util.h"
@@ -174,53 +175,13 @@ static int state_text(struct devwld *d, char **ret_text)
 	return r;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return negerrno();
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int write_atomic(const char *file, const char *text)
 {
-	_cleanup_free_ char *tmp = NULL, *dir = NULL;
-	_cleanup_close_ int fd = -1, dfd = -1;
-	const char *slash = strrchr(file, '/');
-	int r;
+	int r = devwl_write_file_atomic(file, text, 0600);
 
-	if (asprintf(&tmp, "%s.XXXXXX", file) < 0)
-		return -ENOMEM;
-	dir = slash ? (slash == file ? strdup("/") : strndup(file, (size_t)(slash - file)))
-		    : strdup(".");
-	if (!dir)
-		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && mkdir_parents(file) >= 0)
-		fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return negerrno();
-	r = write_all(fd, text, strlen(text));
-	if (r >= 0 && (fchmod(fd, 0600) < 0 || fsync(fd) < 0))
-		r = negerrno();
-	if (r >= 0 && rename(tmp, file) < 0)
-		r = negerrno();
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	/* The rename is durable once the directory is. */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) < 0)
-		return negerrno();
-	return 0;
+	if (r == -ENOENT && mkdir_parents(file) >= 0)
+		r = devwl_write_file_atomic(file, text, 0600);
+	return r;
 }
 
 void state_changed(struct devwld *d)

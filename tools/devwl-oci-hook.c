@@ -14,6 +14,7 @@
  *   }
  */
 #include <errno.h>
+#include <signal.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,41 +24,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "util.h"
 
 /* Container states are small; anything near this is not one. */
 #define MAX_STATE (1024 * 1024)
-
-static int connect_control(const char *path)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	_cleanup_close_ int fd = -1;
-
-	if (strlen(path) >= sizeof(addr.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(addr.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return negerrno();
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-		return negerrno();
-	return TAKE_FD(fd);
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negerrno();
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static void usage(FILE *f)
 {
@@ -140,7 +111,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	fd = connect_control(socket_path);
+	/* devwld may close first: an error to report, not a reason to die. */
+	signal(SIGPIPE, SIG_IGN);
+	fd = devwl_unix_connect(socket_path);
 	if (fd < 0) {
 		fprintf(stderr, "devwl-oci-hook: %s: %s\n", socket_path, strerror(-fd));
 		json_object_put(obj);
@@ -152,11 +125,11 @@ int main(int argc, char **argv)
 		const char *flat = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
 		const char *cmd = create ? "hook-create " : "hook-delete ";
 
-		r = write_all(fd, cmd, strlen(cmd));
+		r = devwl_write_all(fd, cmd, strlen(cmd));
 		if (r >= 0)
-			r = write_all(fd, flat, strlen(flat));
+			r = devwl_write_all(fd, flat, strlen(flat));
 		if (r >= 0)
-			r = write_all(fd, "\n", 1);
+			r = devwl_write_all(fd, "\n", 1);
 	}
 	json_object_put(obj);
 	if (r < 0 || shutdown(fd, SHUT_WR) < 0) {

@@ -13,6 +13,7 @@
 
 #include "batch.h"
 #include "devwl.h"
+#include "fileio.h"
 #include "util.h"
 
 static const char *socket_path = "/run/devwl/control.sock";
@@ -49,22 +50,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int connect_control(const char *path)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	_cleanup_close_ int fd = -1;
-
-	if (strlen(path) >= sizeof(addr.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(addr.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return negerrno();
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-		return negerrno();
-	return TAKE_FD(fd);
-}
-
 /*
  * Send input (from in_fd until EOF, or buf[0..len) when in_fd < 0) to devwld, half-close,
  * and copy every answer to out until devwld closes. Reading and writing interleave, so
@@ -72,7 +57,7 @@ static int connect_control(const char *path)
  */
 static int talk(const char *path, int in_fd, const char *buf, size_t len, FILE *out)
 {
-	_cleanup_close_ int fd = connect_control(path);
+	_cleanup_close_ int fd = devwl_unix_connect(path);
 	char ibuf[16384], obuf[16384];
 	size_t ilen = 0, ioff = 0;
 	bool in_eof = in_fd < 0, sent_eof = false;

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "util.h"
+
+int devwl_write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negerrno();
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int devwl_write_file_atomic(const char *file, const char *text, int mode)
+{
+	_cleanup_free_ char *dir = NULL, *tmp = NULL;
+	_cleanup_close_ int fd = -1, dfd = -1;
+	const char *slash = NULL, *base = NULL;
+	struct stat st;
+	int r = 0;
+
+	if (!file || !*file || !text)
+		return -EINVAL;
+	slash = strrchr(file, '/');
+	base = slash ? slash + 1 : file;
+	if (!*base)
+		return -EISDIR;
+	dir = slash ? strndup(file, slash == file ? 1 : (size_t)(slash - file)) : strdup(".");
+	/* A hidden name beside the file: same filesystem, so the rename is atomic. */
+	if (!dir || asprintf(&tmp, "%.*s.%s.XXXXXX", (int)(base - file), file, base) < 0) {
+		tmp = NULL;
+		return -ENOMEM;
+	}
+	if (mode < 0)
+		mode = stat(file, &st) == 0 ? (int)(st.st_mode & 07777) : 0644;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return negerrno();
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	r = devwl_write_all(fd, text, strlen(text));
+	if (r >= 0 && fchmod(fd, (mode_t)mode) < 0)
+		r = negerrno();
+	/* The data must be on disk before the rename makes it the file. */
+	if (r >= 0 && fsync(fd) < 0)
+		r = negerrno();
+	if (r >= 0 && close(TAKE_FD(fd)) < 0)
+		r = negerrno();
+	if (r >= 0 && rename(tmp, file) < 0)
+		r = negerrno();
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	/* And the rename itself must survive a crash. */
+	if (fsync(dfd) < 0)
+		return negerrno();
+	return 0;
+}
+
+int devwl_unix_connect(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+	size_t len = path ? strlen(path) : 0;
+
+	if (len == 0)
+		return -EINVAL;
+	if (len >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, len + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negerrno();
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return negerrno();
+	return TAKE_FD(fd);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* File and socket helpers shared by libdevwl, devwld and the tools (lib/fileio.c). */
+#ifndef DEVWL_FILEIO_H
+#define DEVWL_FILEIO_H
+
+#include <stddef.h>
+
+/* write(2) all of buf, across short writes and EINTR. 0 or -errno. */
+int devwl_write_all(int fd, const char *buf, size_t len);
+
+/*
+ * Replace file with text so that a crash leaves the old or the new file, never a mix:
+ * a temporary file in the same directory, fsync, rename, fsync of the directory.
+ * mode: the file's permissions, or -1 to keep those of the file it replaces (0644 for
+ * a new one). 0 or -errno (-ENOENT: the directory is missing).
+ */
+int devwl_write_file_atomic(const char *file, const char *text, int mode);
+
+/* A connected SOCK_STREAM AF_UNIX socket (O_CLOEXEC) to path, or -errno. */
+int devwl_unix_connect(const char *path);
+
+#endif
