@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Audit records and counters. One JSON line per decision (the shape devwl-run writes,
- * plus the container and its node); CONTINUE answers for non-devices are only counted
- * unless --audit-all, since formatting a record costs more than answering one.
- * Handling times go into a log-linear histogram (8 steps per power of two, so the
- * percentiles are within 1/8 of the truth) that costs no allocation per event.
+ * Audit records and counters. One JSON line per decision (tools/audit-line.c: the shape
+ * devwl-run writes, plus the container and its node); CONTINUE answers for non-devices are only
+ * counted unless --audit-all, since formatting a record costs more than answering one. Handling
+ * times go into a log-linear histogram (8 steps per power of two, so the percentiles are within 1/8
+ * of the truth) that costs no allocation per event.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "audit-line.h"
 #include "devwld.h"
 #include "util.h"
 
@@ -61,36 +62,9 @@ void audit_close(struct audit *a)
 	a->out = NULL;
 }
 
-static void put_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-static const char *const decisions[] = {
-	[DEVWL_VERDICT_CONTINUE] = "continue",
-	[DEVWL_VERDICT_ALLOW] = "allow",
-	[DEVWL_VERDICT_DENY] = "deny",
-	[DEVWL_VERDICT_ERROR] = "error",
-};
-
 void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c)
 {
 	unsigned int b = bucket_of(ev->handling_ns);
-	struct timespec ts;
-	struct tm tm;
-	char when[32], access[4];
-	int n = 0;
 
 	a->notifications++;
 	a->hist[b < AUDIT_BUCKETS ? b : AUDIT_BUCKETS - 1]++;
@@ -112,45 +86,9 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	}
 	if (!a->out)
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	if (ev->access & DEVWL_ACC_READ)
-		access[n++] = 'r';
-	if (ev->access & DEVWL_ACC_WRITE)
-		access[n++] = 'w';
-	if (ev->access & DEVWL_ACC_MKNOD)
-		access[n++] = 'm';
-	access[n] = '\0';
-
-	fprintf(a->out, "{\"time\":\"%s.%09ldZ\",\"container\":", when, ts.tv_nsec);
-	put_json_string(a->out, c ? c->id : NULL);
-	fputs(",\"node\":", a->out);
-	put_json_string(a->out, c ? c->node_path : NULL);
-	fprintf(a->out, ",\"pid\":%d,\"tid\":%d,\"syscall\":", (int)ev->pid, (int)ev->tid);
-	put_json_string(a->out, ev->syscall ? ev->syscall : "?");
-	fputs(",\"path\":", a->out);
-	if (ev->path)
-		put_json_string(a->out, ev->path);
-	else
-		fputs("null", a->out);
-	if (ev->type == DEVWL_DEV_CHAR || ev->type == DEVWL_DEV_BLOCK)
-		fprintf(a->out, ",\"device\":\"%c %u:%u\"", ev->type == DEVWL_DEV_CHAR ? 'c' : 'b',
-			ev->major, ev->minor);
-	else
-		fputs(",\"device\":null", a->out);
-	fprintf(a->out, ",\"access\":\"%s\",\"decision\":\"%s\"", access,
-		(unsigned)ev->verdict < ARRAY_SIZE(decisions) ? decisions[ev->verdict] : "error");
-	/* As devwl-run writes it: the errno's name, only when there is one. */
-	if (ev->error) {
-		const char *name = strerrorname_np(ev->error);
-
-		if (name)
-			fprintf(a->out, ",\"errno\":\"%s\"", name);
-		else
-			fprintf(a->out, ",\"errno\":\"%d\"", ev->error);
-	}
-	fprintf(a->out, ",\"handling_ns\":%llu}\n", (unsigned long long)ev->handling_ns);
+	/* Line buffered and written by nothing else: the line goes out whole, at once. */
+	fflush(a->out);
+	audit_write(fileno(a->out), ev, c ? c->id : "", c ? c->node_path : "");
 }
 
 void audit_error(struct audit *a)

@@ -27,7 +27,7 @@
 
 #include "baseline.h"
 #include "devwl.h"
-#include "run-audit.h"
+#include "audit-line.h"
 #include "util.h"
 
 #define EXIT_USAGE	 2
@@ -565,7 +565,7 @@ static void handle_notification(struct supervisor *s)
 		return;
 	}
 	if (s->audit_fd >= 0) {
-		r = audit_write(s->audit_fd, &ev);
+		r = audit_write(s->audit_fd, &ev, NULL, NULL);
 		if (r < 0 && s->warned++ < 10)
 			fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));
 	}

@@ -17,8 +17,9 @@ weird=$(printf '%s/a"b\\c\001\377\303\251' "$T")
 n=0
 while IFS= read -r line; do
 	n=$((n + 1))
-	jq -e '(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{9}Z$"))
-		and (.pid | type == "number") and (.tid | type == "number")
+	jq -e '.decision as $d | (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{9}Z$"))
+		and (.pid | type == "number" or (. == null and $d == "continue"))
+		and (.tid | type == "number")
 		and (.syscall | type == "string") and (has("path"))
 		and (.device == null or (.device | test("^[cb] [0-9]+:[0-9]+$")))
 		and (.access | test("^r?w?m?$"))

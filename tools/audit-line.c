@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Audit lines of devwl-run. The path comes from the container and may hold any bytes:
+ * Audit lines of devwl-run and devwld. The path comes from the container and may hold any bytes:
  * JSON strings must be valid UTF-8, so bytes that are not become U+FFFD and the exact
  * bytes are added as "path_hex", leaving nothing ambiguous for a log reader.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "run-audit.h"
+#include "audit-line.h"
+#include "fileio.h"
 #include "util.h"
 
 struct out {
@@ -116,6 +119,32 @@ static bool put_json_string(struct out *o, const char *str)
 	return exact;
 }
 
+/*
+ * The handler learns only the calling thread; it reads the process when it needs the
+ * caller's credentials. For a device decision the record names the process anyway: the
+ * answer has gone out, so this read delays nobody's call. A CONTINUE line keeps pid
+ * null rather than pay it for every file opened; so does a thread that has gone.
+ */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[40], buf[512];
+	const char *p = NULL;
+	ssize_t n = 0;
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\nTgid:\t");
+	return p ? (pid_t)strtol(p + 7, NULL, 10) : 0;
+}
+
 static const char *decision_name(enum devwl_verdict v)
 {
 	switch (v) {
@@ -131,13 +160,15 @@ static const char *decision_name(enum devwl_verdict v)
 	return "error";
 }
 
-int audit_format(const struct devwl_event *ev, char *buf, size_t size)
+int audit_format(const struct devwl_event *ev, const char *container, const char *node, char *buf,
+		 size_t size)
 {
 	struct out o = {.buf = buf, .size = size};
 	struct timespec ts = {0};
 	struct tm tm = {0};
 	char tbuf[32] = "";
 	const char *ename = NULL;
+	pid_t pid = 0;
 
 	if (size == 0)
 		return -ENOSPC;
@@ -145,8 +176,19 @@ int audit_format(const struct devwl_event *ev, char *buf, size_t size)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
-	printf_(&o, "{\"time\":\"%s.%09ldZ\",\"pid\":%d,\"tid\":%d,\"syscall\":", tbuf, ts.tv_nsec,
-		(int)ev->pid, (int)ev->tid);
+	printf_(&o, "{\"time\":\"%s.%09ldZ\"", tbuf, ts.tv_nsec);
+	if (container) {
+		puts_(&o, ",\"container\":");
+		put_json_string(&o, container);
+		puts_(&o, ",\"node\":");
+		put_json_string(&o, node ? node : "");
+	}
+	pid = ev->pid > 0 ? ev->pid : ev->verdict != DEVWL_VERDICT_CONTINUE ? tgid_of(ev->tid) : 0;
+	if (pid > 0)
+		printf_(&o, ",\"pid\":%d", (int)pid);
+	else
+		puts_(&o, ",\"pid\":null");
+	printf_(&o, ",\"tid\":%d,\"syscall\":", (int)ev->tid);
 	if (ev->syscall)
 		put_json_string(&o, ev->syscall);
 	else
@@ -179,31 +221,22 @@ int audit_format(const struct devwl_event *ev, char *buf, size_t size)
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
-int audit_write(int fd, const struct devwl_event *ev)
+int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node)
 {
 	char small[4096];
 	_cleanup_free_ char *big = NULL;
 	char *buf = small;
 	int n;
 
-	n = audit_format(ev, small, sizeof(small));
+	n = audit_format(ev, container, node, small, sizeof(small));
 	if (n == -ENOSPC) {
 		big = malloc(AUDIT_LINE_MAX);
 		if (!big)
 			return -ENOMEM;
 		buf = big;
-		n = audit_format(ev, big, AUDIT_LINE_MAX);
+		n = audit_format(ev, container, node, big, AUDIT_LINE_MAX);
 	}
 	if (n < 0)
 		return n;
-	for (size_t off = 0; off < (size_t)n;) {
-		ssize_t w = write(fd, buf + off, (size_t)n - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return negerrno();
-		}
-		off += (size_t)w;
-	}
-	return 0;
+	return devwl_write_all(fd, buf, (size_t)n);
 }
