@@ -247,6 +247,15 @@ unsigned int devwl_features(void);
  */
 int devwl_filter_install(unsigned int flags, int *ret_notify_fd);
 
+/*
+ * Prepare a notify fd that devwl did not create (one an OCI runtime passed on): ask the
+ * kernel to keep the target and the handler on one CPU across a round trip
+ * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 6.6+), which devwl_filter_install() does for
+ * its own fds. Errors: -EOPNOTSUPP the kernel lacks it (harmless: slower, not wrong),
+ * -EBADF, -ENOTTY not a notify fd.
+ */
+int devwl_notify_fd_prepare(int notify_fd);
+
 /* What one notification was and what devwl answered. */
 enum devwl_verdict {
 	DEVWL_VERDICT_CONTINUE = 0, /* not a device: the kernel runs the call */

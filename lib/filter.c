@@ -350,9 +350,19 @@ DEVWL_EXPORT int devwl_filter_install(unsigned int flags, int *ret_notify_fd)
 				     &prog);
 	if (fd < 0)
 		return errno == EFAULT ? -EINVAL : negerrno();
-	/* Keep the target and the supervisor on one CPU across the round trip (6.6+). */
-	if (features & DEVWL_FEATURE_SYNC_WAKE_UP)
-		(void)ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	(void)devwl_notify_fd_prepare(fd);
 	*ret_notify_fd = fd;
+	return 0;
+}
+
+DEVWL_EXPORT int devwl_notify_fd_prepare(int notify_fd)
+{
+	if (notify_fd < 0)
+		return -EBADF;
+	/* Keep the target and the supervisor on one CPU across the round trip (6.6+). */
+	if (!(devwl_features() & DEVWL_FEATURE_SYNC_WAKE_UP))
+		return -EOPNOTSUPP;
+	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) < 0)
+		return negerrno();
 	return 0;
 }

@@ -95,16 +95,6 @@ void control_accept(struct devwld *d)
 	}
 }
 
-static void reply_errno(FILE *out, int r)
-{
-	const char *name = strerrorname_np(-r);
-
-	if (name)
-		fprintf(out, "error %s\n", name);
-	else
-		fprintf(out, "error E%d\n", -r);
-}
-
 static void do_containers(struct devwld *d, FILE *out)
 {
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
@@ -195,7 +185,7 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 	}
 out:
 	if (r < 0)
-		reply_errno(out, r);
+		batch_reply_errno(out, r);
 	else
 		fputs("ok\n", out);
 	oci_state_clear(&st);
@@ -208,18 +198,18 @@ static void do_mknod_cap(struct devwld *d, const char *args, size_t len, FILE *o
 	char *value;
 
 	if (!copy) {
-		reply_errno(out, -ENOMEM);
+		batch_reply_errno(out, -ENOMEM);
 		return;
 	}
 	value = strchr(copy, ' ');
 	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false"))) {
-		reply_errno(out, -EINVAL);
+		batch_reply_errno(out, -EINVAL);
 		return;
 	}
 	*value++ = '\0';
 	node = devwl_policy_find(d->policy, copy);
 	if (!node) {
-		reply_errno(out, -ENOENT);
+		batch_reply_errno(out, -ENOENT);
 		return;
 	}
 	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
@@ -267,13 +257,13 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 	else if (is_cmd(line, len, "reload", &a) && a == len) {
 		int r = store_reload(d);
 		if (r < 0)
-			reply_errno(out, r);
+			batch_reply_errno(out, r);
 		else
 			fputs("ok\n", out);
 	} else if (is_cmd(line, len, "restart", &a) && a == len) {
 		int r = handover_begin(d);
 		if (r < 0)
-			reply_errno(out, r);
+			batch_reply_errno(out, r);
 		else
 			fputs("ok\n", out);
 	} else if (is_cmd(line, len, "mknod_needs_cap", &a) && a < len)

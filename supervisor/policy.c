@@ -12,7 +12,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,14 +19,6 @@
 
 #include "devwld.h"
 #include "util.h"
-
-/* Debian 12's headers predate 6.6; the flag is passed by value (KERNEL-NOTES). */
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
 
 /* As the library's loader: a policy file is small, anything bigger is a mistake. */
 #define POLICY_TEXT_MAX (16u << 20)
@@ -370,8 +361,7 @@ static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pi
 
 	if (!p)
 		return NULL;
-	if (devwl_features() & DEVWL_FEATURE_SYNC_WAKE_UP)
-		(void)ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	(void)devwl_notify_fd_prepare(fd);
 	p->src.kind = SOURCE_NOTIFY;
 	p->src.fd = fd;
 	p->src.free_fn = cproc_free;

@@ -67,7 +67,7 @@ int batch_unescape(const char *s, size_t len, char *out)
 	return (int)o;
 }
 
-static void reply_errno(FILE *out, int r)
+void batch_reply_errno(FILE *out, int r)
 {
 	const char *name = strerrorname_np(-r);
 
@@ -138,12 +138,12 @@ static void do_listing(struct devwl_policy *policy, const char *path, bool full,
 	int r;
 
 	if (!node) {
-		reply_errno(out, -ENOENT);
+		batch_reply_errno(out, -ENOENT);
 		return;
 	}
 	r = full ? devwl_node_show(node, &text) : devwl_node_list(node, &text);
 	if (r < 0) {
-		reply_errno(out, r);
+		batch_reply_errno(out, r);
 		return;
 	}
 	fprintf(out, "%s.\n", text);
@@ -163,18 +163,18 @@ static void do_check(struct devwl_policy *policy, const char *path, const char *
 	    !next_word(line, len, &pos, acc, sizeof(acc)) || pos != len ||
 	    (strcmp(type, "c") && strcmp(type, "b")) || !parse_u32(maj, &major) ||
 	    !parse_u32(min, &minor) || (access = parse_access(acc)) < 0) {
-		reply_errno(out, -EINVAL);
+		batch_reply_errno(out, -EINVAL);
 		return;
 	}
 	node = devwl_policy_find(policy, path);
 	if (!node) {
-		reply_errno(out, -ENOENT);
+		batch_reply_errno(out, -ENOENT);
 		return;
 	}
 	r = devwl_node_check(node, type[0] == 'c' ? DEVWL_DEV_CHAR : DEVWL_DEV_BLOCK, major, minor,
 			     access);
 	if (r < 0)
-		reply_errno(out, r);
+		batch_reply_errno(out, r);
 	else
 		fputs(r ? "allow\n" : "deny\n", out);
 }
@@ -188,7 +188,7 @@ void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE 
 	if (!next_word(line, len, &pos, cmd, sizeof(cmd)) || pos++ >= len ||
 	    !next_word(line, len, &pos, path, sizeof(path)) || devwl_node_path_valid(path) < 0) {
 		/* A malformed node path is EINVAL for every command, as for mkdir. */
-		reply_errno(out, -EINVAL);
+		batch_reply_errno(out, -EINVAL);
 		goto out;
 	}
 	if (!strcmp(cmd, "mkdir") || !strcmp(cmd, "rmdir")) {
@@ -198,7 +198,7 @@ void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE 
 			r = cmd[0] == 'm' ? devwl_policy_mkdir(policy, path)
 					  : devwl_policy_rmdir(policy, path);
 		if (r < 0)
-			reply_errno(out, r);
+			batch_reply_errno(out, r);
 		else
 			fputs("ok\n", out);
 	} else if (!strcmp(cmd, "allow") || !strcmp(cmd, "deny")) {
@@ -207,13 +207,13 @@ void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE 
 
 		/* RULE is everything after the one space that follows NODE. */
 		if (pos >= len) {
-			reply_errno(out, -EINVAL);
+			batch_reply_errno(out, -EINVAL);
 			goto out;
 		}
 		pos++;
 		rule = malloc(len - pos + 1);
 		if (!rule) {
-			reply_errno(out, -ENOMEM);
+			batch_reply_errno(out, -ENOMEM);
 			goto out;
 		}
 		n = batch_unescape(line + pos, len - pos, rule);
@@ -224,18 +224,18 @@ void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE 
 					       cmd[0] == 'a' ? DEVWL_ALLOW : DEVWL_DENY, rule,
 					       (size_t)n, NULL);
 		if (r < 0)
-			reply_errno(out, r);
+			batch_reply_errno(out, r);
 		else
 			fputs("ok\n", out);
 	} else if (!strcmp(cmd, "list") || !strcmp(cmd, "show")) {
 		if (pos != len)
-			reply_errno(out, -EINVAL);
+			batch_reply_errno(out, -EINVAL);
 		else
 			do_listing(policy, path, cmd[0] == 's', out);
 	} else if (!strcmp(cmd, "check") && pos < len) {
 		do_check(policy, path, line, len, pos + 1, out);
 	} else {
-		reply_errno(out, -EINVAL);
+		batch_reply_errno(out, -EINVAL);
 	}
 out:
 	fflush(out);

@@ -13,6 +13,9 @@
  */
 void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
+/* Answer "error ENAME" for the negative errno r. */
+void batch_reply_errno(FILE *out, int r);
+
 /* Decode the escapes \n \t \r \v \f \0 \\ \xHH of s[0..len) into out (len bytes
  * suffice). Returns the decoded length, or -EINVAL for a bad escape. */
 int batch_unescape(const char *s, size_t len, char *out);
