@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
