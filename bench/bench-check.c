@@ -49,7 +49,7 @@ static double bench_check(long count, long n)
 	struct devwl_node *node = NULL;
 	unsigned long long t0 = 0;
 	char rule[DEVWL_RULE_STR_MAX];
-	volatile int sink = 0;
+	long allowed = 0;
 	int r = 0;
 
 	if (!p)
@@ -68,9 +68,12 @@ static double bench_check(long count, long n)
 		if (r < 0)
 			die(rule, r);
 	}
+	/* Warm the caches, and check the list is what it should be. */
 	for (long i = 0; i < count; i++)
-		sink += devwl_node_check(node, DEVWL_DEV_CHAR, (uint32_t)(1 + i / 256),
-					 (uint32_t)(i % 256), DEVWL_ACC_READ);
+		allowed += devwl_node_check(node, DEVWL_DEV_CHAR, (uint32_t)(1 + i / 256),
+					    (uint32_t)(i % 256), DEVWL_ACC_READ);
+	if (allowed != count)
+		die("warm-up: not every device allowed", -EPROTO);
 	t0 = now_ns();
 	for (long i = 0, j = 0; i < n; i++) {
 		int ok = devwl_node_check(node, DEVWL_DEV_CHAR, (uint32_t)(1 + j / 256),
