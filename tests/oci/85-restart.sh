@@ -31,8 +31,9 @@ tag=devwl-restart-$$
 make_bundle loop '
 n=0
 while [ ! -e /tmp/stop ]; do
-	: </dev/zero || echo "ERR zero $n"
-	: </etc/passwd || echo "ERR passwd $n"
+	# true, not ":": a failed redirection of a special builtin ends the shell (POSIX).
+	true </dev/zero || echo "ERR zero $n"
+	true </etc/passwd || echo "ERR passwd $n"
 	n=$((n + 1))
 done
 echo "DONE $n"'
