@@ -245,24 +245,41 @@ static bool read_msg(struct keeper *k, bool wait)
 	return true;
 }
 
-/* The worker is dead: what it took and did not answer gets the dead listener's answer. */
+/* Received, unanswered calls a killed worker may have left past its last record. */
+#define SCAN_AFTER_LAST 64
+
+static bool fail_one(struct keeper *k, int fd, uint64_t id, uint32_t slot)
+{
+	memset(k->resp, 0, k->resp_size);
+	k->resp->id = id;
+	k->resp->error = -ENOSYS;
+	/* ENOENT: answered after all, or the caller is gone. */
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, k->resp) < 0)
+		return false;
+	log_msg("keeper: answered ENOSYS to notification %llu the worker had taken (slot %u)",
+		(unsigned long long)id, slot);
+	return true;
+}
+
+/*
+ * The worker is dead: what it took and did not answer gets the dead listener's answer.
+ * The table names the call it was handling. A worker killed between RECV and writing
+ * the table leaves one more, unnamed: a filter numbers its notifications one by one, and
+ * ID_VALID is true only for a received, unanswered one, so the ids just past the last
+ * recorded find it. No worker runs now, so whatever is received is the dead one's.
+ */
 static void fail_inflight(struct keeper *k)
 {
 	for (uint32_t i = 0; i < k->table->nslots; i++) {
 		struct keeper_slot *s = &k->table->slot[i];
+		uint64_t last = s->inflight_id;
 
-		if (!__atomic_load_n(&s->inflight, __ATOMIC_ACQUIRE))
-			continue;
-		if (s->fd >= 0) {
-			memset(k->resp, 0, k->resp_size);
-			k->resp->id = s->inflight_id;
-			k->resp->error = -ENOSYS;
-			/* ENOENT: answered after all, or the caller is gone. */
-			if (ioctl(s->fd, SECCOMP_IOCTL_NOTIF_SEND, k->resp) == 0)
-				log_msg("keeper: answered ENOSYS to notification %llu the worker"
-					" had taken (slot %u)",
-					(unsigned long long)s->inflight_id, i);
-		}
+		if (s->fd >= 0 && __atomic_load_n(&s->inflight, __ATOMIC_ACQUIRE))
+			fail_one(k, s->fd, last, i);
+		if (s->fd >= 0 && s->seen)
+			for (uint64_t id = last + 1; id <= last + SCAN_AFTER_LAST; id++)
+				if (ioctl(s->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
+					fail_one(k, s->fd, id, i);
 		s->inflight = 0;
 	}
 }

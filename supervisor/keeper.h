@@ -31,11 +31,13 @@ struct keeper_slot {
 	int32_t fd;
 	uint32_t pad;
 	uint64_t tag;
-	/* Written by the worker: a notification received and not yet answered. The keeper
-	 * answers it ENOSYS if the worker dies, as the kernel answers when a listener dies. */
+	/* Written by the worker: the last notification it received, and whether it is still
+	 * unanswered. The keeper answers it ENOSYS if the worker dies, as the kernel answers
+	 * when a listener dies; the id also stays after the answer (seen), because a worker
+	 * killed between RECV and writing here leaves a received call behind it. */
 	uint64_t inflight_id;
 	uint32_t inflight; /* 0 or 1: id is valid; stored after id, cleared after the answer */
-	uint32_t pad2;
+	uint32_t seen;	   /* inflight_id holds a received id */
 };
 
 struct keeper_table {

@@ -252,6 +252,7 @@ void keeper_link_inflight(struct devwld *d, uint32_t slot, uint64_t id)
 	struct keeper_slot *s = &d->keeper.table->slot[slot];
 
 	s->inflight_id = id;
+	s->seen = 1;
 	__atomic_store_n(&s->inflight, 1, __ATOMIC_RELEASE);
 }
 

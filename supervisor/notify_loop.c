@@ -173,10 +173,12 @@ int handover_begin(struct devwld *d)
 /*
  * Tests only (DEVWLD_TEST_STOP_FILE): when that file names the container whose
  * notification was just received, remove it and stop, holding the notification, so a
- * test can kill a worker mid-call.
+ * test can kill a worker mid-call: after the keeper's table records the call, or before
+ * ("ID unrecorded": the window between RECV and the record).
  */
-static void test_stop(struct devwld *d, const struct cproc *p)
+static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
 {
+	static const char unrecorded[] = " unrecorded";
 	char buf[1100];
 	size_t n;
 	FILE *f = fopen(d->test_stop_file, "re");
@@ -188,6 +190,13 @@ static void test_stop(struct devwld *d, const struct cproc *p)
 	while (n && buf[n - 1] == '\n')
 		n--;
 	buf[n] = '\0';
+	if (n > strlen(unrecorded) && !strcmp(buf + n - strlen(unrecorded), unrecorded)) {
+		if (recorded)
+			return;
+		buf[n - strlen(unrecorded)] = '\0';
+	} else if (!recorded) {
+		return;
+	}
 	if (strcmp(buf, p->container->id))
 		return;
 	unlink(d->test_stop_file);
@@ -204,10 +213,12 @@ void loop_on_recv(int notify_fd, uint64_t id, void *userdata)
 	(void)notify_fd;
 	if (!p)
 		return;
+	if (d->test_stop_file)
+		test_stop(d, p, false);
 	if (p->has_slot && d->keeper.table)
 		keeper_link_inflight(d, p->slot, id);
 	if (d->test_stop_file)
-		test_stop(d, p);
+		test_stop(d, p, true);
 }
 
 /*

@@ -7,7 +7,6 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-HAMMER=$OCI_BIN/hammer
 [ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
 
 cat >"$T/policy.json" <<'JSON'
@@ -26,31 +25,11 @@ ctl mkdir /live && ctl deny /live 'c 1:9 rwm' && ctl mknod-cap /live false ||
 	fail "devwlctl changes"
 show_before=$(ctl show /live; ctl show /w)
 
-make_rootfs
 tag=devwl-restart-$$
-make_bundle loop '
-n=0
-while [ ! -e /tmp/stop ]; do
-	# true, not ":": a failed redirection of a special builtin ends the shell (POSIX).
-	true </dev/zero || echo "ERR zero $n"
-	true </etc/passwd || echo "ERR passwd $n"
-	n=$((n + 1))
-done
-echo "DONE $n"'
-run_detached "$tag" "$T/loop"
+start_loop_container "$tag"
 
-pids=()
-for i in 1 2 3; do
-	"$RUN" --connect "$T/listen.sock" --node /w --id "h$i" -- \
-		"$HAMMER" "$T/stop" /dev/zero "$T/file.txt" >"$T/h$i.out" 2>&1 &
-	pids+=("$!")
-	CHILD_PIDS+=("$!")
-done
-for _ in $(seq 100); do
-	[ "$(ctl containers | wc -l)" = 4 ] && break
-	sleep 0.05
-done
-[ "$(ctl containers | wc -l)" = 4 ] || fail "workloads not attached: $(ctl containers)"
+start_hammers 3 "$T/file.txt"
+wait_containers 4
 before=$(ctl containers | awk '{print $1, $2}' | sort)
 sleep 0.5
 
@@ -82,7 +61,7 @@ pass "the live hierarchy (a devwlctl mkdir/deny/mknod-cap included) is intact"
 touch "$T/stop" "$T/rootfs/tmp/stop"
 worst=0
 for i in 1 2 3; do
-	wait "${pids[$((i - 1))]}" || fail "workload h$i saw errors: $(cat "$T/h$i.out")"
+	wait "${HAMMER_PIDS[$((i - 1))]}" || fail "workload h$i saw errors: $(cat "$T/h$i.out")"
 	read -r _ opens _ errors _ gap <"$T/h$i.out"
 	[ "$errors" = 0 ] && [ "$opens" -gt 0 ] || fail "h$i: $(cat "$T/h$i.out")"
 	[ "$gap" -gt "$worst" ] && worst=$gap

@@ -8,7 +8,6 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-HAMMER=$OCI_BIN/hammer
 [ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
 
 cat >"$T/policy.json" <<'JSON'
@@ -17,33 +16,11 @@ cat >"$T/policy.json" <<'JSON'
 JSON
 echo data >"$T/file.txt"
 DEVWLD_TEST_STOP_FILE=$T/stop-on start_devwld --no-audit
-stat_of() { ctl stats | awk -v k="$1" '$1 == k {print $2}'; }
 
-make_rootfs
 tag=devwl-crash-$$
-make_bundle loop '
-n=0
-while [ ! -e /tmp/stop ]; do
-	# true, not ":": a failed redirection of a special builtin ends the shell (POSIX),
-	# and the call a dying worker held fails ENOSYS.
-	true </dev/zero || echo "ERR zero $n"
-	true </etc/passwd || echo "ERR passwd $n"
-	n=$((n + 1))
-done
-echo "DONE $n"'
-run_detached "$tag" "$T/loop"
-pids=()
-for i in 1 2 3; do
-	"$RUN" --connect "$T/listen.sock" --node /w --id "h$i" -- \
-		"$HAMMER" "$T/stop" /dev/zero "$T/file.txt" >"$T/h$i.out" 2>&1 &
-	pids+=("$!")
-	CHILD_PIDS+=("$!")
-done
-for _ in $(seq 100); do
-	[ "$(ctl containers | wc -l)" = 4 ] && break
-	sleep 0.05
-done
-[ "$(ctl containers | wc -l)" = 4 ] || fail "workloads not attached: $(ctl containers)"
+start_loop_container "$tag"
+start_hammers 3 "$T/file.txt"
+wait_containers 4
 before=$(ctl containers | awk '{print $1, $2}' | sort)
 sleep 0.3
 
@@ -70,7 +47,7 @@ done
 
 touch "$T/stop" "$T/rootfs/tmp/stop"
 for i in 1 2 3; do
-	wait "${pids[$((i - 1))]}"
+	wait "${HAMMER_PIDS[$((i - 1))]}"
 	read -r _ opens _ errors _ gap <"$T/h$i.out"
 	[ "$opens" -gt 0 ] || fail "h$i: $(cat "$T/h$i.out")"
 	# Only ENOSYS, for a call a killed worker held: at most one per kill.
@@ -86,27 +63,41 @@ wait_for "$T/$tag.out" DONE 10 || fail "container did not finish: $(cat "$T/$tag
 pass "no wrong answers: the workloads and the runc container saw only successes and at most one ENOSYS per kill"
 
 # --- 2. the call a killed worker held fails ENOSYS; the next one succeeds ----------------
-"$RUN" --connect "$T/listen.sock" --node /w --id inflight -- \
-	"$HAMMER" --once "$T/go" /dev/zero >"$T/inflight.out" 2>&1 &
-CHILD_PIDS+=("$!")
-once=$!
-for _ in $(seq 100); do
-	ctl containers | grep -q '^inflight ' && break
-	sleep 0.05
+# Once with the call recorded in the keeper's table, once killed between RECV and the
+# record: the keeper finds that one by the filter's next ids (ID_VALID).
+for how in recorded unrecorded; do
+	id=inflight-$how
+	rm -f "$T/go"
+	"$RUN" --connect "$T/listen.sock" --node /w --id "$id" -- \
+		"$HAMMER" --once "$T/go" /dev/zero >"$T/$id.out" 2>&1 &
+	CHILD_PIDS+=("$!")
+	once=$!
+	for _ in $(seq 100); do
+		ctl containers | grep -q "^$id " && break
+		sleep 0.05
+	done
+	worker=$(stat_of pid)
+	if [ $how = recorded ]; then echo "$id"; else echo "$id unrecorded"; fi >"$T/stop-on"
+	touch "$T/go"
+	for _ in $(seq 200); do
+		[ "$(awk '{print $3}' /proc/"$worker"/stat 2>/dev/null)" = T ] && break
+		sleep 0.01
+	done
+	[ "$(awk '{print $3}' /proc/"$worker"/stat)" = T ] ||
+		fail "$how: the worker did not stop after receiving the call"
+	grep -q "^first" "$T/$id.out" && fail "$how: answered while the worker was stopped"
+		logged=$(grep -c "answered ENOSYS to notification" "$T/devwld.log")
+	kill -9 "$worker"
+	for _ in $(seq 200); do
+		kill -0 "$once" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$once" 2>/dev/null && fail "$how: the held call was never answered"
+	wait "$once" || fail "$how: hammer --once: $(cat "$T/$id.out")"
+	grep -q '^first ENOSYS$' "$T/$id.out" && grep -q '^second OK$' "$T/$id.out" ||
+		fail "$how: expected ENOSYS then OK: $(cat "$T/$id.out")"
+	[ "$(grep -c "answered ENOSYS to notification" "$T/devwld.log")" -gt "$logged" ] ||
+		fail "$how: keeper did not log the ENOSYS"
+	pass "$how: a call the killed worker held → ENOSYS (as the kernel fails a dead listener's calls); the next call succeeds"
 done
-worker=$(stat_of pid)
-echo inflight >"$T/stop-on"
-touch "$T/go"
-for _ in $(seq 200); do
-	[ "$(awk '{print $3}' /proc/"$worker"/stat 2>/dev/null)" = T ] && break
-	sleep 0.01
-done
-[ "$(awk '{print $3}' /proc/"$worker"/stat)" = T ] || fail "the worker did not stop after receiving the call"
-grep -q "^first" "$T/inflight.out" && fail "the call was answered while the worker was stopped"
-kill -9 "$worker"
-wait "$once" || fail "hammer --once: $(cat "$T/inflight.out")"
-grep -q '^first ENOSYS$' "$T/inflight.out" && grep -q '^second OK$' "$T/inflight.out" ||
-	fail "expected ENOSYS then OK: $(cat "$T/inflight.out")"
-grep -q "answered ENOSYS to notification" "$T/devwld.log" || fail "keeper did not log the ENOSYS"
-pass "a call the killed worker held → ENOSYS (as the kernel fails a dead listener's calls); the next call succeeds"
 exit 0

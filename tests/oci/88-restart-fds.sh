@@ -5,26 +5,18 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-HAMMER=$OCI_BIN/hammer
 [ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1, "nodes": [ { "path": "/w", "rules": ["deny a", "allow c 1:5 r"] } ] }
 JSON
 start_devwld --no-audit
-stat_of() { ctl stats | awk -v k="$1" '$1 == k {print $2}'; }
 # Sockets, notify fds, the ring, signalfd, inotify, memfd: what a restart could leak. A
 # worker's files and devices come and go with the calls it is handling.
 nfds() { ls -l /proc/"$1"/fd | grep -c -e 'socket:' -e 'anon_inode' -e 'memfd:'; }
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status; }
 
-pids=()
-for i in 1 2 3; do
-	"$RUN" --connect "$T/listen.sock" --node /w --id "h$i" -- \
-		"$HAMMER" "$T/stop" /dev/zero >"$T/h$i.out" 2>&1 &
-	pids+=("$!")
-	CHILD_PIDS+=("$!")
-done
+start_hammers 3
 for _ in $(seq 100); do
 	[ "$(stat_of processes)" = 3 ] && break
 	sleep 0.05
@@ -59,7 +51,7 @@ pass "20 restarts (7× devwlctl restart, 7× SIGUSR2, 6× SIGKILL): keeper $k0 f
 
 touch "$T/stop"
 for i in 1 2 3; do
-	wait "${pids[$((i - 1))]}"
+	wait "${HAMMER_PIDS[$((i - 1))]}"
 	read -r _ opens _ errors _ _ <"$T/h$i.out"
 	[ "$opens" -gt 0 ] || fail "h$i: $(cat "$T/h$i.out")"
 	grep '^errno' "$T/h$i.out" | grep -vq '^errno ENOSYS ' && fail "h$i: $(cat "$T/h$i.out")"

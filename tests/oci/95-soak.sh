@@ -80,7 +80,6 @@ procs_of_tag() {
 # of devwld's, see 86-crash.sh), so a held call is certain: it must fail ENOSYS, and the
 # calls every other workload makes meanwhile must wait for the next worker, not fail.
 DEVWLD_TEST_STOP_FILE=$T/stop-on start_devwld --no-audit
-stat_of() { ctl stats | awk -v k="$1" '$1 == k {print $2}'; }
 nfd() { ls /proc/"$1"/fd | wc -l; }
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status; }
 cpu_ticks() { awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null || echo 0; }

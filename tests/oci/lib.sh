@@ -166,3 +166,47 @@ wait_for() {
 	done
 	return 1
 }
+
+# stat_of NAME: one value of `devwlctl stats`.
+stat_of() { ctl stats | awk -v k="$1" '$1 == k {print $2}'; }
+
+# start_loop_container ID: a runc busybox container opening /dev/zero and /etc/passwd in
+# a loop until /tmp/stop exists in it; "ERR ..." lines in $T/ID.out count failed opens.
+start_loop_container() {
+	make_rootfs
+	# true, not ":": a failed redirection of a special builtin ends the shell (POSIX),
+	# and a crash test's held call does fail (ENOSYS).
+	make_bundle loop '
+n=0
+while [ ! -e /tmp/stop ]; do
+	true </dev/zero || echo "ERR zero $n"
+	true </etc/passwd || echo "ERR passwd $n"
+	n=$((n + 1))
+done
+echo "DONE $n"'
+	run_detached "$1" "$T/loop"
+}
+
+# start_hammers N [FILE]: devwl-run --connect workloads h1..hN on node /w opening
+# /dev/zero (and FILE) until $T/stop exists (tests/oci/hammer.c); their pids are added
+# to HAMMER_PIDS, output in $T/hI.out.
+HAMMER=${OCI_BIN:-}/hammer
+HAMMER_PIDS=()
+start_hammers() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		"$RUN" --connect "$T/listen.sock" --node /w --id "h$i" -- \
+			"$HAMMER" "$T/stop" /dev/zero ${2:+"$2"} >"$T/h$i.out" 2>&1 &
+		HAMMER_PIDS+=("$!")
+		CHILD_PIDS+=("$!")
+	done
+}
+
+# wait_containers N: until devwlctl lists N containers (5 s), else fail.
+wait_containers() {
+	for _ in $(seq 100); do
+		[ "$(ctl containers | wc -l)" = "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "workloads not attached: $(ctl containers)"
+}
