@@ -317,6 +317,35 @@ static inline void lt_send_fd(int sock, int fd)
 		_exit(125);
 }
 
+/* Everything until EOF from fd, which is closed; NUL-terminated, heap (caller frees). */
+static inline char *lt_read_all(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		LT_DIE("oom");
+	for (;;) {
+		ssize_t n = 0;
+
+		if (len + 1024 > cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				LT_DIE("oom");
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(fd);
+	return buf;
+}
+
 /*
  * Run argv (a NULL-terminated vector; argv[0] the program) under the supervisor. Its
  * stdout is returned (heap, caller frees); *ret_status gets the wait status.
@@ -326,12 +355,10 @@ static inline char *lt_run(struct lt_sup *s, char *const argv[], int (*child_fn)
 			   void *child_arg, int *ret_status)
 {
 	int sv[2], out[2], status = 0;
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
+	char *buf = NULL;
 	pid_t pid = -1;
 
-	if (!buf || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
-	    pipe2(out, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(out, O_CLOEXEC) < 0)
 		LT_DIE("setup: %m");
 	pid = fork();
 	if (pid < 0)
@@ -371,24 +398,7 @@ static inline char *lt_run(struct lt_sup *s, char *const argv[], int (*child_fn)
 	s->stop = 0;
 	if (pthread_create(&s->thread, NULL, lt_sup_loop, s) != 0)
 		LT_DIE("pthread_create");
-	for (;;) {
-		ssize_t n = 0;
-
-		if (len + 1024 > cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				LT_DIE("oom");
-		}
-		n = read(out[0], buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	close(out[0]);
+	buf = lt_read_all(out[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	s->stop = 1;
@@ -520,12 +530,11 @@ static inline void lt_describe(char *out, size_t size, long ret, int err)
 /* Run child_fn(arg) in a plain child (no filter): what the kernel answers by itself. */
 static inline char *lt_native(int (*child_fn)(void *), void *arg, int *ret_status)
 {
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
+	char *buf = NULL;
 	int out[2], status = 0;
 	pid_t pid = -1;
 
-	if (!buf || pipe2(out, O_CLOEXEC) < 0)
+	if (pipe2(out, O_CLOEXEC) < 0)
 		LT_DIE("setup: %m");
 	pid = fork();
 	if (pid < 0)
@@ -539,24 +548,7 @@ static inline char *lt_native(int (*child_fn)(void *), void *arg, int *ret_statu
 		_exit(r);
 	}
 	close(out[1]);
-	for (;;) {
-		ssize_t n = 0;
-
-		if (len + 1024 > cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				LT_DIE("oom");
-		}
-		n = read(out[0], buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	close(out[0]);
+	buf = lt_read_all(out[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (ret_status)
