@@ -496,17 +496,23 @@ static int caller_ids_in(struct devwl_caller *c, struct devwl_target *t, int pro
 	return 0;
 }
 
-/* Put text before the unwalked rest of the path (both in c->walk). */
-static int walk_push(struct devwl_caller *c, const char *text, size_t tlen, const char *rest)
+/*
+ * Put text before the unwalked rest of the path (both in c->walk), with a slash between
+ * them when there is a rest or the link was named with a trailing slash.
+ */
+static int walk_push(struct devwl_caller *c, const char *text, size_t tlen, const char *rest,
+		     bool slash)
 {
 	size_t rlen = strlen(rest);
+	size_t sep = rlen || slash ? 1 : 0;
 
-	if (tlen + 1 + rlen + 1 > sizeof(c->walk[0]))
+	if (tlen + sep + rlen + 1 > sizeof(c->walk[0]))
 		return -ENAMETOOLONG;
-	memmove(c->walk[1] + tlen + 1, rest, rlen + 1);
 	memcpy(c->walk[1], text, tlen);
-	c->walk[1][tlen] = '/';
-	memcpy(c->walk[0], c->walk[1], tlen + 1 + rlen + 1);
+	if (sep)
+		c->walk[1][tlen] = '/';
+	memcpy(c->walk[1] + tlen + sep, rest, rlen + 1);
+	memcpy(c->walk[0], c->walk[1], tlen + sep + rlen + 1);
 	return 0;
 }
 
@@ -520,7 +526,7 @@ static int walk_push(struct devwl_caller *c, const char *text, size_t tlen, cons
  * fd or -errno as the caller's open would fail.
  */
 static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path, int oflags,
-		uint64_t resolve, int *ret_fd)
+		uint64_t resolve, int *ret_fd, bool *ret_magic)
 {
 	uint64_t step_resolve = (resolve & RESOLVE_NO_XDEV) | RESOLVE_NO_MAGICLINKS;
 	_cleanup_close_ int cur = -1;
@@ -607,6 +613,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 				pid_t tgid = 0, tid = 0;
 
 				close(next);
+				*ret_magic = true;
 				r = caller_ids_in(c, t, cur, &tgid, &tid);
 				if (r < 0)
 					return r;
@@ -615,7 +622,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 					e = put_str(e, "/task/");
 					e = put_uint(e, (unsigned long)tid);
 				}
-				r = walk_push(c, ids, (size_t)(e - ids), p);
+				r = walk_push(c, ids, (size_t)(e - ids), p, slash);
 				if (r < 0)
 					return r;
 				p = c->walk[0];
@@ -625,7 +632,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 			if (n > 0 && c->pathbuf[0] != '/' && !memchr(c->pathbuf, ':', (size_t)n)) {
 				/* An ordinary procfs symlink ("self/mounts"): expand it. */
 				close(next);
-				r = walk_push(c, c->pathbuf, (size_t)n, p);
+				r = walk_push(c, c->pathbuf, (size_t)n, p, slash);
 				if (r < 0)
 					return r;
 				p = c->walk[0];
@@ -633,6 +640,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 			}
 			/* A magic link: let the kernel jump, only in the caller's own /proc/PID. */
 			close(next);
+			*ret_magic = true;
 			if (!own_pid)
 				return -EACCES;
 			if (resolve & RESOLVE_NO_XDEV)
@@ -659,7 +667,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 			if (cur < 0)
 				return negerrno();
 		}
-		r = walk_push(c, c->pathbuf, (size_t)n, p);
+		r = walk_push(c, c->pathbuf, (size_t)n, p, slash);
 		if (r < 0)
 			return r;
 		p = c->walk[0];
@@ -672,7 +680,7 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked)
 {
 	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
-	int fd = -1;
+	int fd = -1, err = 0;
 
 	*ret_walked = false;
 	fd = openat2_sys(AT_FDCWD, path, flags, resolve | RESOLVE_NO_MAGICLINKS);
@@ -680,16 +688,19 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 		*ret_fd = fd;
 		return 0;
 	}
+	err = errno;
 	/*
-	 * ELOOP: a magic link (or too many symlinks). Where the caller's own flags make the
-	 * kernel refuse magic links anyway (ELOOP, EXDEV for scoped lookups), that error
-	 * stands; otherwise walk the path as the caller.
+	 * Resolved as ourselves, a path through /proc/self fails where the caller's may not
+	 * (ENOENT: we have no fd 99, it has) and a magic link fails ELOOP: walk the path as
+	 * the caller, unless our own resources failed or the caller's flags make the kernel
+	 * refuse magic links anyway (ELOOP; EXDEV in scoped lookups) — then the error stands.
+	 * A walk that met no procfs "self" and no magic link agrees with the lookup above.
 	 */
-	if (errno != ELOOP || (resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
-					  RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
-		return negerrno();
-	*ret_walked = true;
-	return walk(c, t, path, oflags, resolve, ret_fd);
+	if (err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN ||
+	    (resolve &
+	     (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
+		return -err;
+	return walk(c, t, path, oflags, resolve, ret_fd, ret_walked);
 }
 
 /* The caller's open flags for opening the device node it resolved to, for it. */

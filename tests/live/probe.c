@@ -19,7 +19,7 @@
  *   probe thread OP ARGS...                 run one op in a new thread (not the leader)
  *   probe umask MODE                        set the umask (octal), prints ok
  * In any argument "%L" stands for the fd the previous operation returned, so tests can
- * name it in /proc/self/fd/%L whatever fds the process started with.
+ * name it in /proc/self/fd/%L whatever fds the process started with; "%P" for its pid.
  *   probe stat PATH                         lstat: "ok rdev=MAJ:MIN type=X mode=OOOO
  *                                           uid=U gid=G"
  *
@@ -416,6 +416,14 @@ int main(int argc, char **argv)
 				if (asprintf(&sub, "%s%ld%s", argv[i], last_fd, at + 2) < 0)
 					usage("out of memory");
 				argv[i] = sub; /* lives until exit */
+			}
+			while ((at = strstr(argv[i], "%P"))) {
+				char *sub = NULL;
+
+				*at = '\0';
+				if (asprintf(&sub, "%s%d%s", argv[i], (int)getpid(), at + 2) < 0)
+					usage("out of memory");
+				argv[i] = sub;
 			}
 		}
 		op.argv = argv + start;
