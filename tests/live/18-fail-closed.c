@@ -76,8 +76,10 @@ int fstat(int fd, struct stat *st)
 	return real(fd, st);
 }
 
+/* Forwards six arguments whatever the call takes, as libc's own syscall() reads six
+ * registers: not a bug, so not instrumented. */
 long syscall(long nr, ...);
-long syscall(long nr, ...)
+__attribute__((no_sanitize("address", "undefined"))) long syscall(long nr, ...)
 {
 	static long (*real)(long, ...);
 	long a[6];
@@ -125,9 +127,10 @@ static void handle_case(const char *dir, const char *name, enum fault f, const c
 	fault = FAULT_NONE;
 	LT_CHECK(lt_match(out, want), "fault %d, %s: got '%s', want '%s'", (int)f, args, out, want);
 	LT_CHECK(f == FAULT_NONE || fault_hits > 0, "fault %d never hit", (int)f);
-	LT_CHECK(s.last.verdict == verdict && strcmp(s.last.syscall, "open_by_handle_at") == 0,
-		 "fault %d, %s: last answer %s verdict %d, want %d", (int)f, args, s.last.syscall,
-		 s.last.verdict, verdict);
+	/* Counted, not the last answer: a sanitizer's exit-time opens come after it. */
+	LT_CHECK(verdict == DEVWL_VERDICT_ALLOW ? s.allowed == 1 : s.denied == 1,
+		 "fault %d, %s: %d allowed, %d denied, want one %s", (int)f, args, s.allowed,
+		 s.denied, verdict == DEVWL_VERDICT_ALLOW ? "allowed" : "denied");
 	free(out);
 	lt_sup_free(&s);
 }

@@ -407,23 +407,21 @@ int main(int argc, char **argv)
 		if (end == start)
 			usage("empty operation");
 		for (int i = start; i < end; i++) {
-			char *at = strstr(argv[i], "%L");
+			/* Substituted arguments live until exit, reachable from here. */
+			static char *subs[256];
+			static size_t nsubs;
+			char *at = NULL;
 
-			if (at && last_fd >= 0) {
+			while (((at = strstr(argv[i], "%L")) && last_fd >= 0) ||
+			       (at = strstr(argv[i], "%P"))) {
 				char *sub = NULL;
+				long v = at[1] == 'L' ? last_fd : (long)getpid();
 
 				*at = '\0';
-				if (asprintf(&sub, "%s%ld%s", argv[i], last_fd, at + 2) < 0)
+				if (nsubs == sizeof(subs) / sizeof(subs[0]) ||
+				    asprintf(&sub, "%s%ld%s", argv[i], v, at + 2) < 0)
 					usage("out of memory");
-				argv[i] = sub; /* lives until exit */
-			}
-			while ((at = strstr(argv[i], "%P"))) {
-				char *sub = NULL;
-
-				*at = '\0';
-				if (asprintf(&sub, "%s%d%s", argv[i], (int)getpid(), at + 2) < 0)
-					usage("out of memory");
-				argv[i] = sub;
+				argv[i] = subs[nsubs++] = sub;
 			}
 		}
 		op.argv = argv + start;
