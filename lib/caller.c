@@ -700,6 +700,18 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 	    (resolve &
 	     (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
 		return -err;
+	/*
+	 * "self" and magic links are symlinks: a failure reached without following one is
+	 * the caller's failure too. One lookup says so, cheaper than a walk (most failing
+	 * opens are library searches through plain directories).
+	 */
+	if (err != ELOOP) {
+		fd = openat2_sys(AT_FDCWD, path, flags, resolve | RESOLVE_NO_SYMLINKS);
+		if (fd >= 0)
+			close(fd); /* appeared meanwhile: walk it */
+		else if (errno != ELOOP)
+			return -err;
+	}
 	return walk(c, t, path, oflags, resolve, ret_fd, ret_walked);
 }
 
