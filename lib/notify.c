@@ -413,6 +413,15 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		return answer_error(a, EFAULT);
 	if (!device) {
 		r = devwl_caller_reopen_file(cl, pfd, st.st_mode, c->flags, &a->fd);
+		/*
+		 * A writer's open of a fifo without a reader waits for one (runc's init on
+		 * its exec fifo waits for "runc start"): that wait cannot happen here, so it
+		 * is left to the kernel — the one walked open that is, and only a baseline
+		 * then stops a racing thread from swapping a device in.
+		 */
+		if (r == -ENXIO && S_ISFIFO(st.st_mode) && !(c->flags & O_NONBLOCK) &&
+		    (c->flags & O_ACCMODE) == O_WRONLY)
+			return 0;
 	} else if (S_ISCHR(st.st_mode) && st.st_rdev == DEV_TTY) {
 		/* Reopened by us it would be our terminal: the caller's, or what it gets. */
 		r = devwl_caller_open_ctty(cl, t, c->flags, &a->fd);

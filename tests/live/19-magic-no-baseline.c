@@ -49,6 +49,8 @@ static const struct tcase cases[] = {
 	{"open @/file path ; open /proc/self/fd/%L rdonly", "ok |ok *type=f", DEVWL_VERDICT_ALLOW},
 	{"open @/file path ; open /proc/self/fd/%L wronly,trunc", "ok |ok *type=f",
 	 DEVWL_VERDICT_ALLOW},
+	/* A fifo without a writer: opened at once, the handler never waits on it. */
+	{"open @/fifo path ; open /proc/self/fd/%L rdonly", "ok |ok *type=o", DEVWL_VERDICT_ALLOW},
 	{"open /proc/self/fd/99 rdonly", "ENOENT", DEVWL_VERDICT_ERROR},
 	/* Somebody else's fds: an unprivileged caller could not, so neither does devwl. */
 	{"open /proc/1/fd/0 rdonly", "EACCES", DEVWL_VERDICT_ERROR},
@@ -81,6 +83,9 @@ int main(void)
 	snprintf(p, sizeof(p), "%s/lnk-fd0", nodes.dir);
 	if (symlink("/proc/self/fd/0", p) < 0)
 		LT_DIE("symlink: %m");
+	snprintf(p, sizeof(p), "%s/fifo", nodes.dir);
+	if (mkfifo(p, 0666) < 0)
+		LT_DIE("mkfifo: %m");
 	snprintf(p, sizeof(p), "%s/lnk-stdin", nodes.dir);
 	if (symlink("/dev/stdin", p) < 0)
 		LT_DIE("symlink: %m");
