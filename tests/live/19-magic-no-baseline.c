@@ -56,21 +56,6 @@ static const struct tcase cases[] = {
 	{"open /proc/1/fd/0 rdonly", "EACCES", DEVWL_VERDICT_ERROR},
 };
 
-static void subst(char *out, size_t size, const char *in, const char *dir)
-{
-	size_t len = 0;
-
-	for (; *in && len + strlen(dir) + 2 < size; in++) {
-		if (*in == '@') {
-			strcpy(out + len, dir);
-			len += strlen(dir);
-		} else {
-			out[len++] = *in;
-		}
-	}
-	out[len] = '\0';
-}
-
 int main(void)
 {
 	struct lt_nodes nodes;
@@ -96,7 +81,7 @@ int main(void)
 
 		lt_sup_init(&s, RO);
 		s.cgroup = NULL; /* no baseline: what devwl answers is all there is */
-		subst(args, sizeof(args), cases[i].args, nodes.dir);
+		lt_subst(args, sizeof(args), cases[i].args, nodes.dir);
 		out = lt_probe_run(&s, args);
 		LT_CHECK(lt_match(out, cases[i].want), "probe %s\n  want: %s\n  got:  %s", args,
 			 cases[i].want, out);

@@ -61,21 +61,6 @@ static int own_ctty(void *arg)
 	return 0;
 }
 
-static void subst(char *out, size_t size, const char *in, const char *dir)
-{
-	size_t len = 0;
-
-	for (; *in && len + strlen(dir) + 2 < size; in++) {
-		if (*in == '@') {
-			strcpy(out + len, dir);
-			len += strlen(dir);
-		} else {
-			out[len++] = *in;
-		}
-	}
-	out[len] = '\0';
-}
-
 /* In a session of its own with a pty as controlling terminal: the supervisor's side. */
 static int supervise(const char *dir)
 {
@@ -132,7 +117,7 @@ static int supervise(const char *dir)
 	for (size_t i = 0; i < ARRAY_SIZE_LT(magic); i++) {
 		lt_sup_init(&s, "deny a;allow c 1:5 r");
 		s.chdir_to = "/";
-		subst(args, sizeof(args), magic[i].fmt, dir);
+		lt_subst(args, sizeof(args), magic[i].fmt, dir);
 		out = lt_probe_run(&s, args);
 		LT_CHECK(lt_match(out, magic[i].want), "probe %s\n  want: %s\n  got:  %s", args,
 			 magic[i].want, out);
