@@ -64,4 +64,31 @@ rc=$?
 [ "$rc" = 7 ] || fail "exit status $rc, expected 7: $(cat "$T/err")"
 [ "$(sed -n 1p <<<"$out")" = HELLO ] || fail "file and pipe: $out"
 [[ "$(sed -n 2p <<<"$out")" == "ok fd="*" rdev=1:5 "*"read=00000000" ]] || fail "granted zero: $out"
+
+# --connect execs in place after the same containment: devwld serves it, and the command
+# cannot move itself out of the shared baseline.
+D=$DEVWL_BUILD/supervisor/devwld
+V1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+if [ -x "$D" ] && [ -n "$V1" ]; then
+	"$D" --listen "$T/l.sock" --control "$T/c.sock" --state "$T/state" 2>"$T/devwld.log" &
+	dpid=$!
+	trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$T"' EXIT
+	while [ ! -S "$T/l.sock" ] || [ ! -S "$T/c.sock" ]; do
+		kill -0 $dpid 2>/dev/null || fail "devwld did not start: $(cat "$T/devwld.log")"
+		sleep 0.05
+	done
+	out=$(DEVWL_BASELINE=v1 "$RUN" --connect "$T/l.sock" -- sh -c "grep ^CapEff /proc/self/status; \
+		echo \$\$ >$V1/cgroup.procs && echo left; \
+		awk -F: '\$2 ~ /(^|,)devices(,|\$)/ {print \$3}' /proc/self/cgroup; \
+		$PROBE open $T/zero rdonly" 2>"$T/err")
+	rc=$?
+	[ "$rc" = 0 ] || fail "--connect exited $rc: $(cat "$T/err")"
+	v=$(awk '/^CapEff/ {print $2}' <<<"$out")
+	[ "$(bit "$v" 21)" = 0 ] || fail "--connect: the command kept CAP_SYS_ADMIN: $v"
+	grep -q '^left$' <<<"$out" && fail "--connect: the command left its baseline: $out"
+	[[ "$(sed -n 2p <<<"$out")" == */devwl-run.connect ]] || fail "--connect: cgroup: $out"
+	[[ "$(sed -n 3p <<<"$out")" == "ok fd="*" rdev=1:5 "* ]] || fail "--connect: zero: $out"
+else
+	echo "no devwld or v1 controller: --connect not checked" >&2
+fi
 echo "PASS"
