@@ -449,8 +449,13 @@ static int restrict_command(const struct options *o, enum baseline_kind kind, ch
 
 	if (contain) {
 		r = contain_enter(kind, &what);
-		if (r < 0)
-			goto fail;
+		if (r < 0) {
+			snprintf(step, size,
+				 "containing the command (--keep-caps runs it uncontained, able "
+				 "to leave its baseline): %s",
+				 what);
+			return r;
+		}
 		r = contain_check_fds(&fd);
 		if (r == -EBADF) {
 			snprintf(step, size,
@@ -480,9 +485,15 @@ fail:
 	return r;
 }
 
-/* With a baseline and --keep-caps: say loudly that the baseline does not hold. */
-static void warn_keep_caps(const struct options *o, const struct baseline *b)
+/* Say loudly where the baseline does not hold: with --keep-caps the command can leave it,
+ * and io_uring without one reaches devices devwl never sees. */
+static void warn_uncontained(const struct options *o, const struct baseline *b)
 {
+	if (o->allow_io_uring && b->kind == BASELINE_NONE)
+		fputs("devwl-run: WARNING: --allow-io-uring without a kernel baseline: io_uring "
+		      "opens never reach devwl, so they reach every device the kernel lets this "
+		      "user open\n",
+		      stderr);
 	if (!o->keep_caps || b->kind == BASELINE_NONE)
 		return;
 	fprintf(stderr,
@@ -796,7 +807,7 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 		sock_child = sv[1];
 	}
 
-	warn_keep_caps(o, &s.baseline);
+	warn_uncontained(o, &s.baseline);
 	fflush(NULL);
 	s.child = fork();
 	if (s.child < 0) {
@@ -893,7 +904,7 @@ static int run_connected(const struct options *o)
 			}
 		}
 	}
-	warn_keep_caps(o, &b);
+	warn_uncontained(o, &b);
 	free(b.dir);
 	r = restrict_command(o, b.kind, step, sizeof(step));
 	if (r < 0) {

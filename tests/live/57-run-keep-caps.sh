@@ -2,7 +2,8 @@
 # --keep-caps leaves the command uncontained, as documented ("this workload can leave its
 # baseline"): it keeps every capability, shares devwl-run's mount namespace and can move
 # itself out of the baseline; devwl-run says so loudly on stderr whenever a baseline is
-# in effect, and not otherwise. --drop-cap still applies.
+# in effect, and not otherwise (nor for io_uring, except without a baseline). --drop-cap
+# still applies.
 set -u
 . "$(dirname "$0")/lib.sh"
 live_init "capabilities, device cgroup"
@@ -29,6 +30,14 @@ grep -q "WARNING: --keep-caps: .* it can leave its kernel baseline" "$T/err" ||
 "$RUN" --keep-caps --no-baseline -- true 2>"$T/err2" || fail "--keep-caps --no-baseline failed"
 grep -q "WARNING: --keep-caps" "$T/err2" && fail "--keep-caps warned without a baseline"
 grep -q "no kernel baseline" "$T/err2" || fail "--no-baseline no longer warns: $(cat "$T/err2")"
+
+# io_uring never traps: without a baseline nothing at all stands in its way, and that is
+# said loudly too; with one, the baseline holds it.
+"$RUN" --no-baseline --allow-io-uring -- true 2>"$T/err3" || fail "--allow-io-uring failed"
+grep -q "WARNING: --allow-io-uring without a kernel baseline" "$T/err3" ||
+	fail "no warning for io_uring without a baseline: $(cat "$T/err3")"
+"$RUN" --allow-io-uring -- true 2>"$T/err4" || fail "--allow-io-uring failed: $(cat "$T/err4")"
+grep -q "WARNING" "$T/err4" && fail "--allow-io-uring with a baseline warned: $(cat "$T/err4")"
 
 # --drop-cap still drops, the rest stays.
 v=$("$RUN" --keep-caps --drop-cap CAP_MKNOD -- sh -c 'grep ^CapBnd /proc/self/status' 2>/dev/null |
