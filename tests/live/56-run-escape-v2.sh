@@ -1,8 +1,9 @@
 #!/bin/bash
 # A root command cannot leave a cgroup-v2 baseline (issue 13): not by writing its pid to
 # the root cgroup's cgroup.procs, nor by clone3(CLONE_INTO_CGROUP) with a directory of the
-# hierarchy, which needs no writable mount; the command sees only its own cgroup namespace,
-# rooted at the baseline. While they run, the kernel still has the command and the cloned
+# hierarchy, which needs no writable mount, nor by opening the top of the hierarchy by
+# file handle (from a user namespace of its own either); the command sees only its own
+# cgroup namespace, rooted at the baseline. While they run, the kernel still has the command and the cloned
 # child in devwl-run.<pid>, and a denied node reopened through /proc/<pid>/fd/N is refused.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -12,11 +13,16 @@ V2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
 own=$(awk -F: '$1 == 0 {print $3}' /proc/self/cgroup)
 [ "$own" = / ] && own=
 mknod -m 600 "$T/kmsg" c 1 11 || skip "cannot mknod in $T"
+# The handle of the hierarchy's top as we see it: no mount the command has shows it.
+top=$("$PROBE" gethandle "$V2")
+[[ "$top" == [0-9]*" "[0-9a-f]* ]] || skip "no file handles for cgroup2 here: $top"
 
 cat >"$T/cmd.sh" <<EOS
 me=\$\$
 echo \$me >$V2/cgroup.procs && echo "moved by cgroup.procs"
 unshare -Ur sh -c "mount -o remount,bind,rw $V2 && echo remounted" 2>/dev/null
+echo "handle: \$($PROBE openhandle $V2 $top directory)"
+echo "handle in a user namespace: \$(unshare -Urm $PROBE openhandle $V2 $top directory)"
 $PROBE clone-into $V2 sh -c '$(hold_here child)'
 $(hold_here cmd)
 exec $PROBE open $T/kmsg path ';' open /proc/\$me/fd/%L rdonly
@@ -40,7 +46,7 @@ rc=$?
 [ "$cg_child" = "$own/devwl-run.$run" ] ||
 	fail "clone3(CLONE_INTO_CGROUP) left the baseline: the child is in '$cg_child'"
 [ "$rc" = 0 ] || fail "devwl-run exited $rc: $(cat "$T/err")"
-grep -q "moved\|remounted" "$T/out" && fail "an escape step succeeded: $(cat "$T/out")"
+grep -q "moved\|remounted\|handle.*: ok" "$T/out" && fail "an escape step succeeded: $(cat "$T/out")"
 res=$(grep -E '^(ok fd|E[A-Z]+)' "$T/out")
 [[ "$(sed -n 1p <<<"$res")" == "ok fd="*" rdev=1:11 "* ]] || fail "O_PATH open: $res"
 [ "$(sed -n 2p <<<"$res")" = EPERM ] || fail "the reopen reached the device: $res"

@@ -18,6 +18,8 @@
  *   probe close FD                          close(2)
  *   probe thread OP ARGS...                 run one op in a new thread (not the leader)
  *   probe umask MODE                        set the umask (octal), prints ok
+ *   probe gethandle PATH                    name_to_handle_at: "TYPE HEX" (or the errno)
+ *   probe openhandle MOUNTDIR TYPE HEX FLAGS open_by_handle_at of that handle
  *   probe clone-into DIR CMD [ARG]...       clone3(CLONE_INTO_CGROUP) into the cgroup2
  *                                           directory DIR, the child runs CMD; prints
  *                                           ok and CMD's exit status, or the errno name
@@ -345,6 +347,46 @@ static int run_op(struct op *op)
 			return 0;
 		}
 		ret = syscall(SYS_open_by_handle_at, mfd, fh, parse_flags(argv[2]));
+		err = errno;
+		close(mfd);
+		free(fh);
+		report_fd(op->out, sizeof(op->out), ret, err);
+	} else if (strcmp(cmd, "gethandle") == 0 || strcmp(cmd, "openhandle") == 0) {
+		struct file_handle *fh = calloc(1, sizeof(*fh) + MAX_HANDLE_SZ);
+		int mount_id = 0, mfd = -1;
+		size_t n = 0, len = 0;
+
+		if (!fh)
+			usage("out of memory");
+		fh->handle_bytes = MAX_HANDLE_SZ;
+		if (cmd[0] == 'g') {
+			NEED(2);
+			if (name_to_handle_at(AT_FDCWD, argv[1], fh, &mount_id, 0) < 0) {
+				snprintf(op->out, sizeof(op->out), "%s", strerrorname_np(errno));
+				free(fh);
+				return 0;
+			}
+			len = (size_t)snprintf(op->out, sizeof(op->out), "%d ", fh->handle_type);
+			for (unsigned int i = 0; i < fh->handle_bytes && len + 3 < sizeof(op->out);
+			     i++)
+				len += (size_t)snprintf(op->out + len, sizeof(op->out) - len,
+							"%02x", fh->f_handle[i]);
+			free(fh);
+			return 0;
+		}
+		NEED(5);
+		fh->handle_type = (int)parse_num(argv[2], 10);
+		n = strlen(argv[3]) / 2;
+		if (n > MAX_HANDLE_SZ)
+			usage("handle too long");
+		for (size_t i = 0; i < n; i++)
+			if (sscanf(argv[3] + 2 * i, "%2hhx", &fh->f_handle[i]) != 1)
+				usage("bad handle");
+		fh->handle_bytes = (unsigned int)n;
+		mfd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (mfd < 0)
+			usage("cannot open the mount directory");
+		ret = syscall(SYS_open_by_handle_at, mfd, fh, parse_flags(argv[4]));
 		err = errno;
 		close(mfd);
 		free(fh);
