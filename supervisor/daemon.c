@@ -290,7 +290,9 @@ static int worker_main(struct devwld *d, bool no_audit)
 		} else {
 			log_msg("ready: listening on %s, control on %s, policy %s, state %s",
 				d->cfg.listen_path, d->cfg.control_path,
-				d->cfg.policy_file ? d->cfg.policy_file : "(built-in: allow all)",
+				d->cfg.policy_file
+					? d->cfg.policy_file
+					: "(none: containers get the default device set)",
 				d->cfg.state_file);
 			service_notify("READY=1\nSTATUS=listening on %s", d->cfg.listen_path);
 		}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "allowlist.h"
+#include "defaults.h"
 
 #include "devwld.h"
 #include "util.h"
@@ -199,6 +200,22 @@ int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_pat
 	return r;
 }
 
+/*
+ * A top-level node nobody defined (not the policy file, not devwlctl mkdir) does not
+ * inherit the root's allow-all: that is the kernel's root cgroup, which nobody wrote, and
+ * a container connecting to devwld must never get more than its runtime would give it.
+ * It starts from the default set instead (lib/defaults.c), minus what the root denies.
+ * Below a root that denies by default, it is a plain copy: the policy chose that root.
+ */
+static int top_level_default(struct devwl_policy *policy, const char *path)
+{
+	const struct devwl_node *root = devwl_policy_find(policy, "/");
+
+	if (devwl_node_behavior(root) != DEVWL_BEHAVIOR_ALLOW)
+		return 0;
+	return devwl_node_set_defaults(devwl_policy_find(policy, path));
+}
+
 /* Find path, creating it and its missing ancestors (each inheriting from its parent);
  * the paths created are added to made. */
 static int ensure_node(struct devwl_policy *policy, const char *path, struct strset *made,
@@ -223,6 +240,8 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct str
 			*slash = '\0';
 			if (!devwl_policy_find(policy, buf)) {
 				r = devwl_policy_mkdir(policy, buf);
+				if (r >= 0 && !strchr(buf + 1, '/'))
+					r = top_level_default(policy, buf);
 				if (r < 0)
 					return r;
 				r = strset_add(made, buf);

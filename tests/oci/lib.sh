@@ -114,9 +114,11 @@ make_bundle() {
 }
 
 # DEVWLD_WRAP: a command prefix for devwld, e.g. valgrind (tests/oci/valgrind.sh).
+# DEVWLD_POLICY: the policy file [$T/policy.json]; empty: devwld runs without --policy.
 start_devwld() {
+	local policy=${DEVWLD_POLICY-$T/policy.json}
 	${DEVWLD_WRAP:-} "$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" \
-		--policy "$T/policy.json" --audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
+		${policy:+--policy "$policy"} --audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
 	DEVWLD_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && return 0
