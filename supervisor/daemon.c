@@ -210,7 +210,9 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("this kernel has no seccomp user notification");
 		return -EOPNOTSUPP;
 	}
+#ifdef DEVWL_TEST_HOOKS
 	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
+#endif
 	d->notify = devwl_notify_new();
 	if (!d->notify) {
 		log_msg("cannot set up notification handling: out of memory");

@@ -229,8 +229,8 @@ struct devwld {
 	bool handover;
 	uint64_t handover_deadline;
 	struct keeper_link keeper;
-	struct cproc *current; /* whose notification is being handled */
-	const char *test_stop_file;
+	struct cproc *current;	    /* whose notification is being handled */
+	const char *test_stop_file; /* DEVWL_TEST_HOOKS builds only; else NULL */
 	/* state.c */
 	bool state_dirty, state_frozen;
 	uint64_t state_retry_ms;

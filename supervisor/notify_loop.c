@@ -170,10 +170,11 @@ int handover_begin(struct devwld *d)
 	return 0;
 }
 
+#ifdef DEVWL_TEST_HOOKS
 /*
- * Tests only (DEVWLD_TEST_STOP_FILE): when that file names the container whose
- * notification was just received, remove it and stop, holding the notification, so a
- * test can kill a worker mid-call: after the keeper's table records the call, or before
+ * Tests only (DEVWLD_TEST_STOP_FILE, built with -DDEVWL_TEST_HOOKS=ON): when that file names the
+ * container whose notification was just received, remove it and stop, holding the notification, so
+ * a test can kill a worker mid-call: after the keeper's table records the call, or before
  * ("ID unrecorded": the window between RECV and the record).
  */
 static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
@@ -203,6 +204,12 @@ static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
 	log_msg("test: stopping with a notification of container %s in hand", buf);
 	raise(SIGSTOP);
 }
+#else
+static inline void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
+{
+	(void)d, (void)p, (void)recorded;
+}
+#endif
 
 /* Called by the library between receiving a notification and answering it. */
 void loop_on_recv(int notify_fd, uint64_t id, void *userdata)

@@ -128,6 +128,12 @@ start_devwld() {
 	fail "devwld not ready after 5 s"
 }
 
+# need_test_hooks: skip unless devwld was built with -DDEVWL_TEST_HOOKS=ON.
+need_test_hooks() {
+	[ "${DEVWL_TEST_HOOKS:-0}" = 1 ] ||
+		skip "$* needs devwld's test hooks (configure with -DDEVWL_TEST_HOOKS=ON, as scripts/devwl test does)"
+}
+
 ctl() {
 	"$DEVWLCTL" --socket "$T/control.sock" "$@"
 }
