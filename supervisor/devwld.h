@@ -4,6 +4,7 @@
 #define DEVWLD_H
 
 #include <liburing.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -243,6 +244,12 @@ struct devwld {
 
 /* The daemon: parse the command line, run, clean up; main() calls it (daemon.c). */
 int devwld_main(int argc, char **argv);
+/*
+ * The signals devwld reads from a signalfd (devwld(8) SIGNALS). They are blocked from
+ * the start of main() on and stay blocked across every exec (keeper to worker, keeper to
+ * keeper), so one that arrives before its signalfd exists waits instead of killing.
+ */
+void devwld_signals(sigset_t *ret_set);
 
 /* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -218,11 +218,7 @@ int loop_init(struct devwld *d)
 	if (r < 0)
 		return r;
 	test_hooks_init();
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR2);
+	devwld_signals(&mask);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return negerrno();
 	d->signal_src.kind = SOURCE_SIGNAL;
