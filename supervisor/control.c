@@ -62,6 +62,8 @@ static void ctl_conn_free(struct source *src)
 	free(conn);
 }
 
+static void ctl_close(struct devwld *d, struct ctl_conn *conn);
+
 void control_accept(struct devwld *d)
 {
 	for (int i = 0; i < 16; i++) {
@@ -91,7 +93,10 @@ void control_accept(struct devwld *d)
 		conn->src.free_fn = ctl_conn_free;
 		d->nctl_conns++;
 		list_add_tail(&conn->link, &d->ctl_conns);
-		loop_arm(d, &conn->src, POLLIN);
+		if (loop_arm(d, &conn->src, POLLIN) < 0) {
+			log_msg("control: cannot watch a connection; closing it");
+			ctl_close(d, conn);
+		}
 	}
 }
 
@@ -408,14 +413,19 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	}
 	if (conn->out_len) {
 		/* Stop reading until the client takes its answers. */
-		loop_arm(d, src, POLLOUT);
+		if (loop_arm(d, src, POLLOUT) < 0)
+			goto unwatched;
 		return;
 	}
 	if (conn->eof) {
 		ctl_close(d, conn);
 		return;
 	}
-	loop_arm(d, src, POLLIN);
+	if (loop_arm(d, src, POLLIN) >= 0)
+		return;
+unwatched:
+	log_msg("control: cannot watch a connection; closing it");
+	ctl_close(d, conn);
 }
 
 void control_close_all(struct devwld *d)

@@ -191,14 +191,24 @@ static void reapply_if_changed(struct devwld *d)
 	store_apply_text(d, text, len);
 }
 
+void devwld_signals(sigset_t *ret_set)
+{
+	sigemptyset(ret_set);
+	sigaddset(ret_set, SIGHUP);
+	sigaddset(ret_set, SIGTERM);
+	sigaddset(ret_set, SIGINT);
+	sigaddset(ret_set, SIGUSR2);
+}
+
 static int worker_start(struct devwld *d, bool no_audit)
 {
-	sigset_t none;
+	sigset_t mask;
 	int r;
 
-	/* The keeper's blocked signals are not ours (loop_init blocks what it reads). */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Ours stay blocked (the loop's signalfd reads them, pending ones too); the
+	 * keeper's SIGCHLD is not ours. */
+	devwld_signals(&mask);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	r = keeper_link_open(d);
 	if (r < 0) {
@@ -210,7 +220,9 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("this kernel has no seccomp user notification");
 		return -EOPNOTSUPP;
 	}
+#ifdef DEVWL_TEST_HOOKS
 	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
+#endif
 	d->notify = devwl_notify_new();
 	if (!d->notify) {
 		log_msg("cannot set up notification handling: out of memory");
@@ -290,7 +302,9 @@ static int worker_main(struct devwld *d, bool no_audit)
 		} else {
 			log_msg("ready: listening on %s, control on %s, policy %s, state %s",
 				d->cfg.listen_path, d->cfg.control_path,
-				d->cfg.policy_file ? d->cfg.policy_file : "(built-in: allow all)",
+				d->cfg.policy_file
+					? d->cfg.policy_file
+					: "(none: containers get the default device set)",
 				d->cfg.state_file);
 			service_notify("READY=1\nSTATUS=listening on %s", d->cfg.listen_path);
 		}
@@ -390,9 +404,13 @@ int devwld_main(int argc, char **argv)
 	_cleanup_free_ char *state_file = NULL;
 	bool no_audit = false;
 	struct rlimit rl;
+	sigset_t mask;
 	unsigned long v = 0;
 	int c;
 
+	/* Before anything else: a SIGHUP now must wait for the loop, not kill us. */
+	devwld_signals(&mask);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_LISTEN:

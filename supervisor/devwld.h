@@ -4,6 +4,7 @@
 #define DEVWLD_H
 
 #include <liburing.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,9 +27,11 @@ enum source_kind {
 struct source {
 	enum source_kind kind;
 	int fd;
-	bool armed; /* a POLL_ADD is in flight: memory must outlive its completion */
-	bool dead;  /* destroyed while armed: freed when the cancelled poll completes */
+	bool armed;	    /* a POLL_ADD is in flight: memory must outlive its completion */
+	bool dead;	    /* destroyed while armed: freed when the cancelled poll completes */
+	bool cancel_queued; /* dead, its cancel not yet made: on devwld.cancel_later */
 	short events;
+	struct source *cancel_next;
 	void (*free_fn)(struct source *src);
 };
 
@@ -223,14 +226,16 @@ struct devwld {
 	struct list_head ctl_conns;
 	unsigned int ncontainers, nprocs, noci_conns, nctl_conns;
 	bool quit;
+	int failed;		     /* quit because the loop cannot go on: a negative errno */
+	struct source *cancel_later; /* dead sources whose poll cancel must be retried */
 	bool exiting; /* tearing down: nothing is persisted or given back to the keeper */
 	/* A planned restart (SIGUSR2, devwlctl restart): no new connections; quit once the
 	 * open ones are done or at handover_deadline, then exit DEVWLD_EXIT_HANDOVER. */
 	bool handover;
 	uint64_t handover_deadline;
 	struct keeper_link keeper;
-	struct cproc *current; /* whose notification is being handled */
-	const char *test_stop_file;
+	struct cproc *current;	    /* whose notification is being handled */
+	const char *test_stop_file; /* DEVWL_TEST_HOOKS builds only; else NULL */
 	/* state.c */
 	bool state_dirty, state_frozen;
 	uint64_t state_retry_ms;
@@ -239,6 +244,12 @@ struct devwld {
 
 /* The daemon: parse the command line, run, clean up; main() calls it (daemon.c). */
 int devwld_main(int argc, char **argv);
+/*
+ * The signals devwld reads from a signalfd (devwld(8) SIGNALS). They are blocked from
+ * the start of main() on and stay blocked across every exec (keeper to worker, keeper to
+ * keeper), so one that arrives before its signalfd exists waits instead of killing.
+ */
+void devwld_signals(sigset_t *ret_set);
 
 /* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -249,7 +260,13 @@ void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* notify_loop.c */
 int loop_init(struct devwld *d);
 void loop_fini(struct devwld *d);
-int loop_arm(struct devwld *d, struct source *src, short events);
+/* Watch src for events, once. Fails (-EBUSY) only when the ring takes no entry: the
+ * caller must then drop the source (loudly) or stop, never leave it unwatched. */
+int loop_arm(struct devwld *d, struct source *src, short events)
+	__attribute__((warn_unused_result));
+/* The loop cannot go on (a socket it cannot watch): log, and exit with an error so the
+ * keeper starts a new worker. */
+void loop_fatal(struct devwld *d, const char *what, int err);
 /* Close the fd now; free the memory now or once its cancelled poll completes. */
 void loop_destroy(struct devwld *d, struct source *src);
 int loop_run(struct devwld *d);

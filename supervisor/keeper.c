@@ -524,12 +524,9 @@ static int keeper_start(struct keeper *k)
 	k->resp = calloc(1, k->resp_size);
 	if (!k->resp)
 		return -ENOMEM;
-	sigemptyset(&mask);
+	/* Blocked since main() (and across our re-exec); the worker inherits the mask. */
+	devwld_signals(&mask);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR2);
 	signal(SIGPIPE, SIG_IGN);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
 	    (k->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {

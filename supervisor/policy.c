@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "allowlist.h"
+#include "defaults.h"
 
 #include "devwld.h"
 #include "util.h"
@@ -199,6 +200,22 @@ int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_pat
 	return r;
 }
 
+/*
+ * A top-level node nobody defined (not the policy file, not devwlctl mkdir) does not
+ * inherit the root's allow-all: that is the kernel's root cgroup, which nobody wrote, and
+ * a container connecting to devwld must never get more than its runtime would give it.
+ * It starts from the default set instead (lib/defaults.c), minus what the root denies.
+ * Below a root that denies by default, it is a plain copy: the policy chose that root.
+ */
+static int top_level_default(struct devwl_policy *policy, const char *path)
+{
+	const struct devwl_node *root = devwl_policy_find(policy, "/");
+
+	if (devwl_node_behavior(root) != DEVWL_BEHAVIOR_ALLOW)
+		return 0;
+	return devwl_node_set_defaults(devwl_policy_find(policy, path));
+}
+
 /* Find path, creating it and its missing ancestors (each inheriting from its parent);
  * the paths created are added to made. */
 static int ensure_node(struct devwl_policy *policy, const char *path, struct strset *made,
@@ -223,6 +240,8 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct str
 			*slash = '\0';
 			if (!devwl_policy_find(policy, buf)) {
 				r = devwl_policy_mkdir(policy, buf);
+				if (r >= 0 && !strchr(buf + 1, '/'))
+					r = top_level_default(policy, buf);
 				if (r < 0)
 					return r;
 				r = strset_add(made, buf);
@@ -353,13 +372,15 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	return 0;
 }
 
-static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid,
-			       uid_t peer_uid, pid_t peer_pid)
+/* A process served from now on; on failure fd stays the caller's. */
+static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, uid_t peer_uid,
+		     pid_t peer_pid, struct cproc **ret)
 {
 	struct cproc *p = calloc(1, sizeof(*p));
+	int r;
 
 	if (!p)
-		return NULL;
+		return -ENOMEM;
 	(void)devwl_notify_fd_prepare(fd);
 	p->src.kind = SOURCE_NOTIFY;
 	p->src.fd = fd;
@@ -368,11 +389,19 @@ static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pi
 	p->pid = pid;
 	p->peer_uid = peer_uid;
 	p->peer_pid = peer_pid;
+	r = loop_arm(d, &p->src, POLLIN);
+	if (r < 0) {
+		log_msg("container %s pid %d: cannot watch its notify fd (%s); not served, its"
+			" calls fail ENOSYS",
+			c->id, (int)pid, strerror(-r));
+		free(p);
+		return r;
+	}
 	list_add_tail(&p->link, &c->procs);
 	c->nprocs++;
 	d->nprocs++;
-	loop_arm(d, &p->src, POLLIN);
-	return p;
+	*ret = p;
+	return 0;
 }
 
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
@@ -380,7 +409,7 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 {
 	_cleanup_close_ int fd = notify_fd;
 	struct container *c = NULL;
-	struct cproc *p;
+	struct cproc *p = NULL;
 	uint32_t slot = 0;
 	uint64_t tag = 0;
 	int r;
@@ -400,13 +429,14 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 			return r;
 		}
 	}
-	p = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid);
-	if (!p) {
+	r = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* The keeper lets go of its copy too: with ours, the last one goes. */
 		if (d->keeper.table)
 			keeper_link_del(d, slot);
 		if (c->nprocs == 0)
 			container_free(d, c);
-		return -ENOMEM;
+		return r;
 	}
 	TAKE_FD(fd);
 	p->has_slot = d->keeper.table != NULL;
@@ -423,17 +453,19 @@ int container_restore(struct devwld *d, const char *id, const char *node_path, b
 		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag)
 {
 	struct container *c = NULL;
-	struct cproc *p;
+	struct cproc *p = NULL;
 	int r;
 
 	r = container_get(d, id, node_path, created, NULL, &c);
-	if (r < 0)
-		return r;
-	p = cproc_add(d, c, fd, pid, peer_uid, peer_pid);
-	if (!p) {
-		if (c->nprocs == 0)
+	if (r >= 0)
+		r = cproc_add(d, c, fd, pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* Not served: every copy of the fd goes, so its calls fail ENOSYS. */
+		close(fd);
+		keeper_link_del(d, slot);
+		if (c && c->nprocs == 0)
 			container_free(d, c);
-		return -ENOMEM;
+		return r;
 	}
 	p->has_slot = true;
 	p->slot = slot;

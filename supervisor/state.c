@@ -74,9 +74,12 @@ static void saved_clear(struct saved *s)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-static struct json_object *string_or_null(const char *s)
+/* json-c's null is the NULL object, which json_add() takes for a failed constructor. */
+static int add_string_or_null(struct json_object *obj, const char *key, const char *s)
 {
-	return s ? json_object_new_string(s) : json_object_new_null();
+	if (s)
+		return json_add(obj, key, json_object_new_string(s));
+	return json_object_object_add(obj, key, NULL) < 0 ? -ENOMEM : 0;
 }
 
 static struct json_object *container_json(const struct container *c)
@@ -144,9 +147,9 @@ static int state_text(struct devwld *d, char **ret_text)
 	if (r >= 0)
 		r = json_add(top, "devwld_state", json_object_new_int(STATE_VERSION));
 	if (r >= 0)
-		r = json_add(top, "policy_file", string_or_null(d->cfg.policy_file));
+		r = add_string_or_null(top, "policy_file", d->cfg.policy_file);
 	if (r >= 0)
-		r = json_add(top, "policy_text", string_or_null(d->policy_text));
+		r = add_string_or_null(top, "policy_text", d->policy_text);
 	if (r >= 0) {
 		r = json_add(top, "hierarchy", hier);
 		hier = NULL;

@@ -79,6 +79,7 @@ procs_of_tag() {
 # At the SIGKILL the worker is first stopped holding a call of workload w7 (a test hook
 # of devwld's, see 86-crash.sh), so a held call is certain: it must fail ENOSYS, and the
 # calls every other workload makes meanwhile must wait for the next worker, not fail.
+need_test_hooks "killing the worker with a call in hand"
 DEVWLD_TEST_STOP_FILE=$T/stop-on start_devwld --no-audit
 nfd() { ls /proc/"$1"/fd | wc -l; }
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status; }
