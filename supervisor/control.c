@@ -164,7 +164,7 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 		path = strdup(c->node_path);
 		r = path ? 0 : -ENOMEM;
 	} else {
-		r = store_node_path(d, &st, &path);
+		r = store_node_path(d, &st, 0, &path);
 	}
 	if (r < 0)
 		goto out;

@@ -187,16 +187,22 @@ int store_load(struct devwld *d)
 	return r;
 }
 
-int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_path)
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path)
 {
 	struct devwl_error err = {0};
 	const char *source = "";
 	int r;
 
 	r = mapping_node_path(&d->mapping, d->cfg.k8s_template, d->cfg.default_template, st,
-			      ret_path, &source, &err);
-	if (r < 0)
+			      peer_uid, ret_path, &source, &err);
+	if (r < 0) {
 		log_msg("container %s: no node: %s", st->id, err.msg[0] ? err.msg : strerror(-r));
+		return r;
+	}
+	if (oci_annotation(st, "org.devwl.node") && strcmp(source, "annotation org.devwl.node"))
+		log_msg("container %s: annotation org.devwl.node ignored (the policy's "
+			"\"node_annotation\" does not let containers name their node)",
+			st->id);
 	return r;
 }
 
@@ -331,7 +337,7 @@ static void container_free(struct devwld *d, struct container *c)
 
 /* The container id, made if needed on node_path, or on the node its state maps to. */
 static int container_get(struct devwld *d, const char *id, const char *node_path, bool created,
-			 const struct oci_state *st, struct container **ret)
+			 const struct oci_state *st, uid_t peer_uid, struct container **ret)
 {
 	_cleanup_free_ char *path = NULL;
 	struct devwl_node *node = NULL;
@@ -340,13 +346,21 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	int r = 0;
 
 	if (c) {
+		/* Another uid's runtime (--allow-uid) must not join a container to use its
+		 * node, nor may root's runtime join one of another uid's. */
+		if (c->owner_uid != peer_uid) {
+			log_msg("container %s: a runtime of uid %u cannot join the container of "
+				"uid %u",
+				id, (unsigned int)peer_uid, (unsigned int)c->owner_uid);
+			return -EPERM;
+		}
 		*ret = c;
 		return 0;
 	}
 	if (node_path)
 		path = strdup(node_path);
 	else
-		r = store_node_path(d, st, &path);
+		r = store_node_path(d, st, peer_uid, &path);
 	if (!path)
 		return node_path ? -ENOMEM : r;
 	r = store_ensure_node(d, path, &node, &made);
@@ -362,6 +376,7 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	c->node_path = TAKE_PTR(path);
 	c->node = node;
 	c->created_node = made || created;
+	c->owner_uid = peer_uid;
 	devwl_node_ref(node);
 	list_init(&c->procs);
 	list_add_tail(&c->link, &d->containers);
@@ -404,7 +419,7 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	uint64_t tag = 0;
 	int r;
 
-	r = container_get(d, st->id, NULL, false, st, &c);
+	r = container_get(d, st->id, NULL, false, st, peer_uid, &c);
 	if (r < 0)
 		return r;
 	/* The keeper holds the fd from now on: a worker dying after this leaves the
@@ -445,7 +460,7 @@ int container_restore(struct devwld *d, const char *id, const char *node_path, b
 	struct cproc *p;
 	int r;
 
-	r = container_get(d, id, node_path, created, NULL, &c);
+	r = container_get(d, id, node_path, created, NULL, peer_uid, &c);
 	if (r < 0)
 		return r;
 	p = cproc_add(d, c, fd, pid, peer_uid, peer_pid);
