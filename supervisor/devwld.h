@@ -178,6 +178,18 @@ struct audit {
 	uint64_t hist[AUDIT_BUCKETS];
 };
 
+/* The devwlctl changes since the policy file was loaded (edits.c). */
+struct edit {
+	char *line; /* the control line, NUL-terminated (a rule may hold a NUL too) */
+	size_t len;
+};
+struct edits {
+	struct edit *v;
+	size_t n;
+};
+/* Beyond this a change is refused (ENOSPC): fold them into the policy file and reset. */
+#define EDITS_MAX 10000
+
 /* A sorted set of strings (policy.c). */
 struct strset {
 	char **v;
@@ -224,6 +236,7 @@ struct devwld {
 	char *policy_text; /* what policy and mapping were loaded from */
 	size_t policy_len;
 	struct strset ondemand; /* the nodes we made for containers, not the policy's */
+	struct edits edits;	/* devwlctl changes since the file was loaded */
 	struct audit audit;
 	struct source signal_src, listen_src, control_src, watch_src;
 	int watch_wd;	       /* on the policy file's directory; -1: none */
@@ -290,8 +303,11 @@ int store_load(struct devwld *d);
 int store_reload(struct devwld *d);
 /* Read the policy file (logs why not). */
 int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len);
-/* Reload from text read from the policy file (taken over): everything or nothing. */
+/* Reload from text read from the policy file (taken over): everything or nothing; the
+ * devwlctl changes since the last load are applied again on top. */
 int store_apply_text(struct devwld *d, char *text, size_t len);
+/* Reload the policy file without the devwlctl changes, which are then forgotten. */
+int store_reset(struct devwld *d);
 /* Remove a node made on demand, and its made-on-demand ancestors, once unused;
  * true when no node is left at path. */
 bool store_forget_node(struct devwld *d, const char *path);
@@ -312,6 +328,20 @@ void cproc_gone(struct devwld *d, struct cproc *p);
 /* Forget a container and every process of it (poststop). */
 void container_drop(struct devwld *d, struct container *c);
 void store_fini(struct devwld *d);
+
+/* edits.c */
+/* Is line a change that a reload replays (mkdir, rmdir, allow, deny, mknod_needs_cap)? */
+bool edit_is_change(const char *line, size_t len);
+/* The NODE word of a change line into buf. 0 or -EINVAL. */
+int edit_target(const char *line, size_t len, char *buf, size_t size);
+/* Append a change (copied). -ENOSPC past EDITS_MAX, -ENOMEM. */
+int edits_add(struct edits *e, const char *line, size_t len);
+void edits_clear(struct edits *e);
+/* Drop the changes to path and its descendants (a node made on demand is gone). */
+void edits_forget(struct edits *e, const char *path);
+/* Carry out a change line on policy, its answer on out: 0, -ENOENT (no such node) or
+ * another negative errno. */
+int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
 /* state.c: the state file (devwld(8) STATE). */
 /* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
