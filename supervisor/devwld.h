@@ -99,21 +99,31 @@ struct map_rule {
 	char *node;  /* a template */
 };
 
-enum node_annotation {
-	NODE_ANNOTATION_ANY,	/* org.devwl.node may name any node (the default) */
-	NODE_ANNOTATION_IGNORE, /* org.devwl.node is not looked at */
-	NODE_ANNOTATION_UNDER,	/* only at or below one of under[] */
+/* Which nodes a container may name itself: "node_annotation" for the annotation
+ * org.devwl.node, "node_metadata" for listenerMetadata node=PATH (devwl-policy(5)). */
+enum node_choice {
+	NODE_CHOICE_DEFAULT, /* key absent: annotation ignored, metadata anything but "/" */
+	NODE_CHOICE_ANY,     /* true: any node, "/" included */
+	NODE_CHOICE_IGNORE,  /* false: not looked at */
+	NODE_CHOICE_UNDER,   /* only at or below one of under[] */
+};
+
+struct node_source {
+	enum node_choice choice;
+	char **under; /* templates */
+	size_t nunder;
 };
 
 struct mapping {
 	char *k8s_template;	/* NULL: the command line's, else the built-in one */
 	char *default_template; /* likewise */
-	enum node_annotation node_annotation;
-	char **under; /* templates */
-	size_t nunder;
+	struct node_source annotation, metadata;
 	struct map_rule *rules; /* first match wins */
 	size_t nrules;
 };
+
+/* Where the containers of a peer other than root live (--allow-uid): PEER_SUBTREE/UID. */
+#define PEER_SUBTREE "/users"
 
 void mapping_clear(struct mapping *m);
 /* Check a template: known placeholders only ({namespace} {pod} {container} only with
@@ -123,14 +133,16 @@ int template_check(const char *tmpl, bool k8s_vars, struct devwl_error *err);
 int mapping_from_json(struct json_object *obj, const char *file, struct mapping *ret,
 		      struct devwl_error *err);
 /*
- * The node path (heap) for a container, and which source decided it (static text).
- * The overrides (command line) win over the mapping's templates. Errors: -EINVAL bad
- * value or path, -ENOENT a template needs a value the container lacks, -EPERM an
- * org.devwl.node outside the allowed subtrees, -ENOMEM; the reason is in err.
+ * The node path (heap) for a container whose runtime connected as peer_uid, and which
+ * source decided it (static text). The overrides (command line) win over the mapping's
+ * templates. A peer other than root gets PEER_SUBTREE/UID/ID, or a node it names at or
+ * below PEER_SUBTREE/UID. Errors: -EINVAL bad value or path, -ENOENT a template needs a
+ * value the container lacks, -EPERM a node named outside what the policy (or the peer's
+ * subtree) allows, -ENOMEM; the reason is in err.
  */
 int mapping_node_path(const struct mapping *m, const char *k8s_override,
-		      const char *default_override, const struct oci_state *st, char **ret_path,
-		      const char **ret_source, struct devwl_error *err);
+		      const char *default_override, const struct oci_state *st, uid_t peer_uid,
+		      char **ret_path, const char **ret_source, struct devwl_error *err);
 
 struct container;
 
@@ -153,6 +165,7 @@ struct container {
 	char *node_path;
 	struct devwl_node *node; /* referenced (devwl_node_ref) while we hold it */
 	bool created_node;	 /* made on demand by us: removed when the container goes */
+	uid_t owner_uid;	 /* of the runtime that attached it first: only it may join */
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
@@ -167,6 +180,18 @@ struct audit {
 	uint64_t notifications, continued, allowed, denied, errors, gone;
 	uint64_t hist[AUDIT_BUCKETS];
 };
+
+/* The devwlctl changes since the policy file was loaded (edits.c). */
+struct edit {
+	char *line; /* the control line, NUL-terminated (a rule may hold a NUL too) */
+	size_t len;
+};
+struct edits {
+	struct edit *v;
+	size_t n;
+};
+/* Beyond this a change is refused (ENOSPC): fold them into the policy file and reset. */
+#define EDITS_MAX 10000
 
 /* A sorted set of strings (policy.c). */
 struct strset {
@@ -214,6 +239,7 @@ struct devwld {
 	char *policy_text; /* what policy and mapping were loaded from */
 	size_t policy_len;
 	struct strset ondemand; /* the nodes we made for containers, not the policy's */
+	struct edits edits;	/* devwlctl changes since the file was loaded */
 	struct audit audit;
 	struct source signal_src, listen_src, control_src, watch_src;
 	int watch_wd;	       /* on the policy file's directory; -1: none */
@@ -294,13 +320,17 @@ int store_load(struct devwld *d);
 int store_reload(struct devwld *d);
 /* Read the policy file (logs why not). */
 int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len);
-/* Reload from text read from the policy file (taken over): everything or nothing. */
+/* Reload from text read from the policy file (taken over): everything or nothing; the
+ * devwlctl changes since the last load are applied again on top. */
 int store_apply_text(struct devwld *d, char *text, size_t len);
+/* Reload the policy file without the devwlctl changes, which are then forgotten. */
+int store_reset(struct devwld *d);
 /* Remove a node made on demand, and its made-on-demand ancestors, once unused;
  * true when no node is left at path. */
 bool store_forget_node(struct devwld *d, const char *path);
-/* The node path for a container, from its annotations/metadata/templates (heap). */
-int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_path);
+/* The node path for a container, from its annotations/metadata/templates (heap); peer_uid
+ * is the uid of the runtime that sent st. */
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path);
 /* Find or create (with ancestors) the node at path. */
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created);
@@ -315,6 +345,20 @@ void cproc_gone(struct devwld *d, struct cproc *p);
 /* Forget a container and every process of it (poststop). */
 void container_drop(struct devwld *d, struct container *c);
 void store_fini(struct devwld *d);
+
+/* edits.c */
+/* Is line a change that a reload replays (mkdir, rmdir, allow, deny, mknod_needs_cap)? */
+bool edit_is_change(const char *line, size_t len);
+/* The NODE word of a change line into buf. 0 or -EINVAL. */
+int edit_target(const char *line, size_t len, char *buf, size_t size);
+/* Append a change (copied). -ENOSPC past EDITS_MAX, -ENOMEM. */
+int edits_add(struct edits *e, const char *line, size_t len);
+void edits_clear(struct edits *e);
+/* Drop the changes to path and its descendants (a node made on demand is gone). */
+void edits_forget(struct edits *e, const char *path);
+/* Carry out a change line on policy, its answer on out: 0, -ENOENT (no such node) or
+ * another negative errno. */
+int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
 /* state.c: the state file (devwld(8) STATE). */
 /* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
