@@ -114,19 +114,21 @@ static void do_containers(struct devwld *d, FILE *out)
 
 static void do_stats(struct devwld *d, FILE *out)
 {
-	const struct audit *a = &d->audit;
+	struct audit_counts a;
 
+	audit_counts(&d->audit, &a);
 	fprintf(out,
 		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
-		"pid %d\ngeneration %u\n.\n",
+		"audit_dropped %llu\nlog_dropped %llu\npid %d\ngeneration %u\n.\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
-		(unsigned long long)a->notifications, (unsigned long long)a->continued,
-		(unsigned long long)a->allowed, (unsigned long long)a->denied,
-		(unsigned long long)a->errors, (unsigned long long)a->gone,
-		(unsigned long long)audit_percentile(a, 0.50),
-		(unsigned long long)audit_percentile(a, 0.99), (int)getpid(), d->keeper.gen);
+		(unsigned long long)a.notifications, (unsigned long long)a.continued,
+		(unsigned long long)a.allowed, (unsigned long long)a.denied,
+		(unsigned long long)a.errors, (unsigned long long)a.gone,
+		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
+		(unsigned long long)a.dropped, (unsigned long long)log_dropped(), (int)getpid(),
+		d->keeper.gen);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)

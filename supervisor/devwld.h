@@ -4,6 +4,7 @@
 #define DEVWLD_H
 
 #include <liburing.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -174,11 +175,23 @@ struct container {
 
 /* Counters and the handling-time histogram; see audit.c. */
 #define AUDIT_BUCKETS 512
+struct sink;
 struct audit {
-	FILE *out; /* NULL: no records */
-	bool all;  /* also record CONTINUE answers */
+	pthread_mutex_t lock; /* the counters and hist: audit_event() runs in any thread */
+	struct sink *out;     /* NULL: no records */
+	bool own_out;	      /* not the shared stderr sink */
+	bool all;	      /* also record CONTINUE answers */
 	uint64_t notifications, continued, allowed, denied, errors, gone;
+	uint64_t dropped; /* records the sink had no room for */
 	uint64_t hist[AUDIT_BUCKETS];
+	/* the loop's own (audit_report_drops) */
+	uint64_t report_due_ms, reported_records, reported_lines;
+};
+
+/* What devwlctl stats shows of the audit. */
+struct audit_counts {
+	uint64_t notifications, continued, allowed, denied, errors, gone, dropped;
+	uint64_t p50_ns, p99_ns;
 };
 
 /* The devwlctl changes since the policy file was loaded (edits.c). */
@@ -280,8 +293,14 @@ void devwld_signals(sigset_t *ret_set);
 /* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Logging to stderr (systemd captures it). */
+/* Logging to stderr (systemd captures it): through a sink once log_start() ran, so a
+ * stderr that does not keep up drops lines instead of stalling us. */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int log_start(void);
+/* Write out what is queued (at most drain_ms) and log directly again. */
+void log_stop(unsigned int drain_ms);
+struct sink *log_sink(void);
+uint64_t log_dropped(void);
 
 /* notify_loop.c */
 int loop_init(struct devwld *d);
@@ -403,12 +422,18 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out);
 void control_close_all(struct devwld *d);
 
-/* audit.c */
-int audit_open(struct audit *a, const char *file, bool all);
+/* audit.c: a->lock must be initialised (PTHREAD_MUTEX_INITIALIZER) before any of these.
+ * Records go to file, or without one to stderr_sink (log_sink()). */
+int audit_open(struct audit *a, const char *file, bool all, struct sink *stderr_sink);
 void audit_close(struct audit *a);
+/* Count ev and queue its record; never blocks on the sink. Any thread. */
 void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c);
-void audit_error(struct audit *a);
-uint64_t audit_percentile(const struct audit *a, double q);
+/* Count a failed notification; returns the count so far. Any thread. */
+uint64_t audit_error(struct audit *a);
+void audit_gone(struct audit *a);
+void audit_counts(struct audit *a, struct audit_counts *ret);
+/* Log the drops of records and log lines, at most every 10 s (the loop calls it). */
+void audit_report_drops(struct audit *a, uint64_t now);
 
 /* Socket helpers shared by listener and control (devwld.c). */
 int socket_listen(const char *path, mode_t mode);
