@@ -27,6 +27,7 @@
 
 #include "baseline.h"
 #include "contain.h"
+#include "defaults.h"
 #include "devwl.h"
 #include "audit-line.h"
 #include "util.h"
@@ -34,18 +35,6 @@
 #define EXIT_USAGE	 2
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND	 127
-
-/* What a container gets by default: the devices OCI runtimes create in every container. */
-static const char *const default_rules[] = {
-	"c 1:3 rwm",   /* null */
-	"c 1:5 rwm",   /* zero */
-	"c 1:7 rwm",   /* full */
-	"c 1:8 rwm",   /* random */
-	"c 1:9 rwm",   /* urandom */
-	"c 5:0 rwm",   /* tty */
-	"c 5:2 rwm",   /* ptmx */
-	"c 136:* rwm", /* pts */
-};
 
 /* Signals passed on to the command. */
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -295,12 +284,9 @@ static int build_policy(const struct options *o, struct devwl_policy **ret_polic
 		policy = devwl_policy_new();
 		if (!policy)
 			goto oom;
-		node = devwl_policy_find(policy, "/");
-		r = write_rule(node, DEVWL_DENY, "a", "default");
-		for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(default_rules); i++)
-			r = write_rule(node, DEVWL_ALLOW, default_rules[i], "default");
-		if (r < 0)
-			goto fail;
+		/* What a container gets by default: what OCI runtimes give every one. */
+		if (devwl_node_set_defaults(devwl_policy_find(policy, "/")) < 0)
+			goto oom;
 	}
 	r = mkdir_p(policy, path);
 	if (r < 0) {
@@ -328,7 +314,6 @@ static int build_policy(const struct options *o, struct devwl_policy **ret_polic
 	return -1;
 oom:
 	fputs("devwl-run: out of memory\n", stderr);
-fail:
 	devwl_policy_free(policy);
 	return EXIT_FAILURE;
 }
