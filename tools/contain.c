@@ -105,7 +105,9 @@ static int make_readonly(const char *mnt)
 }
 
 /* Put a read-only cgroup2 mount of our cgroup namespace where the host's was. The kernel
- * refuses the same superblock stacked on itself, so the old one goes first. */
+ * refuses the same superblock stacked on itself, so the old one goes first. A new cgroup2
+ * mount resets the hierarchy's global options (nsdelegate, memory_recursiveprot, ...) to
+ * its own, but only when made from the initial cgroup namespace: never from ours. */
 static int remount_v2(const char *mnt)
 {
 	struct statfs st;
