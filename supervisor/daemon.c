@@ -16,18 +16,57 @@
 #include <unistd.h>
 
 #include "devwld.h"
+#include "fileio.h"
 #include "keeper.h"
+#include "sink.h"
 #include "util.h"
+
+static struct sink *stderr_sink;
+static uint64_t stderr_dropped;
 
 void log_msg(const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[1024] = "devwld: ";
+	size_t pre = strlen(buf), len;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf + pre, sizeof(buf) - pre - 1, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "devwld: %s\n", buf);
+	len = n < 0 ? pre
+		    : pre + ((size_t)n < sizeof(buf) - pre - 1 ? (size_t)n : sizeof(buf) - pre - 2);
+	buf[len++] = '\n';
+	if (stderr_sink) {
+		if (!sink_write(stderr_sink, buf, len))
+			__atomic_fetch_add(&stderr_dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	(void)devwl_write_all(STDERR_FILENO, buf, len);
+}
+
+int log_start(void)
+{
+	stderr_sink = sink_new(STDERR_FILENO, false, SINK_CAPACITY);
+	return stderr_sink ? 0 : negerrno();
+}
+
+void log_stop(unsigned int drain_ms)
+{
+	struct sink *s = stderr_sink;
+
+	stderr_sink = NULL;
+	sink_free(s, drain_ms);
+}
+
+struct sink *log_sink(void)
+{
+	return stderr_sink;
+}
+
+uint64_t log_dropped(void)
+{
+	return __atomic_load_n(&stderr_dropped, __ATOMIC_RELAXED);
 }
 
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
@@ -148,7 +187,8 @@ static void usage(FILE *f)
 	      "  --audit FILE          append decision records (JSON lines) to FILE [stderr]\n"
 	      "  --no-audit            keep counters only\n"
 	      "  --audit-all           also record CONTINUE answers for non-devices\n"
-	      "  --allow-uid UID       also accept listener peers with this uid (repeatable)\n"
+	      "  --allow-uid UID       also serve runtimes of this uid (repeatable), on nodes\n"
+	      "                        under /users/UID only\n"
 	      "  --k8s-template T      node for Kubernetes containers, over the policy's\n"
 	      "                        [/k8s/{namespace}/{pod}/{container}]\n"
 	      "  --default-template T  node for other containers, over the policy's\n"
@@ -220,6 +260,12 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("this kernel has no seccomp user notification");
 		return -EOPNOTSUPP;
 	}
+	/* After the feature probe's fork: a child must not inherit a sink thread's lock. */
+	r = log_start();
+	if (r < 0) {
+		log_msg("cannot start the log writer: %s", strerror(-r));
+		return r;
+	}
 #ifdef DEVWL_TEST_HOOKS
 	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
 #endif
@@ -229,7 +275,7 @@ static int worker_start(struct devwld *d, bool no_audit)
 		return -ENOMEM;
 	}
 	devwl_notify_set_recv_hook(d->notify, loop_on_recv, d);
-	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all);
+	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all, log_sink());
 	if (r < 0) {
 		log_msg("audit file %s: %s", d->cfg.audit_file, strerror(-r));
 		return r;
@@ -339,6 +385,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	audit_close(&d->audit);
 	state_fini(d);
 	keeper_link_close(d);
+	log_stop(SINK_DRAIN_MS);
 	if (r < 0)
 		return 1;
 	return d->handover ? DEVWLD_EXIT_HANDOVER : 0;
@@ -399,6 +446,7 @@ int devwld_main(int argc, char **argv)
 		.control_src = {.fd = -1},
 		.watch_src = {.fd = -1},
 		.watch_wd = -1,
+		.audit = {.lock = PTHREAD_MUTEX_INITIALIZER},
 	};
 	_cleanup_free_ uid_t *uids = NULL;
 	_cleanup_free_ char *state_file = NULL;

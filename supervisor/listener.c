@@ -85,7 +85,9 @@ drop(struct devwld *d, struct oci_conn *conn, const char *fmt, ...)
 
 int listener_open(struct devwld *d)
 {
-	int fd = socket_listen(d->cfg.listen_path, 0600);
+	/* With --allow-uid anyone may connect: SO_PEERCRED (peer_allowed) is the check, and
+	 * what an allowed user may then do is confined by the mapping (PEER_SUBTREE/UID). */
+	int fd = socket_listen(d->cfg.listen_path, d->cfg.n_listen_uids ? 0666 : 0600);
 
 	if (fd < 0)
 		return fd;

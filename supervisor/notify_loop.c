@@ -387,13 +387,12 @@ static void notify_ready(struct devwld *d, struct cproc *p, int revents)
 				p->errors = 0;
 			} else if (r == -ENOENT) {
 				/* The target went away mid-call: nothing to answer. */
-				d->audit.gone++;
+				audit_gone(&d->audit);
 			} else if (r == -EAGAIN || r == -EINTR) {
 				break;
 			} else {
-				audit_error(&d->audit);
 				/* Worth a line, but a flood must not fill the log. */
-				if (d->audit.errors <= 100 || p->errors == 0)
+				if (audit_error(&d->audit) <= 100 || p->errors == 0)
 					log_msg("container %s pid %d: handling a notification: %s",
 						c->id, (int)p->pid, strerror(-r));
 				if (++p->errors == MAX_CONSECUTIVE_ERRORS) {
@@ -507,6 +506,7 @@ int loop_run(struct devwld *d)
 		if (d->cancel_later)
 			cancel_retry(d);
 		oci_conn_expire(d, now_ms());
+		audit_report_drops(&d->audit, now_ms());
 		state_flush(d);
 		/* A runtime's message half read or a devwlctl batch half answered would be
 		 * lost with us: let them finish first, for a bounded time. */

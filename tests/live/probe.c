@@ -18,6 +18,9 @@
  *   probe close FD                          close(2)
  *   probe thread OP ARGS...                 run one op in a new thread (not the leader)
  *   probe umask MODE                        set the umask (octal), prints ok
+ *   probe clone-into DIR CMD [ARG]...       clone3(CLONE_INTO_CGROUP) into the cgroup2
+ *                                           directory DIR, the child runs CMD; prints
+ *                                           ok and CMD's exit status, or the errno name
  * In any argument "%L" stands for the fd the previous operation returned, so tests can
  * name it in /proc/self/fd/%L whatever fds the process started with.
  *   probe stat PATH                         lstat: "ok rdev=MAJ:MIN type=X mode=OOOO
@@ -40,10 +43,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <linux/io_uring.h>
+#include <linux/sched.h>
+#include <signal.h>
 
 static long last_fd = -1; /* what the previous operation returned, for "%L" */
 
@@ -391,6 +397,37 @@ static int run_op(struct op *op)
 	return 0;
 }
 
+/* clone-into takes the rest of the command line: it is never one of several. */
+static int clone_into(int argc, char **argv)
+{
+	struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD};
+	int status = 0, dfd;
+	long pid;
+
+	if (argc < 4)
+		usage("clone-into DIR CMD [ARG]...");
+	dfd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		printf("open=%s\n", strerrorname_np(errno));
+		return 0;
+	}
+	args.cgroup = (uint64_t)dfd;
+	fflush(stdout);
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0) {
+		printf("%s\n", strerrorname_np(errno));
+		return 0;
+	}
+	if (pid == 0) {
+		execvp(argv[3], argv + 3);
+		_exit(127);
+	}
+	if (waitpid((pid_t)pid, &status, 0) < 0)
+		usage("waitpid");
+	printf("ok status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int start = 1;
@@ -398,6 +435,8 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage("usage: probe OP ARGS... [; OP ARGS...]...");
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(argv[1], "clone-into") == 0)
+		return clone_into(argc, argv);
 	while (start < argc) {
 		int end = start;
 		struct op op = {0};

@@ -58,7 +58,8 @@ cat >"$T/policy.json" <<'JSON'
              { "path": "/soak/g3" }, { "path": "/soak/g4" },
              { "path": "/rc", "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm",
                "allow c 1:7 rwm", "allow c 1:8 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm",
-               "allow c 136:* rwm"], "mknod_needs_cap": false } ] }
+               "allow c 136:* rwm"], "mknod_needs_cap": false } ],
+  "containers": { "node_annotation": [ "/rc" ] } }
 JSON
 GROUPS_=(g0 g1 g2 g3 g4 rc)
 node_of() { [ "$1" = rc ] && echo /rc || echo "/soak/$1"; }
