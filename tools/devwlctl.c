@@ -25,6 +25,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Commands to a running devwld (its control socket, root only):\n"
 	      "  allow NODE RULE | deny NODE RULE   write RULE (\"c 1:3 rwm\") to the node\n"
+	      "                                     (or a name: /dev/fuse rw, char-pts rw)\n"
 	      "  mkdir NODE | rmdir NODE            create / remove a node\n"
 	      "  list NODE | show NODE              devices.list / the full listing\n"
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
