@@ -41,6 +41,8 @@ struct ctl_conn {
 	char *out;
 	size_t out_len, out_off;
 	bool eof, broken;
+	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
+	bool waiting;	   /* unwatched until then */
 };
 
 int control_open(struct devwld *d)
@@ -121,14 +123,15 @@ static void do_stats(struct devwld *d, FILE *out)
 		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
-		"audit_dropped %llu\nlog_dropped %llu\npid %d\ngeneration %u\n.\n",
+		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
+		"generation %u\n.\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a.notifications, (unsigned long long)a.continued,
 		(unsigned long long)a.allowed, (unsigned long long)a.denied,
 		(unsigned long long)a.errors, (unsigned long long)a.gone,
 		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
-		(unsigned long long)a.dropped, (unsigned long long)log_dropped(), (int)getpid(),
-		d->keeper.gen);
+		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
+		(unsigned long long)d->state_writes, (int)getpid(), d->keeper.gen);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)
@@ -350,6 +353,7 @@ static int flush_out(struct ctl_conn *conn)
 void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
+	uint64_t seq = d->state_seq;
 
 	if (revents & POLLIN) {
 		for (int round = 0; round < 4 && !conn->eof; round++) {
@@ -399,9 +403,15 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	} else if (revents & (POLLERR | POLLHUP)) {
 		conn->broken = true;
 	}
-	/* What devwlctl is told is done is on disk first. */
-	if (conn->out_len)
-		state_flush(d);
+	/* What devwlctl is told is done is on disk first: the answers wait for the write
+	 * (off the loop; control_state_written() sends them). */
+	if (d->state_seq != seq)
+		conn->need_seq = d->state_seq;
+	if (conn->out_len && !conn->broken && !state_written(d, conn->need_seq)) {
+		conn->waiting = true;
+		state_urgent(d);
+		return;
+	}
 	if (flush_out(conn) < 0 || conn->broken) {
 		ctl_close(d, conn);
 		return;
@@ -421,6 +431,22 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 unwatched:
 	log_msg("control: cannot watch a connection; closing it");
 	ctl_close(d, conn);
+}
+
+void control_state_written(struct devwld *d)
+{
+	struct list_head *l = d->ctl_conns.next;
+
+	while (l != &d->ctl_conns) {
+		struct ctl_conn *conn = container_of(l, struct ctl_conn, link);
+
+		/* ctl_conn_ready() may close it: step on first. */
+		l = l->next;
+		if (conn->waiting && state_written(d, conn->need_seq)) {
+			conn->waiting = false;
+			ctl_conn_ready(d, &conn->src, 0);
+		}
+	}
 }
 
 void control_close_all(struct devwld *d)
