@@ -21,6 +21,7 @@ tag=devwl-crash-$$
 start_loop_container "$tag"
 start_hammers 3 "$T/file.txt"
 wait_containers 4
+wait_state_procs 4
 before=$(ctl containers | awk '{print $1, $2}' | sort)
 sleep 0.3
 
@@ -73,10 +74,10 @@ for how in recorded unrecorded; do
 		"$HAMMER" --once "$T/go" /dev/zero >"$T/$id.out" 2>&1 &
 	CHILD_PIDS+=("$!")
 	once=$!
-	for _ in $(seq 100); do
-		ctl containers | grep -q "^$id " && break
-		sleep 0.05
-	done
+	# Attached and in the state: a crash keeps what the last finished write names
+	# (devwld(8) STATE); a process attached after it would be let go (ENOSYS).
+	wait_until 10 jq -e --arg id "$id" '.containers[] | select(.id == $id)' "$T/state.json" \
+		>/dev/null || fail "$how: $id not in the state"
 	worker=$(stat_of pid)
 	if [ $how = recorded ]; then echo "$id"; else echo "$id unrecorded"; fi >"$T/stop-on"
 	touch "$T/go"

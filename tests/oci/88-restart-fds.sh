@@ -22,6 +22,7 @@ for _ in $(seq 1200); do
 	sleep 0.05
 done
 [ "$(stat_of processes)" = 3 ] || fail "workloads not attached"
+wait_state_procs 3
 sleep 0.2
 k0=$(nfds "$DEVWLD_PID")
 w0=$(nfds "$(stat_of pid)")
