@@ -26,6 +26,7 @@
 
 #include "batch.h"
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
@@ -114,13 +115,15 @@ static void do_stats(struct devwld *d, FILE *out)
 		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
-		"pid %d\ngeneration %u\n.\n",
+		"pid %d\ngeneration %u\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a->notifications, (unsigned long long)a->continued,
 		(unsigned long long)a->allowed, (unsigned long long)a->denied,
 		(unsigned long long)a->errors, (unsigned long long)a->gone,
 		(unsigned long long)audit_percentile(a, 0.50),
 		(unsigned long long)audit_percentile(a, 0.99), (int)getpid(), d->keeper.gen);
+	serve_stats(d, out);
+	fputs(".\n", out);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)
@@ -248,8 +251,10 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 {
 	size_t a = 0;
 
-	if (!read_only(line, len))
+	if (!read_only(line, len)) {
 		state_changed(d);
+		serve_policy_changed(d);
+	}
 	if (is_cmd(line, len, "containers", &a) && a == len)
 		do_containers(d, out);
 	else if (is_cmd(line, len, "stats", &a) && a == len)

@@ -1,0 +1,840 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Handler threads: a stuck call costs its own container, never the others.
+ *
+ * A trapped call can block whoever handles it: its path may sit on a userfaultfd- or
+ * FUSE-backed page (process_vm_readv waits for the fault), or lead through a FUSE mount
+ * that never answers (openat, fstat wait). So notifications are handled on a small pool
+ * of threads, one libdevwl context each (the library unshares the thread's fs context,
+ * chroots and switches per-thread credentials), while the event loop only polls:
+ *
+ *   loop thread: POLLIN on a notify fd -> job queue -> a handler thread RECVs, decides and
+ *   answers up to cfg.burst calls of that fd -> its record on the done list -> eventfd ->
+ *   loop thread audits the record and re-arms the fd.
+ *
+ * An fd is re-armed only once its job is done, so each container process is served by
+ * one thread at a time, in order, and a stuck one holds one thread at most. A watchdog
+ * thread answers a call stuck longer than cfg.handler_timeout_ms with EPERM itself
+ * (SECCOMP_IOCTL_NOTIF_SEND from another thread is fine; the stuck thread's own answer
+ * later fails ENOENT, and libdevwl checks ID_VALID before acting on what it read), hands
+ * the fd back to the loop, and starts a replacement thread (at most SERVE_STUCK_MAX
+ * stuck threads in all). Until that thread comes back, its container's calls are
+ * answered EPERM without being looked at: they cost an ioctl, not another thread.
+ *
+ * What the handler threads share with the loop thread, and nothing else: the job queue
+ * and the done list (under s->lock), the eventfd, the keeper table's per-slot in-flight
+ * marks (one writer per slot, since one thread per fd), and read-only copies of the
+ * containers' nodes ("views"): the hierarchy itself is the loop thread's alone (devwlctl
+ * and reloads change it there), so a handler decides against a private copy of its
+ * container's node, rebuilt by the loop thread after a change and freed by whoever drops
+ * the last reference. A stuck thread may keep an old copy; its answer no longer counts.
+ * Audit records, counters and log lines about calls are made on the loop thread from the
+ * done records, so the audit sink (audit.c) stays single-threaded.
+ *
+ * Every thread but the loop blocks all signals, so no ioctl of theirs (ADDFD with
+ * FLAG_SEND above all) is interrupted; io_uring task work only ever targets the loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/seccomp.h>
+
+#include "devwld.h"
+#include "serve.h"
+#include "util.h"
+
+/* A notification that keeps failing for a reason other than a vanished target would
+ * re-fire forever: drop that process after this many failures in a row. */
+#define MAX_CONSECUTIVE_ERRORS 64
+
+/* A private copy of one node, read by handler threads (devwl_node_check needs only the
+ * node's own behavior and exceptions). */
+struct serve_view {
+	atomic_uint refs;
+	uint64_t gen;		     /* s->gen it was made at */
+	const struct devwl_node *of; /* the node it copies (compared, never read by handlers) */
+	struct devwl_policy *policy; /* holding only "/", the copy */
+	struct devwl_node *node;
+};
+
+/* Per container: what outlives it while a handler thread still works for it. */
+struct serve_box {
+	atomic_uint refs;
+	atomic_uint stuck; /* threads abandoned while serving it, not yet back */
+	char *id, *node_path;
+	struct serve_view *view; /* the current copy; the loop thread's reference */
+};
+
+/* One call handled, for the loop thread to audit. */
+struct result {
+	int r;
+	struct devwl_event ev;
+	char *path; /* copied when the event will be recorded */
+};
+
+/* One fd's turn on a thread, and what came of it. */
+struct job {
+	struct list_head link; /* in s->queue, then s->done */
+	struct cproc *p;       /* the loop thread's; handlers never dereference it */
+	int fd;		       /* p's, kept open meanwhile (p->src.held) */
+	bool owns_fd;	       /* a stuck thread's: fd is its own to close */
+	struct serve_box *box;
+	struct serve_view *view;
+	bool has_slot;
+	uint32_t slot;
+	bool deny_only; /* the container has a stuck call: answer EPERM without looking */
+	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
+	unsigned int n;
+	struct result res[]; /* cfg.burst + 1 (the watchdog's answer) */
+};
+
+struct worker {
+	struct serve *s;
+	struct list_head link; /* in s->workers */
+	struct devwl_notify *notify;
+	struct job *job;     /* under s->lock; NULL: idle */
+	bool abandoned;	     /* under s->lock: the watchdog answered for it */
+	atomic_bool in_call; /* between RECV and the answer */
+	atomic_uint_fast64_t call_id, call_start_ns;
+	uint64_t gone_id;	   /* the watchdog found this call's target gone once already */
+	struct seccomp_notif *req; /* deny-only service */
+	struct seccomp_notif_resp *resp;
+	size_t req_size, resp_size;
+};
+
+struct serve {
+	struct devwld *d;
+	pthread_mutex_t lock;
+	pthread_cond_t work, quit_cond;
+	struct list_head queue, done, workers;
+	atomic_uint queued;
+	unsigned int target, live, stuck; /* threads wanted, serving, abandoned */
+	unsigned int burst;		  /* calls per job: cfg.burst, bounded */
+	bool quit;
+	pthread_t watchdog;
+	bool watchdog_running;
+	struct source src; /* the eventfd */
+	uint64_t gen;	   /* of the hierarchy, bumped on every change */
+	uint64_t answered, abandoned_total, deny_only, spawn_failed;
+	struct seccomp_notif_sizes sizes;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- views and boxes ------------------------------------------------------------------ */
+
+static void view_put(struct serve_view *v)
+{
+	if (v && atomic_fetch_sub(&v->refs, 1) == 1) {
+		devwl_policy_free(v->policy);
+		free(v);
+	}
+}
+
+/* A one-node policy deciding exactly as node: its behavior, then its exceptions in order. */
+static struct serve_view *view_new(const struct devwl_node *node, uint64_t gen)
+{
+	static const struct devwl_rule all = {.type = DEVWL_DEV_ALL,
+					      .access = DEVWL_ACC_MASK,
+					      .major = DEVWL_ANY,
+					      .minor = DEVWL_ANY};
+	struct serve_view *v = calloc(1, sizeof(*v));
+	bool deny = devwl_node_behavior(node) == DEVWL_BEHAVIOR_DENY;
+	size_t n = devwl_node_exception_count(node);
+
+	if (!v)
+		return NULL;
+	atomic_init(&v->refs, 1);
+	v->gen = gen;
+	v->of = node;
+	v->policy = devwl_policy_new();
+	v->node = v->policy ? devwl_policy_find(v->policy, "/") : NULL;
+	if (!v->node || (deny && devwl_node_update(v->node, DEVWL_DENY, &all) < 0))
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		struct devwl_rule r;
+
+		/* On the root nothing is refused: an allow on DENY, a deny on ALLOW add. */
+		if (devwl_node_exception(node, i, &r) < 0 ||
+		    devwl_node_update(v->node, deny ? DEVWL_ALLOW : DEVWL_DENY, &r) < 0)
+			goto fail;
+	}
+	devwl_node_set_mknod_needs_cap(v->node, devwl_node_mknod_needs_cap(node));
+	return v;
+fail:
+	view_put(v);
+	return NULL;
+}
+
+static void box_put(struct serve_box *b)
+{
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+		view_put(b->view);
+		free(b->id);
+		free(b->node_path);
+		free(b);
+	}
+}
+
+/* The container's box with a view of its node as it is now (loop thread). */
+static struct serve_box *box_current(struct serve *s, struct container *c)
+{
+	struct serve_box *b = c->serve;
+
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		atomic_init(&b->refs, 1);
+		atomic_init(&b->stuck, 0);
+		b->id = strdup(c->id);
+		b->node_path = strdup(c->node_path);
+		if (!b->id || !b->node_path) {
+			box_put(b);
+			return NULL;
+		}
+		c->serve = b;
+	}
+	if (!b->view || b->view->gen != s->gen || b->view->of != c->node) {
+		struct serve_view *v = view_new(c->node, s->gen);
+
+		if (!v)
+			return NULL;
+		view_put(b->view);
+		b->view = v;
+	}
+	return b;
+}
+
+void serve_container_gone(struct container *c)
+{
+	box_put(c->serve);
+	c->serve = NULL;
+}
+
+void serve_policy_changed(struct devwld *d)
+{
+	if (d->serve)
+		d->serve->gen++;
+}
+
+/* ---- jobs ------------------------------------------------------------------------------ */
+
+static void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	for (unsigned int i = 0; i < j->n; i++)
+		free(j->res[i].path);
+	if (j->owns_fd)
+		close(j->fd);
+	view_put(j->view);
+	box_put(j->box);
+	free(j);
+}
+
+static void wake_loop(struct serve *s)
+{
+	uint64_t one = 1;
+
+	(void)!write(s->src.fd, &one, sizeof(one));
+}
+
+/* Under s->lock: the record goes to the loop thread. */
+static void job_done(struct serve *s, struct job *j)
+{
+	list_add_tail(&j->link, &s->done);
+	wake_loop(s);
+}
+
+/* ---- the handler threads --------------------------------------------------------------- */
+
+/* libdevwl's receive hook: the call is in our hands from now until answered. */
+static void on_recv(int notify_fd, uint64_t id, void *userdata)
+{
+	struct worker *w = userdata;
+	struct devwld *d = w->s->d;
+	struct job *j = w->job; /* ours while we run it; the watchdog only takes it under lock */
+
+	(void)notify_fd;
+	atomic_store(&w->call_id, id);
+	atomic_store(&w->call_start_ns, mono_ns());
+	atomic_store(&w->in_call, true);
+	if (d->test_stop_file)
+		loop_test_stop(d, j->box->id, false);
+	if (j->has_slot && d->keeper.table)
+		keeper_link_inflight(d, j->slot, id);
+	if (d->test_stop_file)
+		loop_test_stop(d, j->box->id, true);
+}
+
+/* Answer the pending call EPERM without reading anything of the caller's. */
+static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
+{
+	uint64_t start = 0;
+
+	memset(w->req, 0, w->req_size);
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, w->req) < 0)
+		return negerrno();
+	on_recv(fd, w->req->id, w);
+	start = mono_ns();
+	memset(w->resp, 0, w->resp_size);
+	w->resp->id = w->req->id;
+	w->resp->error = -EPERM;
+	*ev = (struct devwl_event){
+		.id = w->req->id,
+		.tid = (pid_t)w->req->pid,
+		.syscall_nr = w->req->data.nr,
+		.syscall = "unknown",
+		.path = "",
+		.verdict = DEVWL_VERDICT_DENY,
+		.error = EPERM,
+	};
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, w->resp) < 0)
+		return negerrno();
+	ev->handling_ns = mono_ns() - start;
+	return 0;
+}
+
+/* Is another notification pending on fd? Only looks: the ring does the waiting. */
+static bool next_pending(int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	if (poll(&pfd, 1, 0) <= 0)
+		return false;
+	return (pfd.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
+}
+
+/* One fd's burst. Returns false when the watchdog took the job meanwhile. */
+static bool run_job(struct worker *w, struct job *j)
+{
+	struct serve *s = w->s;
+	struct devwld *d = s->d;
+
+	for (;;) {
+		struct devwl_event ev = {0};
+		struct result *res = NULL;
+		int r;
+
+		if (j->deny_only)
+			r = deny_one(w, j->fd, &ev);
+		else
+			r = devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
+		atomic_store(&w->in_call, false);
+		pthread_mutex_lock(&s->lock);
+		if (w->abandoned) {
+			pthread_mutex_unlock(&s->lock);
+			return false;
+		}
+		/* Not after an abandon: the slot may already mark another thread's call. */
+		if (j->has_slot && d->keeper.table)
+			keeper_link_answered(d, j->slot);
+		res = &j->res[j->n++];
+		res->r = r;
+		res->ev = ev;
+		res->ev.path = "";
+		if (r >= 0 && ev.path && ev.path[0] &&
+		    (ev.verdict != DEVWL_VERDICT_CONTINUE || d->audit.all))
+			res->path = strdup(ev.path);
+		pthread_mutex_unlock(&s->lock);
+		if (r < 0 && r != -ENOENT)
+			return true;
+		if (j->n >= s->burst || atomic_load(&s->queued) > 0 || !next_pending(j->fd))
+			return true;
+	}
+}
+
+static void *worker_main(void *arg);
+
+/* Under s->lock. A thread is made with every signal blocked (see the top). */
+static int spawn(struct serve *s)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	w->s = s;
+	w->notify = devwl_notify_new();
+	w->req_size =
+		s->sizes.seccomp_notif > sizeof(*w->req) ? s->sizes.seccomp_notif : sizeof(*w->req);
+	w->resp_size = s->sizes.seccomp_notif_resp > sizeof(*w->resp) ? s->sizes.seccomp_notif_resp
+								      : sizeof(*w->resp);
+	w->req = calloc(1, w->req_size);
+	w->resp = calloc(1, w->resp_size);
+	if (!w->notify || !w->req || !w->resp) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	devwl_notify_set_recv_hook(w->notify, on_recv, w);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = -pthread_create(&t, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		goto fail;
+	list_add_tail(&w->link, &s->workers);
+	s->live++;
+	return 0;
+fail:
+	devwl_notify_free(w->notify);
+	free(w->req);
+	free(w->resp);
+	free(w);
+	return r;
+}
+
+/* Under s->lock: the thread leaves the pool. */
+static void retire(struct worker *w)
+{
+	list_del(&w->link);
+	devwl_notify_free(w->notify);
+	free(w->req);
+	free(w->resp);
+	free(w);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct serve *s = w->s;
+	struct job *j = NULL;
+	bool counted = true; /* in s->live */
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!s->quit && list_empty(&s->queue))
+			pthread_cond_wait(&s->work, &s->lock);
+		if (s->quit)
+			break;
+		j = container_of(s->queue.next, struct job, link);
+		list_del(&j->link);
+		atomic_fetch_sub(&s->queued, 1);
+		w->job = j;
+		pthread_mutex_unlock(&s->lock);
+
+		if (run_job(w, j)) {
+			pthread_mutex_lock(&s->lock);
+			w->job = NULL;
+			job_done(s, j);
+			continue;
+		}
+		/* Back from a call the watchdog answered: the job is the loop's again. */
+		pthread_mutex_lock(&s->lock);
+		atomic_fetch_sub(&j->box->stuck, 1);
+		s->stuck--;
+		w->abandoned = false;
+		w->job = NULL;
+		job_free(j);
+		if (s->quit || s->live >= s->target) {
+			counted = false; /* replaced meanwhile */
+			break;
+		}
+		s->live++;
+	}
+	if (counted)
+		s->live--;
+	retire(w);
+	pthread_cond_broadcast(&s->quit_cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* ---- the watchdog ---------------------------------------------------------------------- */
+
+/*
+ * Under s->lock: answer w's stuck call (or note its target gone) and take its job. What
+ * to log goes to msg, written once the lock is dropped (stderr may be slow).
+ */
+static void take_over(struct serve *s, struct worker *w, uint64_t now, char *msg, size_t size)
+{
+	struct devwld *d = s->d;
+	struct job *j = w->job;
+	uint64_t id = atomic_load(&w->call_id);
+	uint64_t start = atomic_load(&w->call_start_ns);
+	struct seccomp_notif_resp resp = {.id = id, .error = -EPERM};
+	struct result *res = &j->res[j->n];
+	int r = 0;
+
+	r = ioctl(j->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 ? negerrno() : 0;
+	if (r == -ENOENT && w->gone_id != id) {
+		/* Answered by the thread itself just now, or the caller died while the thread
+		 * stays stuck: the next round tells them apart. */
+		w->gone_id = id;
+		return;
+	}
+	if (r < 0 && r != -ENOENT) {
+		snprintf(msg, size, "watchdog: cannot answer a stuck call of container %s: %s",
+			 j->box->id, strerror(-r));
+		return;
+	}
+	if (j->has_slot && d->keeper.table)
+		keeper_link_answered(d, j->slot);
+	if (r == 0) {
+		s->answered++;
+		res->r = 0;
+		res->ev = (struct devwl_event){
+			.id = id,
+			.syscall = "unknown",
+			.path = "",
+			.verdict = DEVWL_VERDICT_DENY,
+			.error = EPERM,
+			.handling_ns = now - start,
+		};
+		j->n++;
+	}
+	snprintf(msg, size,
+		 "watchdog: container %s: a call stuck for %llu ms %s; its thread is set aside"
+		 " and the container's calls are denied until it is back",
+		 j->box->id, (unsigned long long)((now - start) / 1000000),
+		 r == 0 ? "answered EPERM" : "(caller gone)");
+	w->abandoned = true;
+	j->released = true;
+	/* The fd number stays the stuck thread's (it may still ADDFD or SEND on it); the
+	 * loop gives the process a duplicate to go on with (serve_completions). */
+	j->owns_fd = true;
+	/* The thread keeps its own references; the record for the loop gets new ones. */
+	{
+		size_t len = sizeof(*j) + (s->burst + 1) * sizeof(j->res[0]);
+		struct job *rel = malloc(len);
+
+		if (rel) {
+			memcpy(rel, j, len);
+			/* Made here, before the stuck thread can come back and close its own. */
+			rel->fd = fcntl(j->fd, F_DUPFD_CLOEXEC, 3);
+			rel->owns_fd = false;
+			atomic_fetch_add(&rel->view->refs, 1);
+			atomic_fetch_add(&rel->box->refs, 1);
+			j->n = 0; /* the paths now belong to rel */
+			job_done(s, rel);
+		} else {
+			snprintf(msg, size,
+				 "watchdog: out of memory: container %s is no longer served",
+				 j->box->id);
+		}
+	}
+	atomic_fetch_add(&j->box->stuck, 1);
+	s->abandoned_total++;
+	s->stuck++;
+	s->live--;
+	if (s->live < s->target && s->stuck <= SERVE_STUCK_MAX && spawn(s) < 0)
+		s->spawn_failed++;
+}
+
+static void *watchdog_main(void *arg)
+{
+	struct serve *s = arg;
+	uint64_t timeout = (uint64_t)s->d->cfg.handler_timeout_ms * 1000000ULL;
+	uint64_t tick = timeout / 4;
+
+	if (tick < 1000000)
+		tick = 1000000;
+	if (tick > 500000000)
+		tick = 500000000;
+	pthread_mutex_lock(&s->lock);
+	while (!s->quit) {
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)(tick % 1000000000ULL);
+		ts.tv_sec += (time_t)(tick / 1000000000ULL) + ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&s->quit_cond, &s->lock, &ts);
+		if (s->quit)
+			break;
+		now = mono_ns();
+		for (struct list_head *l = s->workers.next; l != &s->workers; l = l->next) {
+			struct worker *w = container_of(l, struct worker, link);
+			char msg[512] = "";
+
+			if (!w->job || w->abandoned || !atomic_load(&w->in_call) ||
+			    now - atomic_load(&w->call_start_ns) <= timeout)
+				continue;
+			take_over(s, w, now, msg, sizeof(msg));
+			if (msg[0]) {
+				/* The list may change meanwhile: look again next round. */
+				pthread_mutex_unlock(&s->lock);
+				log_msg("%s", msg);
+				pthread_mutex_lock(&s->lock);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* ---- the loop thread's side ------------------------------------------------------------ */
+
+int serve_init(struct devwld *d)
+{
+	struct serve *s = calloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int r = 0;
+
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	s->gen = 1;
+	s->src.kind = SOURCE_SERVE;
+	s->src.fd = -1;
+	list_init(&s->queue);
+	list_init(&s->done);
+	list_init(&s->workers);
+	atomic_init(&s->queued, 0);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->quit_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	d->serve = s;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s->sizes) < 0)
+		return negerrno();
+	s->burst = d->cfg.burst < 256 ? d->cfg.burst : 256;
+	s->target = d->cfg.handler_threads;
+	if (!s->target)
+		s->target = cpus < 2 ? 2 : cpus > 16 ? 16 : (unsigned int)cpus;
+	s->src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->src.fd < 0)
+		return negerrno();
+	pthread_mutex_lock(&s->lock);
+	for (unsigned int i = 0; i < s->target && r >= 0; i++)
+		r = spawn(s);
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0)
+		return r;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&s->watchdog, NULL, watchdog_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return r;
+	s->watchdog_running = true;
+	return loop_arm(d, &s->src, POLLIN);
+}
+
+void serve_fini(struct devwld *d)
+{
+	struct serve *s = d->serve;
+	struct timespec ts;
+	bool leave = false;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->quit = true;
+	pthread_cond_broadcast(&s->work);
+	pthread_cond_broadcast(&s->quit_cond);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(d->cfg.handler_timeout_ms / 1000) + 1;
+	/* A thread in the middle of a burst finishes it; one that is stuck is left behind
+	 * (with everything it uses: the process is about to exit). */
+	while (s->live > 0 && !leave)
+		leave = pthread_cond_timedwait(&s->quit_cond, &s->lock, &ts) == ETIMEDOUT;
+	leave = leave || s->stuck > 0;
+	while (!list_empty(&s->queue)) {
+		struct job *j = container_of(s->queue.next, struct job, link);
+
+		list_del(&j->link);
+		job_free(j);
+	}
+	while (!list_empty(&s->done)) {
+		struct job *j = container_of(s->done.next, struct job, link);
+
+		list_del(&j->link);
+		job_free(j);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (s->watchdog_running)
+		pthread_join(s->watchdog, NULL);
+	if (s->src.fd >= 0)
+		close(s->src.fd);
+	d->serve = NULL;
+	if (leave) {
+		log_msg("exiting with %u handler threads stuck", s->stuck);
+		return;
+	}
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->quit_cond);
+	free(s);
+}
+
+void serve_notify_ready(struct devwld *d, struct cproc *p, int revents)
+{
+	struct serve *s = d->serve;
+	struct serve_box *b = NULL;
+	struct job *j = NULL;
+
+	if (!(revents & POLLIN)) {
+		/* The container's last task using this filter has exited. */
+		if (revents & (POLLHUP | POLLERR | POLLNVAL))
+			cproc_gone(d, p);
+		else
+			loop_arm(d, &p->src, POLLIN);
+		return;
+	}
+	b = box_current(s, p->container);
+	j = calloc(1, sizeof(*j) + (s->burst + 1) * sizeof(j->res[0]));
+	if (!b || !j) {
+		free(j);
+		log_msg("container %s pid %d: out of memory; dropping this process",
+			p->container->id, (int)p->pid);
+		cproc_gone(d, p);
+		return;
+	}
+	j->fd = p->src.fd;
+	p->src.held = true;
+	j->p = p;
+	j->box = b;
+	atomic_fetch_add(&b->refs, 1);
+	j->view = b->view;
+	atomic_fetch_add(&j->view->refs, 1);
+	j->has_slot = p->has_slot;
+	j->slot = p->slot;
+	j->deny_only = atomic_load(&b->stuck) > 0;
+	/* A completion is due (our eventfd's): loop_destroy defers the free until then. */
+	p->src.armed = true;
+	pthread_mutex_lock(&s->lock);
+	list_add_tail(&j->link, &s->queue);
+	atomic_fetch_add(&s->queued, 1);
+	if (j->deny_only)
+		s->deny_only++;
+	pthread_cond_signal(&s->work);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* What a job did, accounted as the loop did it when it handled calls itself; true when
+ * the process is to be dropped. */
+static bool job_account(struct devwld *d, struct job *j)
+{
+	struct cproc *p = j->p;
+	struct container view = {.id = j->box->id, .node_path = j->box->node_path};
+	bool alive = !p->src.dead, drop = false;
+
+	for (unsigned int i = 0; i < j->n; i++) {
+		struct result *res = &j->res[i];
+		int r = res->r;
+
+		if (res->path)
+			res->ev.path = res->path;
+		if (r >= 0) {
+			if (alive)
+				p->container->notifications++;
+			audit_event(&d->audit, &res->ev, &view);
+			if (alive)
+				p->errors = 0;
+		} else if (r == -ENOENT) {
+			/* The target went away mid-call: nothing to answer. */
+			d->audit.gone++;
+		} else if (r != -EAGAIN && r != -EINTR && alive) {
+			audit_error(&d->audit);
+			/* Worth a line, but a flood must not fill the log. */
+			if (d->audit.errors <= 100 || p->errors == 0)
+				log_msg("container %s pid %d: handling a notification: %s", view.id,
+					(int)p->pid, strerror(-r));
+			if (++p->errors == MAX_CONSECUTIVE_ERRORS) {
+				log_msg("container %s pid %d: %d failures in a row, last: %s;"
+					" dropping this process",
+					view.id, (int)p->pid, MAX_CONSECUTIVE_ERRORS, strerror(-r));
+				drop = true;
+			}
+		}
+	}
+	return drop;
+}
+
+void serve_completions(struct devwld *d)
+{
+	struct serve *s = d->serve;
+	struct list_head done;
+	uint64_t n = 0;
+
+	(void)!read(s->src.fd, &n, sizeof(n));
+	list_init(&done);
+	pthread_mutex_lock(&s->lock);
+	if (!list_empty(&s->done)) {
+		done = s->done;
+		done.next->prev = &done;
+		done.prev->next = &done;
+		list_init(&s->done);
+	}
+	pthread_mutex_unlock(&s->lock);
+	while (!list_empty(&done)) {
+		struct job *j = container_of(done.next, struct job, link);
+		struct cproc *p = j->p;
+
+		bool drop = false;
+
+		list_del(&j->link);
+		drop = job_account(d, j);
+		p->src.armed = false;
+		p->src.held = false;
+		if (j->released) {
+			/* The old fd number is the stuck thread's now: go on with the copy. */
+			if (p->src.dead && j->fd >= 0)
+				close(j->fd);
+			else if (j->fd < 0)
+				drop = true;
+			p->src.fd = p->src.dead ? -1 : j->fd;
+			if (drop)
+				log_msg("container %s pid %d: no fd to go on with; dropping this"
+					" process",
+					j->box->id, (int)p->pid);
+		}
+		if (p->src.dead) {
+			if (p->src.fd >= 0)
+				close(p->src.fd); /* loop_destroy left it to us */
+			p->src.free_fn(&p->src);
+		} else if (drop) {
+			cproc_gone(d, p);
+		} else {
+			loop_arm(d, &p->src, POLLIN);
+		}
+		job_free(j);
+	}
+	loop_arm(d, &s->src, POLLIN);
+}
+
+void serve_stats(struct devwld *d, FILE *out)
+{
+	struct serve *s = d->serve;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	fprintf(out,
+		"handler_threads %u\nhandler_stuck %u\nwatchdog_answered %llu\n"
+		"watchdog_abandoned %llu\ndenied_while_stuck_jobs %llu\n",
+		s->live, s->stuck, (unsigned long long)s->answered,
+		(unsigned long long)s->abandoned_total, (unsigned long long)s->deny_only);
+	pthread_mutex_unlock(&s->lock);
+}
