@@ -274,6 +274,7 @@ static void on_recv(int notify_fd, uint64_t id, void *userdata)
 	struct job *j = w->job; /* ours while we run it; the watchdog only takes it under lock */
 
 	(void)notify_fd;
+	/* Start last but one: the watchdog reads start, id, in_call, start again. */
 	atomic_store(&w->call_id, id);
 	atomic_store(&w->call_start_ns, mono_ns());
 	atomic_store(&w->in_call, true);
@@ -313,12 +314,13 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 	return 0;
 }
 
-/* Is another notification pending on fd? Only looks: the ring does the waiting. */
-static bool next_pending(int fd)
+/* Is another notification pending on fd? Waits up to spin_us on the fd itself. */
+static bool next_pending(int fd, unsigned int spin_us)
 {
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)spin_us * 1000};
 
-	if (poll(&pfd, 1, 0) <= 0)
+	if (ppoll(&pfd, 1, &ts, NULL) <= 0)
 		return false;
 	return (pfd.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
 }
@@ -357,7 +359,8 @@ static bool run_job(struct worker *w, struct job *j)
 		pthread_mutex_unlock(&s->lock);
 		if (r < 0 && r != -ENOENT)
 			return true;
-		if (j->n >= s->burst || atomic_load(&s->queued) > 0 || !next_pending(j->fd))
+		if (j->n >= s->burst || atomic_load(&s->queued) > 0 ||
+		    !next_pending(j->fd, d->cfg.spin_us))
 			return true;
 	}
 }
@@ -467,15 +470,15 @@ static void *worker_main(void *arg)
 /* ---- the watchdog ---------------------------------------------------------------------- */
 
 /*
- * Under s->lock: answer w's stuck call (or note its target gone) and take its job. What
- * to log goes to msg, written once the lock is dropped (stderr may be slow).
+ * Under s->lock: answer w's stuck call id, received at start (or note its target gone), and
+ * take its job. What to log goes to msg, written once the lock is dropped (stderr may be
+ * slow).
  */
-static void take_over(struct serve *s, struct worker *w, uint64_t now, char *msg, size_t size)
+static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t start, uint64_t now,
+		      char *msg, size_t size)
 {
 	struct devwld *d = s->d;
 	struct job *j = w->job;
-	uint64_t id = atomic_load(&w->call_id);
-	uint64_t start = atomic_load(&w->call_start_ns);
 	struct seccomp_notif_resp resp = {.id = id, .error = -EPERM};
 	struct result *res = &j->res[j->n];
 	int r = 0;
@@ -572,10 +575,18 @@ static void *watchdog_main(void *arg)
 			struct worker *w = container_of(l, struct worker, link);
 			char msg[512] = "";
 
-			if (!w->job || w->abandoned || !atomic_load(&w->in_call) ||
-			    now - atomic_load(&w->call_start_ns) <= timeout)
+			uint64_t start = atomic_load(&w->call_start_ns), id = 0;
+
+			if (!w->job || w->abandoned)
 				continue;
-			take_over(s, w, now, msg, sizeof(msg));
+			/* One call's id and start: the thread may be on to the next meanwhile. */
+			id = atomic_load(&w->call_id);
+			if (!atomic_load(&w->in_call) || atomic_load(&w->call_start_ns) != start)
+				continue;
+			now = mono_ns();
+			if (start > now || now - start <= timeout)
+				continue;
+			take_over(s, w, id, start, now, msg, sizeof(msg));
 			if (msg[0]) {
 				/* The list may change meanwhile: look again next round. */
 				pthread_mutex_unlock(&s->lock);
