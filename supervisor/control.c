@@ -249,12 +249,11 @@ static bool read_only(const char *line, size_t len)
 
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 {
+	bool changes = !read_only(line, len);
 	size_t a = 0;
 
-	if (!read_only(line, len)) {
+	if (changes)
 		state_changed(d);
-		serve_policy_changed(d);
-	}
 	if (is_cmd(line, len, "containers", &a) && a == len)
 		do_containers(d, out);
 	else if (is_cmd(line, len, "stats", &a) && a == len)
@@ -277,10 +276,11 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
 		do_hook(d, false, line + a, len - a, out);
-	else {
+	else
 		batch_exec(d->policy, line, len, out);
-		return;
-	}
+	/* Before the answer goes out: from then on, every call is decided by the change. */
+	if (changes)
+		serve_policy_changed(d);
 	fflush(out);
 }
 

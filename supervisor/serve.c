@@ -95,6 +95,7 @@ struct job {
 	uint32_t slot;
 	bool deny_only; /* the container has a stuck call: answer EPERM without looking */
 	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
+	bool partial;	/* more of the same job follows: account, do not re-arm */
 	unsigned int n;
 	struct result res[]; /* cfg.burst + 1 (the watchdog's answer) */
 };
@@ -107,8 +108,10 @@ struct worker {
 	bool abandoned;	     /* under s->lock: the watchdog answered for it */
 	atomic_bool in_call; /* between RECV and the answer */
 	atomic_uint_fast64_t call_id, call_start_ns;
-	uint64_t gone_id;	   /* the watchdog found this call's target gone once already */
-	struct seccomp_notif *req; /* deny-only service */
+	atomic_uint_fast64_t seen_gen; /* the hierarchy's generation before its next RECV */
+	atomic_bool waiting;	       /* in next_pending: looks at the generation next */
+	uint64_t gone_id;	       /* the watchdog found this call's target gone once already */
+	struct seccomp_notif *req;     /* deny-only service */
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
 };
@@ -124,8 +127,10 @@ struct serve {
 	bool quit;
 	pthread_t watchdog;
 	bool watchdog_running;
-	struct source src; /* the eventfd */
-	uint64_t gen;	   /* of the hierarchy, bumped on every change */
+	struct source src;	  /* the eventfd */
+	atomic_uint_fast64_t gen; /* of the hierarchy, bumped on every change */
+	int kick;	   /* eventfd: a job waits and no thread is free (see next_pending) */
+	unsigned int idle; /* threads waiting for a job */
 	uint64_t answered, abandoned_total, deny_only, spawn_failed;
 	struct seccomp_notif_sizes sizes;
 };
@@ -212,8 +217,8 @@ static struct serve_box *box_current(struct serve *s, struct container *c)
 		}
 		c->serve = b;
 	}
-	if (!b->view || b->view->gen != s->gen || b->view->of != c->node) {
-		struct serve_view *v = view_new(c->node, s->gen);
+	if (!b->view || b->view->gen != atomic_load(&s->gen) || b->view->of != c->node) {
+		struct serve_view *v = view_new(c->node, atomic_load(&s->gen));
 
 		if (!v)
 			return NULL;
@@ -229,10 +234,44 @@ void serve_container_gone(struct container *c)
 	c->serve = NULL;
 }
 
+/*
+ * A change is in force once no thread can receive a call and still decide it by the old
+ * hierarchy: wait until every thread serving an fd has looked at the new generation
+ * (handlers look before each RECV and end their job on a stale copy), or is about to
+ * look (waiting for its fd's next call), or is in a call received before the change (decided as the
+ * kernel would an open already past its device check), or was set aside. Microseconds, normally;
+ * bounded anyway.
+ */
 void serve_policy_changed(struct devwld *d)
 {
-	if (d->serve)
-		d->serve->gen++;
+	struct serve *s = d->serve;
+	uint64_t gen = 0, bumped = 0;
+
+	if (!s)
+		return;
+	gen = atomic_fetch_add(&s->gen, 1) + 1;
+	bumped = mono_ns();
+	for (int round = 0; round < 5000; round++) {
+		bool waiting = false;
+
+		pthread_mutex_lock(&s->lock);
+		for (struct list_head *l = s->workers.next; l != &s->workers && !waiting;
+		     l = l->next) {
+			struct worker *w = container_of(l, struct worker, link);
+
+			if (!w->job || w->abandoned || atomic_load(&w->waiting) ||
+			    atomic_load(&w->seen_gen) >= gen)
+				continue;
+			if (atomic_load(&w->in_call) && atomic_load(&w->call_start_ns) < bumped)
+				continue;
+			waiting = true;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!waiting)
+			return;
+		nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
+	}
+	log_msg("policy change: a handler thread did not take it up within 100 ms");
 }
 
 /* ---- jobs ------------------------------------------------------------------------------ */
@@ -314,28 +353,65 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 	return 0;
 }
 
-/* Is another notification pending on fd? Waits up to spin_us on the fd itself. */
-static bool next_pending(int fd, unsigned int spin_us)
+/*
+ * Is another notification pending on fd? Waits up to spin_us on the fd itself: a thread
+ * asleep on the notify fd's own wait queue is what SYNC_WAKE_UP wakes on the caller's CPU
+ * (KERNEL-NOTES), and a thread that waits here keeps nobody else waiting: when a job is
+ * queued and no thread is free, the loop kicks (s->kick) and the wait ends at once.
+ */
+static bool next_pending(struct worker *w, int fd, unsigned int spin_us)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = w->s->kick, .events = POLLIN}};
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)spin_us * 1000};
+	int n = 0;
 
-	if (ppoll(&pfd, 1, &ts, NULL) <= 0)
+	atomic_store(&w->waiting, true);
+	n = ppoll(pfd, 2, &ts, NULL);
+	atomic_store(&w->waiting, false);
+	if (n <= 0 || pfd[1].revents)
 		return false;
-	return (pfd.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
+	return (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
 }
 
-/* One fd's burst. Returns false when the watchdog took the job meanwhile. */
-static bool run_job(struct worker *w, struct job *j)
+/* Under s->lock: hand the results so far to the loop and go on with a fresh record. */
+static struct job *job_continue(struct serve *s, struct worker *w, struct job *j)
+{
+	struct job *nj = malloc(sizeof(*j) + (s->burst + 1) * sizeof(j->res[0]));
+
+	if (!nj)
+		return NULL;
+	memcpy(nj, j, sizeof(*j));
+	nj->n = 0;
+	atomic_fetch_add(&nj->view->refs, 1);
+	atomic_fetch_add(&nj->box->refs, 1);
+	j->partial = true;
+	job_done(s, j);
+	w->job = nj;
+	return nj;
+}
+
+/*
+ * One fd's turn: its calls one after the other while more come and nobody else waits,
+ * with the records handed on every s->burst calls, and for SERVE_JOB_MS at most, so that
+ * the loop gets the fd back now and then. Returns the job as it ended (NULL: the watchdog
+ * took it meanwhile).
+ */
+static struct job *run_job(struct worker *w, struct job *j)
 {
 	struct serve *s = w->s;
 	struct devwld *d = s->d;
+	uint64_t until = mono_ns() + SERVE_JOB_MS * 1000000ULL;
 
 	for (;;) {
 		struct devwl_event ev = {0};
 		struct result *res = NULL;
+		uint64_t gen = atomic_load(&s->gen);
 		int r;
 
+		atomic_store(&w->seen_gen, gen);
+		/* The hierarchy changed: the loop makes a fresh copy before the next call. */
+		if (!j->deny_only && j->view->gen != gen)
+			return j;
 		if (j->deny_only)
 			r = deny_one(w, j->fd, &ev);
 		else
@@ -344,7 +420,7 @@ static bool run_job(struct worker *w, struct job *j)
 		pthread_mutex_lock(&s->lock);
 		if (w->abandoned) {
 			pthread_mutex_unlock(&s->lock);
-			return false;
+			return NULL;
 		}
 		/* Not after an abandon: the slot may already mark another thread's call. */
 		if (j->has_slot && d->keeper.table)
@@ -353,15 +429,22 @@ static bool run_job(struct worker *w, struct job *j)
 		res->r = r;
 		res->ev = ev;
 		res->ev.path = "";
+		res->path = NULL;
 		if (r >= 0 && ev.path && ev.path[0] &&
 		    (ev.verdict != DEVWL_VERDICT_CONTINUE || d->audit.all))
 			res->path = strdup(ev.path);
+		if (j->n >= s->burst && atomic_load(&s->queued) == 0 && mono_ns() < until) {
+			struct job *nj = job_continue(s, w, j);
+
+			if (nj)
+				j = nj;
+		}
 		pthread_mutex_unlock(&s->lock);
 		if (r < 0 && r != -ENOENT)
-			return true;
+			return j;
 		if (j->n >= s->burst || atomic_load(&s->queued) > 0 ||
-		    !next_pending(j->fd, d->cfg.spin_us))
-			return true;
+		    !next_pending(w, j->fd, d->cfg.spin_us))
+			return j;
 	}
 }
 
@@ -430,22 +513,30 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
+		s->idle++;
 		while (!s->quit && list_empty(&s->queue))
 			pthread_cond_wait(&s->work, &s->lock);
+		s->idle--;
 		if (s->quit)
 			break;
 		j = container_of(s->queue.next, struct job, link);
 		list_del(&j->link);
-		atomic_fetch_sub(&s->queued, 1);
+		if (atomic_fetch_sub(&s->queued, 1) == 1) {
+			uint64_t n = 0;
+
+			(void)!read(s->kick, &n, sizeof(n)); /* nobody waits any more */
+		}
 		w->job = j;
 		pthread_mutex_unlock(&s->lock);
 
-		if (run_job(w, j)) {
+		j = run_job(w, j);
+		if (j) {
 			pthread_mutex_lock(&s->lock);
 			w->job = NULL;
 			job_done(s, j);
 			continue;
 		}
+		j = w->job;
 		/* Back from a call the watchdog answered: the job is the loop's again. */
 		pthread_mutex_lock(&s->lock);
 		atomic_fetch_sub(&j->box->stuck, 1);
@@ -613,9 +704,10 @@ int serve_init(struct devwld *d)
 	if (!s)
 		return -ENOMEM;
 	s->d = d;
-	s->gen = 1;
+	atomic_init(&s->gen, 1);
 	s->src.kind = SOURCE_SERVE;
 	s->src.fd = -1;
+	s->kick = -1;
 	list_init(&s->queue);
 	list_init(&s->done);
 	list_init(&s->workers);
@@ -634,7 +726,8 @@ int serve_init(struct devwld *d)
 	if (!s->target)
 		s->target = cpus < 2 ? 2 : cpus > 16 ? 16 : (unsigned int)cpus;
 	s->src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->src.fd < 0)
+	s->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->src.fd < 0 || s->kick < 0)
 		return negerrno();
 	pthread_mutex_lock(&s->lock);
 	for (unsigned int i = 0; i < s->target && r >= 0; i++)
@@ -688,6 +781,8 @@ void serve_fini(struct devwld *d)
 		pthread_join(s->watchdog, NULL);
 	if (s->src.fd >= 0)
 		close(s->src.fd);
+	if (s->kick >= 0)
+		close(s->kick);
 	d->serve = NULL;
 	if (leave) {
 		log_msg("exiting with %u handler threads stuck", s->stuck);
@@ -739,7 +834,10 @@ void serve_notify_ready(struct devwld *d, struct cproc *p, int revents)
 	atomic_fetch_add(&s->queued, 1);
 	if (j->deny_only)
 		s->deny_only++;
-	pthread_cond_signal(&s->work);
+	if (s->idle)
+		pthread_cond_signal(&s->work);
+	else
+		(void)!write(s->kick, &(uint64_t){1}, sizeof(uint64_t));
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -807,6 +905,13 @@ void serve_completions(struct devwld *d)
 
 		list_del(&j->link);
 		drop = job_account(d, j);
+		if (j->partial) {
+			/* The job goes on: a drop waits for its end (loop_destroy defers it). */
+			if (drop && !p->src.dead)
+				cproc_gone(d, p);
+			job_free(j);
+			continue;
+		}
 		p->src.armed = false;
 		p->src.held = false;
 		if (j->released) {
