@@ -155,7 +155,8 @@ static void usage(FILE *f)
 	      "  --default-template T  node for other containers, over the policy's\n"
 	      "                        [/containers/{id}]\n"
 	      "  --burst N             notifications per fd per round [16]\n"
-	      "  --spin-us N           wait this long on a busy fd for its next call [0]\n"
+	      "  --spin-us N           a handler thread keeps watching a quiet fd this long\n"
+	      "                        before the ring watches it again [1000]\n"
 	      "  --timeout-ms N        deadline for a runtime's message [5000]\n"
 	      "  --max-message BYTES   size limit of a runtime's message [1048576]\n"
 	      "  --handler-threads N   threads handling notifications [one per CPU, 2..16]\n"
@@ -382,7 +383,7 @@ int devwld_main(int argc, char **argv)
 				.control_path = "/run/devwl/control.sock",
 				.watch_policy = true,
 				.burst = 16,
-				.spin_us = 0,
+				.spin_us = 1000,
 				.conn_timeout_ms = 5000,
 				.max_message = 1024 * 1024,
 				.handler_timeout_ms = SERVE_TIMEOUT_DEFAULT_MS,

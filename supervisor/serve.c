@@ -96,6 +96,7 @@ struct job {
 	bool deny_only; /* the container has a stuck call: answer EPERM without looking */
 	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
 	bool partial;	/* more of the same job follows: account, do not re-arm */
+	uint64_t taken_ns, last_ns; /* when a thread took it, and its last call */
 	unsigned int n;
 	struct result res[]; /* cfg.burst + 1 (the watchdog's answer) */
 };
@@ -104,7 +105,9 @@ struct worker {
 	struct serve *s;
 	struct list_head link; /* in s->workers */
 	struct devwl_notify *notify;
-	struct job *job;     /* under s->lock; NULL: idle */
+	struct job *job;		  /* under s->lock: the one in a call now, or NULL */
+	struct job *held[SERVE_HOLD_MAX]; /* under s->lock: the fds this thread serves */
+	unsigned int nheld;
 	bool abandoned;	     /* under s->lock: the watchdog answered for it */
 	atomic_bool in_call; /* between RECV and the answer */
 	atomic_uint_fast64_t call_id, call_start_ns;
@@ -259,7 +262,7 @@ void serve_policy_changed(struct devwld *d)
 		     l = l->next) {
 			struct worker *w = container_of(l, struct worker, link);
 
-			if (!w->job || w->abandoned || atomic_load(&w->waiting) ||
+			if ((!w->job && !w->nheld) || w->abandoned || atomic_load(&w->waiting) ||
 			    atomic_load(&w->seen_gen) >= gen)
 				continue;
 			if (atomic_load(&w->in_call) && atomic_load(&w->call_start_ns) < bumped)
@@ -353,65 +356,80 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 	return 0;
 }
 
-/*
- * Is another notification pending on fd? Waits up to spin_us on the fd itself: a thread
- * asleep on the notify fd's own wait queue is what SYNC_WAKE_UP wakes on the caller's CPU
- * (KERNEL-NOTES), and a thread that waits here keeps nobody else waiting: when a job is
- * queued and no thread is free, the loop kicks (s->kick) and the wait ends at once.
- */
-static bool next_pending(struct worker *w, int fd, unsigned int spin_us)
+/* Is another notification pending on fd? Only looks. */
+static bool next_pending(int fd)
 {
-	struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = w->s->kick, .events = POLLIN}};
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)spin_us * 1000};
-	int n = 0;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
-	atomic_store(&w->waiting, true);
-	n = ppoll(pfd, 2, &ts, NULL);
-	atomic_store(&w->waiting, false);
-	if (n <= 0 || pfd[1].revents)
+	if (poll(&pfd, 1, 0) <= 0)
 		return false;
-	return (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
+	return (pfd.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
+}
+
+static int held_index(const struct worker *w, const struct job *j)
+{
+	for (unsigned int i = 0; i < w->nheld; i++)
+		if (w->held[i] == j)
+			return (int)i;
+	return -1;
+}
+
+/* Under s->lock: the fd goes back to the ring. */
+static void give_back(struct serve *s, struct worker *w, struct job *j)
+{
+	int i = held_index(w, j);
+
+	if (i >= 0)
+		w->held[i] = w->held[--w->nheld];
+	job_done(s, j);
 }
 
 /* Under s->lock: hand the results so far to the loop and go on with a fresh record. */
 static struct job *job_continue(struct serve *s, struct worker *w, struct job *j)
 {
 	struct job *nj = malloc(sizeof(*j) + (s->burst + 1) * sizeof(j->res[0]));
+	int i = held_index(w, j);
 
-	if (!nj)
-		return NULL;
+	if (!nj || i < 0) {
+		free(nj);
+		return j;
+	}
 	memcpy(nj, j, sizeof(*j));
 	nj->n = 0;
 	atomic_fetch_add(&nj->view->refs, 1);
 	atomic_fetch_add(&nj->box->refs, 1);
 	j->partial = true;
 	job_done(s, j);
-	w->job = nj;
+	w->held[i] = nj;
 	return nj;
 }
 
-/*
- * One fd's turn: its calls one after the other while more come and nobody else waits,
- * with the records handed on every s->burst calls, and for SERVE_JOB_MS at most, so that
- * the loop gets the fd back now and then. Returns the job as it ended (NULL: the watchdog
- * took it meanwhile).
- */
-static struct job *run_job(struct worker *w, struct job *j)
+enum turn {
+	TURN_KEEP,  /* served what was pending: keep watching the fd */
+	TURN_BACK,  /* give the fd back to the ring (an error, a stale copy of the node) */
+	TURN_TAKEN, /* the watchdog took over while we were stuck */
+};
+
+/* Up to s->burst calls of one fd, while they come; *jp follows a record continued. */
+static enum turn serve_fd(struct worker *w, struct job **jp)
 {
 	struct serve *s = w->s;
 	struct devwld *d = s->d;
-	uint64_t until = mono_ns() + SERVE_JOB_MS * 1000000ULL;
+	struct job *j = *jp;
 
-	for (;;) {
+	for (unsigned int k = 0; k < s->burst; k++) {
 		struct devwl_event ev = {0};
 		struct result *res = NULL;
 		uint64_t gen = atomic_load(&s->gen);
 		int r;
 
 		atomic_store(&w->seen_gen, gen);
-		/* The hierarchy changed: the loop makes a fresh copy before the next call. */
+		/* The hierarchy changed: the loop makes a fresh copy first. */
 		if (!j->deny_only && j->view->gen != gen)
-			return j;
+			return TURN_BACK;
+		pthread_mutex_lock(&s->lock);
+		w->job = j;
+		pthread_mutex_unlock(&s->lock);
 		if (j->deny_only)
 			r = deny_one(w, j->fd, &ev);
 		else
@@ -420,8 +438,9 @@ static struct job *run_job(struct worker *w, struct job *j)
 		pthread_mutex_lock(&s->lock);
 		if (w->abandoned) {
 			pthread_mutex_unlock(&s->lock);
-			return NULL;
+			return TURN_TAKEN;
 		}
+		w->job = NULL;
 		/* Not after an abandon: the slot may already mark another thread's call. */
 		if (j->has_slot && d->keeper.table)
 			keeper_link_answered(d, j->slot);
@@ -433,19 +452,16 @@ static struct job *run_job(struct worker *w, struct job *j)
 		if (r >= 0 && ev.path && ev.path[0] &&
 		    (ev.verdict != DEVWL_VERDICT_CONTINUE || d->audit.all))
 			res->path = strdup(ev.path);
-		if (j->n >= s->burst && atomic_load(&s->queued) == 0 && mono_ns() < until) {
-			struct job *nj = job_continue(s, w, j);
-
-			if (nj)
-				j = nj;
-		}
+		j->last_ns = mono_ns();
+		if (j->n >= s->burst)
+			j = *jp = job_continue(s, w, j);
 		pthread_mutex_unlock(&s->lock);
 		if (r < 0 && r != -ENOENT)
-			return j;
-		if (j->n >= s->burst || atomic_load(&s->queued) > 0 ||
-		    !next_pending(w, j->fd, d->cfg.spin_us))
-			return j;
+			return TURN_BACK;
+		if (atomic_load(&s->queued) > 0 || !next_pending(j->fd))
+			break;
 	}
+	return TURN_KEEP;
 }
 
 static void *worker_main(void *arg);
@@ -504,52 +520,111 @@ static void retire(struct worker *w)
 	free(w);
 }
 
+/*
+ * A thread serves the fds it holds (at most SERVE_HOLD_MAX), sleeping on them and on the
+ * kick (a job waits) at once, and gives an fd back to the ring once it has been quiet for
+ * cfg.spin_us, or when it is the longest held and another fd waits for a free place.
+ */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct serve *s = w->s;
-	struct job *j = NULL;
+	struct devwld *d = s->d;
+	uint64_t hold = (uint64_t)d->cfg.spin_us * 1000ULL;
 	bool counted = true; /* in s->live */
 
 	pthread_mutex_lock(&s->lock);
-	for (;;) {
-		s->idle++;
-		while (!s->quit && list_empty(&s->queue))
-			pthread_cond_wait(&s->work, &s->lock);
-		s->idle--;
-		if (s->quit)
-			break;
-		j = container_of(s->queue.next, struct job, link);
-		list_del(&j->link);
-		if (atomic_fetch_sub(&s->queued, 1) == 1) {
-			uint64_t n = 0;
+	while (!s->quit) {
+		struct pollfd pfd[SERVE_HOLD_MAX + 1];
+		struct job *jobs[SERVE_HOLD_MAX];
+		unsigned int n = 0;
+		uint64_t now = mono_ns(), wait = hold;
+		struct timespec ts;
 
-			(void)!read(s->kick, &n, sizeof(n)); /* nobody waits any more */
+		if (!list_empty(&s->queue) && w->nheld == SERVE_HOLD_MAX) {
+			struct job *oldest = w->held[0];
+
+			for (unsigned int i = 1; i < w->nheld; i++)
+				if (w->held[i]->taken_ns < oldest->taken_ns)
+					oldest = w->held[i];
+			give_back(s, w, oldest);
 		}
-		w->job = j;
-		pthread_mutex_unlock(&s->lock);
+		while (w->nheld < SERVE_HOLD_MAX && !list_empty(&s->queue)) {
+			struct job *j = container_of(s->queue.next, struct job, link);
 
-		j = run_job(w, j);
-		if (j) {
-			pthread_mutex_lock(&s->lock);
-			w->job = NULL;
-			job_done(s, j);
+			list_del(&j->link);
+			if (atomic_fetch_sub(&s->queued, 1) == 1) {
+				uint64_t v = 0;
+
+				(void)!read(s->kick, &v, sizeof(v)); /* nobody waits any more */
+			}
+			j->taken_ns = j->last_ns = now;
+			w->held[w->nheld++] = j;
+		}
+		if (w->nheld == 0) {
+			s->idle++;
+			while (!s->quit && list_empty(&s->queue))
+				pthread_cond_wait(&s->work, &s->lock);
+			s->idle--;
 			continue;
 		}
-		j = w->job;
-		/* Back from a call the watchdog answered: the job is the loop's again. */
+		for (unsigned int i = 0; i < w->nheld; i++) {
+			uint64_t quiet = now - w->held[i]->last_ns;
+
+			jobs[n] = w->held[i];
+			pfd[n++] = (struct pollfd){.fd = w->held[i]->fd, .events = POLLIN};
+			/* A job just taken: its fd is ready (the ring said so). */
+			wait = quiet >= hold ? 0 : (hold - quiet < wait ? hold - quiet : wait);
+		}
+		pfd[n] = (struct pollfd){.fd = s->kick, .events = POLLIN};
+		pthread_mutex_unlock(&s->lock);
+
+		ts = (struct timespec){.tv_sec = (time_t)(wait / 1000000000ULL),
+				       .tv_nsec = (long)(wait % 1000000000ULL)};
+		atomic_store(&w->waiting, true);
+		if (ppoll(pfd, n + 1, &ts, NULL) < 0)
+			memset(pfd, 0, sizeof(pfd));
+		atomic_store(&w->waiting, false);
+
+		for (unsigned int i = 0; i < n; i++) {
+			enum turn t = TURN_KEEP;
+			struct job *j = NULL;
+
+			/* The watchdog may have moved it away while another call was slow. */
+			pthread_mutex_lock(&s->lock);
+			j = held_index(w, jobs[i]) >= 0 ? jobs[i] : NULL;
+			pthread_mutex_unlock(&s->lock);
+			if (!j)
+				continue;
+			if (pfd[i].revents & POLLIN) {
+				t = serve_fd(w, &j);
+				if (t == TURN_TAKEN)
+					break;
+			}
+			pthread_mutex_lock(&s->lock);
+			if (held_index(w, j) >= 0 &&
+			    (t == TURN_BACK || (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL)) ||
+			     mono_ns() - j->last_ns >= hold))
+				give_back(s, w, j);
+			pthread_mutex_unlock(&s->lock);
+		}
 		pthread_mutex_lock(&s->lock);
-		atomic_fetch_sub(&j->box->stuck, 1);
+		if (!w->abandoned)
+			continue;
+		/* Back from a call the watchdog answered: its fd is the loop's again. */
+		atomic_fetch_sub(&w->job->box->stuck, 1);
 		s->stuck--;
 		w->abandoned = false;
+		job_free(w->job);
 		w->job = NULL;
-		job_free(j);
 		if (s->quit || s->live >= s->target) {
 			counted = false; /* replaced meanwhile */
 			break;
 		}
 		s->live++;
 	}
+	while (w->nheld)
+		give_back(s, w, w->held[0]);
 	if (counted)
 		s->live--;
 	retire(w);
@@ -631,6 +706,11 @@ static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t s
 				 j->box->id);
 		}
 	}
+	/* The thread's other fds go back to the ring at once. */
+	for (unsigned int i = 0; i < w->nheld; i++)
+		if (w->held[i] != j)
+			job_done(s, w->held[i]);
+	w->nheld = 0;
 	atomic_fetch_add(&j->box->stuck, 1);
 	s->abandoned_total++;
 	s->stuck++;
@@ -651,12 +731,16 @@ static void *watchdog_main(void *arg)
 		tick = 500000000;
 	pthread_mutex_lock(&s->lock);
 	while (!s->quit) {
+		uint64_t t = tick, now;
 		struct timespec ts;
-		uint64_t now;
 
+		/* Often while a thread serves several fds: a slow call must not hold them. */
+		for (struct list_head *l = s->workers.next; l != &s->workers; l = l->next)
+			if (container_of(l, struct worker, link)->nheld > 1)
+				t = SERVE_MIGRATE_MS * 1000000ULL / 2;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(tick % 1000000000ULL);
-		ts.tv_sec += (time_t)(tick / 1000000000ULL) + ts.tv_nsec / 1000000000L;
+		ts.tv_nsec += (long)(t % 1000000000ULL);
+		ts.tv_sec += (time_t)(t / 1000000000ULL) + ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&s->quit_cond, &s->lock, &ts);
 		if (s->quit)
@@ -675,7 +759,18 @@ static void *watchdog_main(void *arg)
 			if (!atomic_load(&w->in_call) || atomic_load(&w->call_start_ns) != start)
 				continue;
 			now = mono_ns();
-			if (start > now || now - start <= timeout)
+			if (start > now || now - start <= SERVE_MIGRATE_MS * 1000000ULL)
+				continue;
+			/* Slow already: whoever else this thread serves is served elsewhere. */
+			for (unsigned int i = 0; i < w->nheld;) {
+				if (w->held[i] == w->job) {
+					i++;
+					continue;
+				}
+				job_done(s, w->held[i]);
+				w->held[i] = w->held[--w->nheld];
+			}
+			if (now - start <= timeout)
 				continue;
 			take_over(s, w, id, start, now, msg, sizeof(msg));
 			if (msg[0]) {

@@ -18,8 +18,9 @@ struct container;
 #define SERVE_THREADS_MAX	 64
 #define SERVE_STUCK_MAX		 64
 #define SERVE_TIMEOUT_DEFAULT_MS 3000
-/* Longest turn of one fd on a thread while nobody else waits. */
-#define SERVE_JOB_MS 20
+/* Fds one thread serves at once; a call this slow moves its thread's others away. */
+#define SERVE_HOLD_MAX	 8
+#define SERVE_MIGRATE_MS 20
 
 /* Start the handler threads and the watchdog; arms the eventfd on the ring. */
 int serve_init(struct devwld *d);
