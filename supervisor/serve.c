@@ -9,12 +9,18 @@
  * chroots and switches per-thread credentials), while the event loop only polls:
  *
  *   loop thread: POLLIN on a notify fd -> job queue -> a handler thread RECVs, decides and
- *   answers up to cfg.burst calls of that fd -> its record on the done list -> eventfd ->
- *   loop thread audits the record and re-arms the fd.
+ *   answers that fd's calls, cfg.burst in a row at most, and keeps watching the fd
+ *   (ppoll, with the other fds it holds and the kick) while it stays busy -> quiet for
+ *   cfg.spin_us, or wanted elsewhere: its record on the done list -> eventfd -> loop
+ *   thread audits the record and re-arms the fd.
  *
- * An fd is re-armed only once its job is done, so each container process is served by
- * one thread at a time, in order, and a stuck one holds one thread at most. A watchdog
- * thread answers a call stuck longer than cfg.handler_timeout_ms with EPERM itself
+ * A thread asleep on the notify fds themselves is what SYNC_WAKE_UP wakes on the caller's
+ * CPU (KERNEL-NOTES); going through the ring for every call costs two more wake-ups.
+ * An fd is re-armed only once its thread gives it back, so each container process is
+ * served by one thread at a time, in order, and a stuck one holds one thread at most.
+ * A call slower than SERVE_MIGRATE_MS makes the watchdog move that thread's other fds
+ * back to the ring for other threads. The watchdog answers a call stuck longer than
+ * cfg.handler_timeout_ms with EPERM itself
  * (SECCOMP_IOCTL_NOTIF_SEND from another thread is fine; the stuck thread's own answer
  * later fails ENOENT, and libdevwl checks ID_VALID before acting on what it read), hands
  * the fd back to the loop, and starts a replacement thread (at most SERVE_STUCK_MAX
