@@ -903,10 +903,8 @@ void serve_notify_ready(struct devwld *d, struct cproc *p, int revents)
 
 	if (!(revents & POLLIN)) {
 		/* The container's last task using this filter has exited. */
-		if (revents & (POLLHUP | POLLERR | POLLNVAL))
+		if ((revents & (POLLHUP | POLLERR | POLLNVAL)) || loop_arm(d, &p->src, POLLIN) < 0)
 			cproc_gone(d, p);
-		else
-			loop_arm(d, &p->src, POLLIN);
 		return;
 	}
 	b = box_current(s, p->container);
@@ -964,11 +962,10 @@ static bool job_account(struct devwld *d, struct job *j)
 				p->errors = 0;
 		} else if (r == -ENOENT) {
 			/* The target went away mid-call: nothing to answer. */
-			d->audit.gone++;
+			audit_gone(&d->audit);
 		} else if (r != -EAGAIN && r != -EINTR && alive) {
-			audit_error(&d->audit);
 			/* Worth a line, but a flood must not fill the log. */
-			if (d->audit.errors <= 100 || p->errors == 0)
+			if (audit_error(&d->audit) <= 100 || p->errors == 0)
 				log_msg("container %s pid %d: handling a notification: %s", view.id,
 					(int)p->pid, strerror(-r));
 			if (++p->errors == MAX_CONSECUTIVE_ERRORS) {
@@ -987,6 +984,7 @@ void serve_completions(struct devwld *d)
 	struct serve *s = d->serve;
 	struct list_head done;
 	uint64_t n = 0;
+	int r = 0;
 
 	(void)!read(s->src.fd, &n, sizeof(n));
 	list_init(&done);
@@ -1001,8 +999,8 @@ void serve_completions(struct devwld *d)
 	while (!list_empty(&done)) {
 		struct job *j = container_of(done.next, struct job, link);
 		struct cproc *p = j->p;
-
 		bool drop = false;
+		int ar = 0;
 
 		list_del(&j->link);
 		drop = job_account(d, j);
@@ -1030,15 +1028,25 @@ void serve_completions(struct devwld *d)
 		if (p->src.dead) {
 			if (p->src.fd >= 0)
 				close(p->src.fd); /* loop_destroy left it to us */
-			p->src.free_fn(&p->src);
+			p->src.fd = -1;
+			/* On the loop's cancel list it is freed there (cancel_retry). */
+			if (!p->src.cancel_queued)
+				p->src.free_fn(&p->src);
 		} else if (drop) {
 			cproc_gone(d, p);
-		} else {
-			loop_arm(d, &p->src, POLLIN);
+		} else if ((ar = loop_arm(d, &p->src, POLLIN)) < 0) {
+			/* Unwatched, its calls would wait forever: drop it, so they fail ENOSYS. */
+			log_msg("container %s pid %d: cannot watch its notify fd (%s); dropping "
+				"this"
+				" process, its calls fail ENOSYS",
+				j->box->id, (int)p->pid, strerror(-ar));
+			cproc_gone(d, p);
 		}
 		job_free(j);
 	}
-	loop_arm(d, &s->src, POLLIN);
+	r = loop_arm(d, &s->src, POLLIN);
+	if (r < 0)
+		loop_fatal(d, "cannot watch the handler threads", r);
 }
 
 void serve_stats(struct devwld *d, FILE *out)
