@@ -64,7 +64,7 @@ seen() { awk '/^quiet /{print $9}' "$T"/"$1"-*.out | sort -n | tail -1; }
 
 phase unloaded
 mkdir "$T/s"
-"$RUN" --connect "$T/listen.sock" --id stuck -- "$STALL" "$T/s" >"$T/stall.out" 2>&1 &
+"$RUN" --keep-caps --connect "$T/listen.sock" --id stuck -- "$STALL" "$T/s" >"$T/stall.out" 2>&1 &
 STALL_PID=$!
 for _ in $(seq 200); do [ -e "$T/s/stalled" ] && break; sleep 0.05; done
 [ -e "$T/s/stalled" ] || { echo "stall: no stall ($(cat "$T/stall.out"))" >&2; exit 1; }

@@ -29,7 +29,9 @@ JSON
 start_devwld --handler-timeout 1500
 
 mkdir "$T/s"
-"$RUN" --connect "$T/listen.sock" --node /w --id stall -- "$STALL" "$T/s" >"$T/stall.out" 2>&1 &
+# --keep-caps: userfaultfd for kernel-mode faults needs CAP_SYS_PTRACE (or the sysctl
+# vm.unprivileged_userfaultfd), which devwl-run drops from a root command otherwise.
+"$RUN" --keep-caps --connect "$T/listen.sock" --node /w --id stall -- "$STALL" "$T/s" >"$T/stall.out" 2>&1 &
 stall=$!
 CHILD_PIDS+=("$stall")
 for _ in $(seq 200); do
