@@ -162,39 +162,50 @@ static void view_put(struct serve_view *v)
 	}
 }
 
-/* A one-node policy deciding exactly as node: its behavior, then its exceptions in order. */
-static struct serve_view *view_new(const struct devwl_node *node, uint64_t gen)
+struct devwl_policy *serve_node_copy(const struct devwl_node *node)
 {
 	static const struct devwl_rule all = {.type = DEVWL_DEV_ALL,
 					      .access = DEVWL_ACC_MASK,
 					      .major = DEVWL_ANY,
 					      .minor = DEVWL_ANY};
-	struct serve_view *v = calloc(1, sizeof(*v));
+	struct devwl_policy *copy = devwl_policy_new();
+	struct devwl_node *root = copy ? devwl_policy_find(copy, "/") : NULL;
 	bool deny = devwl_node_behavior(node) == DEVWL_BEHAVIOR_DENY;
 	size_t n = devwl_node_exception_count(node);
 
-	if (!v)
-		return NULL;
-	atomic_init(&v->refs, 1);
-	v->gen = gen;
-	v->of = node;
-	v->policy = devwl_policy_new();
-	v->node = v->policy ? devwl_policy_find(v->policy, "/") : NULL;
-	if (!v->node || (deny && devwl_node_update(v->node, DEVWL_DENY, &all) < 0))
+	if (!root || (deny && devwl_node_update(root, DEVWL_DENY, &all) < 0))
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		struct devwl_rule r;
 
 		/* On the root nothing is refused: an allow on DENY, a deny on ALLOW add. */
 		if (devwl_node_exception(node, i, &r) < 0 ||
-		    devwl_node_update(v->node, deny ? DEVWL_ALLOW : DEVWL_DENY, &r) < 0)
+		    devwl_node_update(root, deny ? DEVWL_ALLOW : DEVWL_DENY, &r) < 0)
 			goto fail;
 	}
-	devwl_node_set_mknod_needs_cap(v->node, devwl_node_mknod_needs_cap(node));
-	return v;
+	devwl_node_set_mknod_needs_cap(root, devwl_node_mknod_needs_cap(node));
+	return copy;
 fail:
-	view_put(v);
+	devwl_policy_free(copy);
 	return NULL;
+}
+
+static struct serve_view *view_new(const struct devwl_node *node, uint64_t gen)
+{
+	struct serve_view *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	atomic_init(&v->refs, 1);
+	v->gen = gen;
+	v->of = node;
+	v->policy = serve_node_copy(node);
+	v->node = v->policy ? devwl_policy_find(v->policy, "/") : NULL;
+	if (!v->node) {
+		view_put(v);
+		return NULL;
+	}
+	return v;
 }
 
 static void box_put(struct serve_box *b)

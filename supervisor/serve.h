@@ -37,6 +37,11 @@ void serve_policy_changed(struct devwld *d);
 /* The container is freed: let go of the handlers' copy of its node. */
 void serve_container_gone(struct container *c);
 
+/* A one-node hierarchy whose "/" decides exactly as node does (devwl_node_check,
+ * devwl_node_mknod_needs_cap): the handlers' private copy. NULL when out of memory. */
+struct devwl_node;
+struct devwl_policy *serve_node_copy(const struct devwl_node *node);
+
 /* "name value" lines for devwlctl stats. */
 void serve_stats(struct devwld *d, FILE *out);
 
