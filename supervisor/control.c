@@ -27,6 +27,7 @@
 
 #include "batch.h"
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
@@ -124,7 +125,7 @@ static void do_stats(struct devwld *d, FILE *out)
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
 		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
-		"generation %u\n.\n",
+		"generation %u\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a.notifications, (unsigned long long)a.continued,
 		(unsigned long long)a.allowed, (unsigned long long)a.denied,
@@ -132,6 +133,8 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
 		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
 		(unsigned long long)d->state_writes, (int)getpid(), d->keeper.gen);
+	serve_stats(d, out);
+	fputs(".\n", out);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)
@@ -249,9 +252,10 @@ static bool read_only(const char *line, size_t len)
 
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 {
+	bool changes = !read_only(line, len);
 	size_t a = 0;
 
-	if (!read_only(line, len))
+	if (changes)
 		state_changed(d);
 	if (is_cmd(line, len, "containers", &a) && a == len)
 		do_containers(d, out);
@@ -275,10 +279,11 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
 		do_hook(d, false, line + a, len - a, out);
-	else {
+	else
 		batch_exec(d->policy, line, len, out);
-		return;
-	}
+	/* Before the answer goes out: from then on, every call is decided by the change. */
+	if (changes)
+		serve_policy_changed(d);
 	fflush(out);
 }
 
