@@ -20,7 +20,7 @@ client_profile() {
 		"$EXAMPLES/oci-hook/podman-profile.json" >"$T/profile.json" || fail "jq on the profile"
 }
 
-# /containers (every client's default node) grants the standard nodes and /dev/zero but
+# /containers (every client's default node) and /k8s grant the standard nodes and /dev/zero but
 # not /dev/full (1:7) nor /dev/kmsg (1:11): both are in the device cgroup of Docker,
 # containerd and podman (the "c *:* m" rule lets any mknod through), so EPERM for them
 # can only come from devwld.
@@ -30,6 +30,9 @@ client_policy() {
   "version": 1,
   "nodes": [
     { "path": "/containers",
+      "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm", "allow c 1:8 rwm",
+                "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm"] },
+    { "path": "/k8s",
       "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm", "allow c 1:8 rwm",
                 "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm"] },
     { "path": "/apps", "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm"],
