@@ -8,6 +8,7 @@
  *   stats                             "name value" lines, then "."
  *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
  *   reload                            as SIGHUP
+ *   reset                             reload without the devwlctl changes since the last load
  *   restart                           as SIGUSR2: hand over to a new devwld (devwld(8))
  *   hook-create STATE-JSON            the OCI hook: create the container's node
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
@@ -62,6 +63,8 @@ static void ctl_conn_free(struct source *src)
 	free(conn);
 }
 
+static void ctl_close(struct devwld *d, struct ctl_conn *conn);
+
 void control_accept(struct devwld *d)
 {
 	for (int i = 0; i < 16; i++) {
@@ -91,7 +94,10 @@ void control_accept(struct devwld *d)
 		conn->src.free_fn = ctl_conn_free;
 		d->nctl_conns++;
 		list_add_tail(&conn->link, &d->ctl_conns);
-		loop_arm(d, &conn->src, POLLIN);
+		if (loop_arm(d, &conn->src, POLLIN) < 0) {
+			log_msg("control: cannot watch a connection; closing it");
+			ctl_close(d, conn);
+		}
 	}
 }
 
@@ -108,19 +114,21 @@ static void do_containers(struct devwld *d, FILE *out)
 
 static void do_stats(struct devwld *d, FILE *out)
 {
-	const struct audit *a = &d->audit;
+	struct audit_counts a;
 
+	audit_counts(&d->audit, &a);
 	fprintf(out,
 		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
-		"pid %d\ngeneration %u\n.\n",
+		"audit_dropped %llu\nlog_dropped %llu\npid %d\ngeneration %u\n.\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
-		(unsigned long long)a->notifications, (unsigned long long)a->continued,
-		(unsigned long long)a->allowed, (unsigned long long)a->denied,
-		(unsigned long long)a->errors, (unsigned long long)a->gone,
-		(unsigned long long)audit_percentile(a, 0.50),
-		(unsigned long long)audit_percentile(a, 0.99), (int)getpid(), d->keeper.gen);
+		(unsigned long long)a.notifications, (unsigned long long)a.continued,
+		(unsigned long long)a.allowed, (unsigned long long)a.denied,
+		(unsigned long long)a.errors, (unsigned long long)a.gone,
+		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
+		(unsigned long long)a.dropped, (unsigned long long)log_dropped(), (int)getpid(),
+		d->keeper.gen);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)
@@ -164,7 +172,7 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 		path = strdup(c->node_path);
 		r = path ? 0 : -ENOMEM;
 	} else {
-		r = store_node_path(d, &st, &path);
+		r = store_node_path(d, &st, 0, &path);
 	}
 	if (r < 0)
 		goto out;
@@ -191,29 +199,21 @@ out:
 	oci_state_clear(&st);
 }
 
-static void do_mknod_cap(struct devwld *d, const char *args, size_t len, FILE *out)
+/* A change to the hierarchy: carried out, and kept for reloads to apply again (edits.c). */
+static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 {
-	_cleanup_free_ char *copy = strndup(args, len);
-	struct devwl_node *node;
-	char *value;
+	int r;
 
-	if (!copy) {
-		batch_reply_errno(out, -ENOMEM);
+	if (d->edits.n >= EDITS_MAX) {
+		log_msg("control: %d devwlctl changes since the policy file was loaded; refusing"
+			" more (put them in the file and run devwlctl reset)",
+			EDITS_MAX);
+		batch_reply_errno(out, -ENOSPC);
 		return;
 	}
-	value = strchr(copy, ' ');
-	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false"))) {
-		batch_reply_errno(out, -EINVAL);
-		return;
-	}
-	*value++ = '\0';
-	node = devwl_policy_find(d->policy, copy);
-	if (!node) {
-		batch_reply_errno(out, -ENOENT);
-		return;
-	}
-	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
-	fputs("ok\n", out);
+	r = edit_exec(d->policy, line, len, out);
+	if (r >= 0 && edits_add(&d->edits, line, len) < 0)
+		log_msg("control: out of memory: a reload will not apply this change again");
 }
 
 static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_args)
@@ -254,8 +254,8 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		do_containers(d, out);
 	else if (is_cmd(line, len, "stats", &a) && a == len)
 		do_stats(d, out);
-	else if (is_cmd(line, len, "reload", &a) && a == len) {
-		int r = store_reload(d);
+	else if ((is_cmd(line, len, "reload", &a) || is_cmd(line, len, "reset", &a)) && a == len) {
+		int r = line[2] == 'l' ? store_reload(d) : store_reset(d);
 		if (r < 0)
 			batch_reply_errno(out, r);
 		else
@@ -266,8 +266,8 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 			batch_reply_errno(out, r);
 		else
 			fputs("ok\n", out);
-	} else if (is_cmd(line, len, "mknod_needs_cap", &a) && a < len)
-		do_mknod_cap(d, line + a, len - a, out);
+	} else if (edit_is_change(line, len))
+		do_change(d, line, len, out);
 	else if (is_cmd(line, len, "hook-create", &a) && a < len)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
@@ -408,14 +408,19 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	}
 	if (conn->out_len) {
 		/* Stop reading until the client takes its answers. */
-		loop_arm(d, src, POLLOUT);
+		if (loop_arm(d, src, POLLOUT) < 0)
+			goto unwatched;
 		return;
 	}
 	if (conn->eof) {
 		ctl_close(d, conn);
 		return;
 	}
-	loop_arm(d, src, POLLIN);
+	if (loop_arm(d, src, POLLIN) >= 0)
+		return;
+unwatched:
+	log_msg("control: cannot watch a connection; closing it");
+	ctl_close(d, conn);
 }
 
 void control_close_all(struct devwld *d)

@@ -16,18 +16,57 @@
 #include <unistd.h>
 
 #include "devwld.h"
+#include "fileio.h"
 #include "keeper.h"
+#include "sink.h"
 #include "util.h"
+
+static struct sink *stderr_sink;
+static uint64_t stderr_dropped;
 
 void log_msg(const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[1024] = "devwld: ";
+	size_t pre = strlen(buf), len;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf + pre, sizeof(buf) - pre - 1, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "devwld: %s\n", buf);
+	len = n < 0 ? pre
+		    : pre + ((size_t)n < sizeof(buf) - pre - 1 ? (size_t)n : sizeof(buf) - pre - 2);
+	buf[len++] = '\n';
+	if (stderr_sink) {
+		if (!sink_write(stderr_sink, buf, len))
+			__atomic_fetch_add(&stderr_dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	(void)devwl_write_all(STDERR_FILENO, buf, len);
+}
+
+int log_start(void)
+{
+	stderr_sink = sink_new(STDERR_FILENO, false, SINK_CAPACITY);
+	return stderr_sink ? 0 : negerrno();
+}
+
+void log_stop(unsigned int drain_ms)
+{
+	struct sink *s = stderr_sink;
+
+	stderr_sink = NULL;
+	sink_free(s, drain_ms);
+}
+
+struct sink *log_sink(void)
+{
+	return stderr_sink;
+}
+
+uint64_t log_dropped(void)
+{
+	return __atomic_load_n(&stderr_dropped, __ATOMIC_RELAXED);
 }
 
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
@@ -148,7 +187,8 @@ static void usage(FILE *f)
 	      "  --audit FILE          append decision records (JSON lines) to FILE [stderr]\n"
 	      "  --no-audit            keep counters only\n"
 	      "  --audit-all           also record CONTINUE answers for non-devices\n"
-	      "  --allow-uid UID       also accept listener peers with this uid (repeatable)\n"
+	      "  --allow-uid UID       also serve runtimes of this uid (repeatable), on nodes\n"
+	      "                        under /users/UID only\n"
 	      "  --k8s-template T      node for Kubernetes containers, over the policy's\n"
 	      "                        [/k8s/{namespace}/{pod}/{container}]\n"
 	      "  --default-template T  node for other containers, over the policy's\n"
@@ -191,14 +231,24 @@ static void reapply_if_changed(struct devwld *d)
 	store_apply_text(d, text, len);
 }
 
+void devwld_signals(sigset_t *ret_set)
+{
+	sigemptyset(ret_set);
+	sigaddset(ret_set, SIGHUP);
+	sigaddset(ret_set, SIGTERM);
+	sigaddset(ret_set, SIGINT);
+	sigaddset(ret_set, SIGUSR2);
+}
+
 static int worker_start(struct devwld *d, bool no_audit)
 {
-	sigset_t none;
+	sigset_t mask;
 	int r;
 
-	/* The keeper's blocked signals are not ours (loop_init blocks what it reads). */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Ours stay blocked (the loop's signalfd reads them, pending ones too); the
+	 * keeper's SIGCHLD is not ours. */
+	devwld_signals(&mask);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	r = keeper_link_open(d);
 	if (r < 0) {
@@ -210,14 +260,22 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("this kernel has no seccomp user notification");
 		return -EOPNOTSUPP;
 	}
+	/* After the feature probe's fork: a child must not inherit a sink thread's lock. */
+	r = log_start();
+	if (r < 0) {
+		log_msg("cannot start the log writer: %s", strerror(-r));
+		return r;
+	}
+#ifdef DEVWL_TEST_HOOKS
 	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
+#endif
 	d->notify = devwl_notify_new();
 	if (!d->notify) {
 		log_msg("cannot set up notification handling: out of memory");
 		return -ENOMEM;
 	}
 	devwl_notify_set_recv_hook(d->notify, loop_on_recv, d);
-	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all);
+	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all, log_sink());
 	if (r < 0) {
 		log_msg("audit file %s: %s", d->cfg.audit_file, strerror(-r));
 		return r;
@@ -290,7 +348,9 @@ static int worker_main(struct devwld *d, bool no_audit)
 		} else {
 			log_msg("ready: listening on %s, control on %s, policy %s, state %s",
 				d->cfg.listen_path, d->cfg.control_path,
-				d->cfg.policy_file ? d->cfg.policy_file : "(built-in: allow all)",
+				d->cfg.policy_file
+					? d->cfg.policy_file
+					: "(none: containers get the default device set)",
 				d->cfg.state_file);
 			service_notify("READY=1\nSTATUS=listening on %s", d->cfg.listen_path);
 		}
@@ -325,6 +385,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	audit_close(&d->audit);
 	state_fini(d);
 	keeper_link_close(d);
+	log_stop(SINK_DRAIN_MS);
 	if (r < 0)
 		return 1;
 	return d->handover ? DEVWLD_EXIT_HANDOVER : 0;
@@ -385,14 +446,19 @@ int devwld_main(int argc, char **argv)
 		.control_src = {.fd = -1},
 		.watch_src = {.fd = -1},
 		.watch_wd = -1,
+		.audit = {.lock = PTHREAD_MUTEX_INITIALIZER},
 	};
 	_cleanup_free_ uid_t *uids = NULL;
 	_cleanup_free_ char *state_file = NULL;
 	bool no_audit = false;
 	struct rlimit rl;
+	sigset_t mask;
 	unsigned long v = 0;
 	int c;
 
+	/* Before anything else: a SIGHUP now must wait for the loop, not kill us. */
+	devwld_signals(&mask);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_LISTEN:

@@ -33,6 +33,57 @@
 /* How long a planned restart waits for open runtime and devwlctl connections. */
 #define HANDOVER_WAIT_MS 2000
 
+#ifdef DEVWL_TEST_HOOKS
+/*
+ * Fault injection, compiled only with -DDEVWL_TEST_HOOKS=ON (tests/oci/81-83):
+ *   DEVWLD_TEST_FAIL_ARM=ID:N[,ID:N...]  arming a notify fd of container ID fails from
+ *                               its N-th arm on (1: at once; 2: after its first call)
+ *   DEVWLD_TEST_NO_SQE=destroy  loop_destroy finds no free SQE (the sync cancel serves)
+ *   DEVWLD_TEST_NO_SQE=all      ... and the sync cancel fails too (the deferred retry)
+ */
+static struct {
+	struct {
+		char id[64];
+		unsigned int from, seen;
+	} arm[4];
+	int no_sqe; /* 1 destroy, 2 all */
+} test_hook;
+
+static void test_hooks_init(void)
+{
+	const char *v = secure_getenv("DEVWLD_TEST_FAIL_ARM");
+
+	for (size_t i = 0; v && *v && i < ARRAY_SIZE(test_hook.arm); i++) {
+		size_t len = strcspn(v, ":,");
+
+		if (v[len] != ':' || len >= sizeof(test_hook.arm[i].id))
+			break;
+		memcpy(test_hook.arm[i].id, v, len);
+		test_hook.arm[i].from = (unsigned int)strtoul(v + len + 1, NULL, 10);
+		v += len + 1 + strcspn(v + len + 1, ",");
+		v += *v == ',';
+	}
+	v = secure_getenv("DEVWLD_TEST_NO_SQE");
+	test_hook.no_sqe = !v ? 0 : !strcmp(v, "all") ? 2 : 1;
+}
+
+static bool test_arm_fails(const struct source *src)
+{
+	const struct cproc *p = container_of(src, struct cproc, src);
+
+	if (src->kind != SOURCE_NOTIFY)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(test_hook.arm); i++)
+		if (test_hook.arm[i].from && !strcmp(p->container->id, test_hook.arm[i].id))
+			return ++test_hook.arm[i].seen >= test_hook.arm[i].from;
+	return false;
+}
+#else
+static void test_hooks_init(void)
+{
+}
+#endif
+
 static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
@@ -46,8 +97,13 @@ static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 
 int loop_arm(struct devwld *d, struct source *src, short events)
 {
-	struct io_uring_sqe *sqe = get_sqe(&d->ring);
+	struct io_uring_sqe *sqe = NULL;
 
+#ifdef DEVWL_TEST_HOOKS
+	if (test_arm_fails(src))
+		return -EBUSY;
+#endif
+	sqe = get_sqe(&d->ring);
 	if (!sqe)
 		return -EBUSY;
 	io_uring_prep_poll_add(sqe, src->fd, (unsigned)events);
@@ -55,6 +111,49 @@ int loop_arm(struct devwld *d, struct source *src, short events)
 	src->events = events;
 	src->armed = true;
 	return 0;
+}
+
+void loop_fatal(struct devwld *d, const char *what, int err)
+{
+	log_msg("%s: %s; exiting so that a new worker takes over", what, strerror(-err));
+	d->failed = err;
+	d->quit = true;
+}
+
+/*
+ * Ask the ring to cancel src's poll; its completion then frees src. An SQE if there is
+ * one (after submitting what is queued), else a synchronous cancel, which needs none; if
+ * that fails too, false: the caller retries each round (loop_run), never leaks.
+ */
+static bool cancel_poll(struct devwld *d, struct source *src, bool first)
+{
+	struct io_uring_sync_cancel_reg reg = {
+		.addr = (__u64)(uintptr_t)src,
+		.timeout = {.tv_sec = -1, .tv_nsec = -1},
+	};
+	struct io_uring_sqe *sqe = NULL;
+	int r;
+
+	(void)first; /* only the test hooks look at it */
+#ifdef DEVWL_TEST_HOOKS
+	if (!first || !test_hook.no_sqe)
+#endif
+		sqe = get_sqe(&d->ring);
+	if (sqe) {
+		io_uring_prep_poll_remove(sqe, (__u64)(uintptr_t)src);
+		io_uring_sqe_set_data(sqe, NULL);
+		return true;
+	}
+	/* The poll's own SQE may still be queued: it must reach the kernel first. */
+	if (io_uring_submit(&d->ring) < 0 && io_uring_sq_ready(&d->ring) > 0)
+		return false;
+#ifdef DEVWL_TEST_HOOKS
+	if (first && test_hook.no_sqe == 2)
+		return false;
+#endif
+	r = io_uring_register_sync_cancel(&d->ring, &reg);
+	/* -ENOENT: it completed meanwhile; that completion frees it. */
+	return r >= 0 || r == -ENOENT || r == -EALREADY;
 }
 
 void loop_destroy(struct devwld *d, struct source *src)
@@ -65,16 +164,36 @@ void loop_destroy(struct devwld *d, struct source *src)
 	}
 	/* At exit the ring goes away unread: nothing will complete, free at once. */
 	if (src->armed && !d->quit) {
-		struct io_uring_sqe *sqe = get_sqe(&d->ring);
-
 		src->dead = true;
-		if (sqe) {
-			io_uring_prep_poll_remove(sqe, (__u64)(uintptr_t)src);
-			io_uring_sqe_set_data(sqe, NULL);
+		if (!cancel_poll(d, src, true)) {
+			log_msg("no io_uring entry to cancel a poll: retrying next round");
+			src->cancel_next = d->cancel_later;
+			d->cancel_later = src;
+			src->cancel_queued = true;
 		}
 		return;
 	}
 	src->free_fn(src);
+}
+
+/* Retry the cancels loop_destroy could not make; those done leave the list (and those
+ * whose poll completed meanwhile are freed here, not by dispatch()). */
+static void cancel_retry(struct devwld *d)
+{
+	struct source **pp = &d->cancel_later;
+
+	while (*pp) {
+		struct source *src = *pp;
+
+		if (!src->armed || cancel_poll(d, src, false)) {
+			*pp = src->cancel_next;
+			src->cancel_queued = false;
+			if (!src->armed)
+				src->free_fn(src);
+		} else {
+			pp = &src->cancel_next;
+		}
+	}
 }
 
 int loop_init(struct devwld *d)
@@ -98,11 +217,8 @@ int loop_init(struct devwld *d)
 	}
 	if (r < 0)
 		return r;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR2);
+	test_hooks_init();
+	devwld_signals(&mask);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return negerrno();
 	d->signal_src.kind = SOURCE_SIGNAL;
@@ -114,6 +230,12 @@ int loop_init(struct devwld *d)
 
 void loop_fini(struct devwld *d)
 {
+	while (d->cancel_later) {
+		struct source *src = d->cancel_later;
+
+		d->cancel_later = src->cancel_next;
+		src->free_fn(src);
+	}
 	if (d->signal_src.fd >= 0)
 		close(d->signal_src.fd);
 	d->signal_src.fd = -1;
@@ -123,6 +245,7 @@ void loop_fini(struct devwld *d)
 static void signal_ready(struct devwld *d)
 {
 	struct signalfd_siginfo si;
+	int r;
 
 	while (read(d->signal_src.fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
@@ -144,7 +267,9 @@ static void signal_ready(struct devwld *d)
 			d->quit = true;
 		}
 	}
-	loop_arm(d, &d->signal_src, POLLIN);
+	r = loop_arm(d, &d->signal_src, POLLIN);
+	if (r < 0)
+		loop_fatal(d, "cannot watch for signals", r);
 }
 
 /* Is another notification pending on fd? Waits up to spin_us on the fd itself. */
@@ -170,10 +295,11 @@ int handover_begin(struct devwld *d)
 	return 0;
 }
 
+#ifdef DEVWL_TEST_HOOKS
 /*
- * Tests only (DEVWLD_TEST_STOP_FILE): when that file names the container whose
- * notification was just received, remove it and stop, holding the notification, so a
- * test can kill a worker mid-call: after the keeper's table records the call, or before
+ * Tests only (DEVWLD_TEST_STOP_FILE, built with -DDEVWL_TEST_HOOKS=ON): when that file names the
+ * container whose notification was just received, remove it and stop, holding the notification, so
+ * a test can kill a worker mid-call: after the keeper's table records the call, or before
  * ("ID unrecorded": the window between RECV and the record).
  */
 static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
@@ -203,6 +329,12 @@ static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
 	log_msg("test: stopping with a notification of container %s in hand", buf);
 	raise(SIGSTOP);
 }
+#else
+static inline void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
+{
+	(void)d, (void)p, (void)recorded;
+}
+#endif
 
 /* Called by the library between receiving a notification and answering it. */
 void loop_on_recv(int notify_fd, uint64_t id, void *userdata)
@@ -237,11 +369,11 @@ static void notify_ready(struct devwld *d, struct cproc *p, int revents)
 {
 	struct container *c = p->container;
 	unsigned int n = 0;
+	int r;
 
 	if (revents & POLLIN) {
 		for (;;) {
 			struct devwl_event ev;
-			int r;
 
 			d->current = p;
 			r = devwl_notify_handle(d->notify, p->src.fd, c->node, &ev);
@@ -255,13 +387,12 @@ static void notify_ready(struct devwld *d, struct cproc *p, int revents)
 				p->errors = 0;
 			} else if (r == -ENOENT) {
 				/* The target went away mid-call: nothing to answer. */
-				d->audit.gone++;
+				audit_gone(&d->audit);
 			} else if (r == -EAGAIN || r == -EINTR) {
 				break;
 			} else {
-				audit_error(&d->audit);
 				/* Worth a line, but a flood must not fill the log. */
-				if (d->audit.errors <= 100 || p->errors == 0)
+				if (audit_error(&d->audit) <= 100 || p->errors == 0)
 					log_msg("container %s pid %d: handling a notification: %s",
 						c->id, (int)p->pid, strerror(-r));
 				if (++p->errors == MAX_CONSECUTIVE_ERRORS) {
@@ -284,19 +415,27 @@ static void notify_ready(struct devwld *d, struct cproc *p, int revents)
 		cproc_gone(d, p);
 		return;
 	}
-	loop_arm(d, &p->src, POLLIN);
+	r = loop_arm(d, &p->src, POLLIN);
+	if (r < 0) {
+		/* Unwatched, its calls would wait forever: drop it, so they fail ENOSYS. */
+		log_msg("container %s pid %d: cannot watch its notify fd (%s); dropping this"
+			" process, its calls fail ENOSYS",
+			c->id, (int)p->pid, strerror(-r));
+		cproc_gone(d, p);
+	}
 }
 
 static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 {
 	struct source *src = io_uring_cqe_get_data(cqe);
-	int res = cqe->res;
+	int res = cqe->res, r;
 
 	if (!src || cqe->user_data == LIBURING_UDATA_TIMEOUT)
 		return;
 	src->armed = false;
 	if (src->dead) {
-		src->free_fn(src);
+		if (!src->cancel_queued)
+			src->free_fn(src);
 		return;
 	}
 	if (res < 0) {
@@ -312,13 +451,17 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 		if (d->handover)
 			break;
 		listener_accept(d);
-		loop_arm(d, src, POLLIN);
+		r = loop_arm(d, src, POLLIN);
+		if (r < 0)
+			loop_fatal(d, "cannot watch the listener socket", r);
 		break;
 	case SOURCE_CONTROL:
 		if (d->handover)
 			break;
 		control_accept(d);
-		loop_arm(d, src, POLLIN);
+		r = loop_arm(d, src, POLLIN);
+		if (r < 0)
+			loop_fatal(d, "cannot watch the control socket", r);
 		break;
 	case SOURCE_OCI_CONN:
 		oci_conn_ready(d, src, res);
@@ -360,7 +503,10 @@ int loop_run(struct devwld *d)
 			seen++;
 		}
 		io_uring_cq_advance(&d->ring, seen);
+		if (d->cancel_later)
+			cancel_retry(d);
 		oci_conn_expire(d, now_ms());
+		audit_report_drops(&d->audit, now_ms());
 		state_flush(d);
 		/* A runtime's message half read or a devwlctl batch half answered would be
 		 * lost with us: let them finish first, for a bounded time. */
@@ -368,5 +514,5 @@ int loop_run(struct devwld *d)
 				    now_ms() >= d->handover_deadline))
 			d->quit = true;
 	}
-	return 0;
+	return d->failed;
 }

@@ -2,8 +2,9 @@
 /*
  * The state file (--state, devwld(8) STATE): the live hierarchy (nodes, rules, mknod
  * waivers), the nodes made on demand, the policy text the hierarchy and the container
- * mapping came from, and the container table (id, node, and for each process its keeper
- * slot and tag, pid and peer). A new worker starts from it, after a restart or a crash.
+ * mapping came from, the devwlctl changes made since (edits.c), and the container table (id, node,
+ * and for each process its keeper slot and tag, pid and peer). A new worker starts from it, after a
+ * restart or a crash.
  *
  * Written whole and atomically (temporary file in the same directory, fsync, rename,
  * fsync of the directory) after every change: at once when a container process attaches
@@ -54,6 +55,7 @@ struct saved {
 	struct devwl_policy *policy;
 	char *policy_text;
 	struct strset ondemand;
+	struct edits edits;
 	struct saved_container *containers;
 	size_t ncontainers;
 };
@@ -63,6 +65,7 @@ static void saved_clear(struct saved *s)
 	devwl_policy_free(s->policy);
 	free(s->policy_text);
 	strset_clear(&s->ondemand);
+	edits_clear(&s->edits);
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		free(s->containers[i].id);
 		free(s->containers[i].node);
@@ -74,9 +77,12 @@ static void saved_clear(struct saved *s)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-static struct json_object *string_or_null(const char *s)
+/* json-c's null is the NULL object, which json_add() takes for a failed constructor. */
+static int add_string_or_null(struct json_object *obj, const char *key, const char *s)
 {
-	return s ? json_object_new_string(s) : json_object_new_null();
+	if (s)
+		return json_add(obj, key, json_object_new_string(s));
+	return json_object_object_add(obj, key, NULL) < 0 ? -ENOMEM : 0;
 }
 
 static struct json_object *container_json(const struct container *c)
@@ -144,9 +150,9 @@ static int state_text(struct devwld *d, char **ret_text)
 	if (r >= 0)
 		r = json_add(top, "devwld_state", json_object_new_int(STATE_VERSION));
 	if (r >= 0)
-		r = json_add(top, "policy_file", string_or_null(d->cfg.policy_file));
+		r = add_string_or_null(top, "policy_file", d->cfg.policy_file);
 	if (r >= 0)
-		r = json_add(top, "policy_text", string_or_null(d->policy_text));
+		r = add_string_or_null(top, "policy_text", d->policy_text);
 	if (r >= 0) {
 		r = json_add(top, "hierarchy", hier);
 		hier = NULL;
@@ -156,6 +162,13 @@ static int state_text(struct devwld *d, char **ret_text)
 		for (size_t i = 0; arr && r >= 0 && i < d->ondemand.n; i++)
 			r = json_push(arr, json_object_new_string(d->ondemand.v[i]));
 		r = r >= 0 ? json_add(top, "ondemand", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (size_t i = 0; arr && r >= 0 && i < d->edits.n; i++)
+			r = json_push(arr, json_object_new_string_len(d->edits.v[i].line,
+								      (int)d->edits.v[i].len));
+		r = r >= 0 ? json_add(top, "edits", arr) : (json_object_put(arr), r);
 	}
 	if (r >= 0) {
 		arr = json_object_new_array();
@@ -374,6 +387,22 @@ static int parse_state(const char *file, const char *text, struct saved *s, stru
 		else
 			r = strset_add(&s->ondemand, json_object_get_string(e));
 	}
+	/* Optional: states written before edits were kept have none. */
+	if (r >= 0 && json_object_object_get_ex(top, "edits", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			r = devwl_error_set(err, -EINVAL, 0, "\"edits\" has the wrong type");
+		for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+			struct json_object *e = json_object_array_get_idx(arr, i);
+			const char *line = json_object_get_string(e);
+			size_t len = (size_t)json_object_get_string_len(e);
+
+			if (!json_object_is_type(e, json_type_string) || !edit_is_change(line, len))
+				r = devwl_error_set(err, -EINVAL, 0,
+						    "\"edits\"[%zu] is not a devwlctl change", i);
+			else
+				r = edits_add(&s->edits, line, len);
+		}
+	}
 	if (r >= 0)
 		r = get(top, "containers", json_type_array, &arr, false, err);
 	if (r >= 0) {
@@ -418,6 +447,9 @@ static void commit(struct devwld *d, struct saved *s)
 	strset_clear(&d->ondemand);
 	d->ondemand = s->ondemand;
 	s->ondemand = (struct strset){0};
+	edits_clear(&d->edits);
+	d->edits = s->edits;
+	s->edits = (struct edits){0};
 	if (d->cfg.policy_file && s->policy_text) {
 		struct devwl_error err = {0};
 		struct mapping m = {0};

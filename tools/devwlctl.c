@@ -30,7 +30,9 @@ static void usage(FILE *f)
 	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS per line\n"
 	      "  stats                              counters and handling times\n"
-	      "  reload                             reload the policy file (as SIGHUP)\n"
+	      "  reload                             reload the policy file (as SIGHUP); the\n"
+	      "                                     changes made with devwlctl stay\n"
+	      "  reset                              reload it and drop those changes\n"
 	      "  restart                            hand devwld over to a new devwld (as\n"
 	      "                                     SIGUSR2); returns once the new one serves\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
@@ -182,6 +184,7 @@ static int cmd_daemon(int argc, char **argv)
 		{"containers", "containers", 0, false},
 		{"stats", "stats", 0, false},
 		{"reload", "reload", 0, false},
+		{"reset", "reset", 0, false},
 		{"restart", "restart", 0, false},
 	};
 	_cleanup_free_ char *line = NULL, *answer = NULL;

@@ -1,7 +1,7 @@
 # podman (Debian 12's podman) as a real client, with the shipped examples as they are
 # installed: examples/oci-hook/podman-profile.json as --security-opt seccomp=, the
 # hooks.d entries devwl-hook.podman.json and devwl-hook-poststop.podman.json (their
-# path and socket pointed at this build and this test's devwld), and the settings of
+# path and socket pointed at this build and this test's devwld), its policy.json, and the settings of
 # examples/oci-hook/README.md (runc, cgroupfs, the ulimits). Storage, run state and
 # hooks live in $T; --network none. Checks grant, deny, the node the annotation names
 # made at createRuntime and removed at poststop, and a container's exit.
@@ -19,7 +19,8 @@ pm() {
 		--runtime runc --cgroup-manager=cgroupfs "$@"
 }
 
-client_policy
+# The shipped policy: /apps admits org.devwl.node, grants 1:3 and 1:5, mknod without CAP_MKNOD.
+cp "$EXAMPLES/oci-hook/policy.json" "$T/policy.json"
 client_profile
 start_devwld
 

@@ -63,6 +63,7 @@ wait_for "$T/$tag.out" DONE 10 || fail "container did not finish: $(cat "$T/$tag
 pass "no wrong answers: the workloads and the runc container saw only successes and at most one ENOSYS per kill"
 
 # --- 2. the call a killed worker held fails ENOSYS; the next one succeeds ----------------
+need_test_hooks "stopping the worker with a call in hand (part 2)"
 # Once with the call recorded in the keeper's table, once killed between RECV and the
 # record: the keeper finds that one by the filter's next ids (ID_VALID).
 for how in recorded unrecorded; do

@@ -114,9 +114,11 @@ make_bundle() {
 }
 
 # DEVWLD_WRAP: a command prefix for devwld, e.g. valgrind (tests/oci/valgrind.sh).
+# DEVWLD_POLICY: the policy file [$T/policy.json]; empty: devwld runs without --policy.
 start_devwld() {
+	local policy=${DEVWLD_POLICY-$T/policy.json}
 	${DEVWLD_WRAP:-} "$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" \
-		--policy "$T/policy.json" --audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
+		${policy:+--policy "$policy"} --audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
 	DEVWLD_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && return 0
@@ -124,6 +126,12 @@ start_devwld() {
 		sleep 0.05
 	done
 	fail "devwld not ready after 5 s"
+}
+
+# need_test_hooks: skip unless devwld was built with -DDEVWL_TEST_HOOKS=ON.
+need_test_hooks() {
+	[ "${DEVWL_TEST_HOOKS:-0}" = 1 ] ||
+		skip "$* needs devwld's test hooks (configure with -DDEVWL_TEST_HOOKS=ON, as scripts/devwl test does)"
 }
 
 ctl() {
