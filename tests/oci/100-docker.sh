@@ -4,7 +4,8 @@
 # profile's listenerPath (moby profiles/seccomp: its Seccomp struct has no such field
 # before 23.0), so the container fails to start; the runtime wrapper
 # examples/docker/devwl-runc puts it back, and through it a granted open and mknod
-# work, denied ones fail EPERM, and devwld sees the container go.
+# work, denied ones fail EPERM, and devwld sees the container go; a second runtime with
+# --devwl-metadata puts every container of its own on one node.
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -31,8 +32,11 @@ client_stop() {
 	[ -f "$D/docker.pid" ] && stop_pids TERM "$(cat "$D/docker.pid")"
 }
 client_note_paths /etc/docker /run/docker /run/containerd
-jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" \
-	'{runtimes: {devwl: {path: $p, runtimeArgs: ["--devwl-listener=" + $l]}}}' >"$D/daemon.json"
+# devwl: the listener only; devwl-apps: every container on the node /apps/docker.
+jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" '{runtimes: {
+	devwl: {path: $p, runtimeArgs: ["--devwl-listener=" + $l]},
+	"devwl-apps": {path: $p, runtimeArgs: ["--devwl-listener=" + $l,
+		"--devwl-metadata=node=/apps/docker"]}}}' >"$D/daemon.json"
 dockerd --config-file "$D/daemon.json" --iptables=false --ip-masq=false --ip-forward=false \
 	--bridge=none --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/docker.pid" \
 	-H "unix://$D/docker.sock" --storage-driver vfs --exec-opt native.cgroupdriver=cgroupfs \
@@ -80,7 +84,15 @@ dk exec "$id" touch /tmp/stop || fail "docker exec"
 wait_gone "$id"
 pass "docker exec joins the container; its exit is seen: devwlctl containers no longer lists it"
 
-# --- 3. the wrapper leaves containers without a NOTIFY profile alone ---------------------
+# --- 3. a runtime per node: --devwl-metadata=node=/apps/docker -------------------------------
+dk "${RUN[@]}" --rm --runtime devwl-apps devwl-busybox:test sh -c "$CLIENT_SCRIPT" >"$T/apps.out" 2>&1 ||
+	fail "docker run --runtime devwl-apps: $(cat "$T/apps.out")"
+id=$(sed -n 's|^devwld: container \([0-9a-f]*\): node /apps/docker.*|\1|p' "$T/devwld.log" | head -1)
+[ -n "$id" ] || fail "no container on /apps/docker: $(tail -5 "$T/devwld.log")"
+client_check "$T/apps.out" "$id" /apps/docker "docker --runtime devwl-apps"
+wait_gone "$id"
+
+# --- 4. the wrapper leaves containers without a NOTIFY profile alone ---------------------
 n=$(grep -c ': node ' "$T/devwld.log")
 dk run --rm --network none --runtime devwl --security-opt seccomp=unconfined devwl-busybox:test \
 	sh -c 'echo x > /dev/full; echo RC=$?' >"$T/unconfined.out" 2>&1 || fail "unconfined: $(cat "$T/unconfined.out")"

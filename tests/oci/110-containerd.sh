@@ -75,6 +75,11 @@ client_check "$T/plain.out" ctr-plain /containers/ctr-plain "ctr run --seccomp-p
 wait_gone ctr-plain
 pass "containerd $VERSION carries listenerPath; the container's exit is seen"
 
+c "${RUN[@]}" --rm --annotation org.devwl.node=/apps/ctr "$IMAGE" ctr-anno sh -c "$CLIENT_SCRIPT" \
+	>"$T/anno.out" 2>&1 || fail "ctr run --annotation: $(cat "$T/anno.out")"
+client_check "$T/anno.out" ctr-anno /apps/ctr "ctr run --annotation org.devwl.node=/apps/ctr"
+wait_gone ctr-anno
+
 # --- 2. the CRI plugin's annotations: a pod's sandbox and its container ------------------
 cri=(--annotation io.kubernetes.cri.sandbox-id=sb-$$
 	--annotation io.kubernetes.cri.sandbox-namespace=team-a

@@ -23,7 +23,8 @@ client_profile() {
 # /containers (every client's default node) and /k8s grant the standard nodes and /dev/zero but
 # not /dev/full (1:7) nor /dev/kmsg (1:11): both are in the device cgroup of Docker,
 # containerd and podman (the "c *:* m" rule lets any mknod through), so EPERM for them
-# can only come from devwld.
+# can only come from devwld. org.devwl.node and listenerMetadata may name nodes below
+# /apps, which also grants mknod without CAP_MKNOD.
 client_policy() {
 	cat >"$T/policy.json" <<'JSON'
 {
@@ -37,7 +38,8 @@ client_policy() {
                 "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm"] },
     { "path": "/apps", "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm"],
       "mknod_needs_cap": false }
-  ]
+  ],
+  "containers": { "node_annotation": ["/apps"], "node_metadata": ["/apps"] }
 }
 JSON
 }
