@@ -66,6 +66,7 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 {
 	unsigned int b = bucket_of(ev->handling_ns);
 
+	events_publish(ev, c ? c->id : "", c ? c->node_path : "");
 	a->notifications++;
 	a->hist[b < AUDIT_BUCKETS ? b : AUDIT_BUCKETS - 1]++;
 	switch (ev->verdict) {
