@@ -30,6 +30,7 @@
 
 #include "batch.h"
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
@@ -45,6 +46,8 @@ struct ctl_conn {
 	size_t out_len, out_off;
 	bool eof, broken;
 	char *events; /* the arguments of an "events" line: hand the socket to events.c */
+	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
+	bool waiting;	   /* unwatched until then */
 };
 
 int control_open(struct devwld *d)
@@ -67,6 +70,8 @@ static void ctl_conn_free(struct source *src)
 	free(conn->events);
 	free(conn);
 }
+
+static void ctl_close(struct devwld *d, struct ctl_conn *conn);
 
 void control_accept(struct devwld *d)
 {
@@ -97,7 +102,10 @@ void control_accept(struct devwld *d)
 		conn->src.free_fn = ctl_conn_free;
 		d->nctl_conns++;
 		list_add_tail(&conn->link, &d->ctl_conns);
-		loop_arm(d, &conn->src, POLLIN);
+		if (loop_arm(d, &conn->src, POLLIN) < 0) {
+			log_msg("control: cannot watch a connection; closing it");
+			ctl_close(d, conn);
+		}
 	}
 }
 
@@ -114,23 +122,28 @@ static void do_containers(struct devwld *d, FILE *out)
 
 static void do_stats(struct devwld *d, FILE *out)
 {
-	const struct audit *a = &d->audit;
+	struct audit_counts a;
 	unsigned int subscribers = 0;
 	uint64_t dropped = 0;
 
+	audit_counts(&d->audit, &a);
 	events_stats(&subscribers, &dropped);
 	fprintf(out,
 		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
-		"pid %d\ngeneration %u\nevents_subscribers %u\nevents_dropped %llu\n.\n",
+		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
+		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
-		(unsigned long long)a->notifications, (unsigned long long)a->continued,
-		(unsigned long long)a->allowed, (unsigned long long)a->denied,
-		(unsigned long long)a->errors, (unsigned long long)a->gone,
-		(unsigned long long)audit_percentile(a, 0.50),
-		(unsigned long long)audit_percentile(a, 0.99), (int)getpid(), d->keeper.gen,
+		(unsigned long long)a.notifications, (unsigned long long)a.continued,
+		(unsigned long long)a.allowed, (unsigned long long)a.denied,
+		(unsigned long long)a.errors, (unsigned long long)a.gone,
+		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
+		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
+		(unsigned long long)d->state_writes, (int)getpid(), d->keeper.gen,
 		subscribers, (unsigned long long)dropped);
+	serve_stats(d, out);
+	fputs(".\n", out);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)
@@ -248,9 +261,10 @@ static bool read_only(const char *line, size_t len)
 
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 {
+	bool changes = !read_only(line, len);
 	size_t a = 0;
 
-	if (!read_only(line, len))
+	if (changes)
 		state_changed(d);
 	if (is_cmd(line, len, "containers", &a) && a == len)
 		do_containers(d, out);
@@ -274,10 +288,11 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
 		do_hook(d, false, line + a, len - a, out);
-	else {
+	else
 		batch_exec(d->policy, line, len, out);
-		return;
-	}
+	/* Before the answer goes out: from then on, every call is decided by the change. */
+	if (changes)
+		serve_policy_changed(d);
 	fflush(out);
 }
 
@@ -428,6 +443,7 @@ static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
+	uint64_t seq = d->state_seq;
 
 	if (revents & POLLIN) {
 		for (int round = 0; round < 4 && !conn->eof && !conn->events; round++) {
@@ -479,23 +495,50 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	}
 	if (conn->events && !conn->broken && subscribe(d, conn))
 		return;
-	/* What devwlctl is told is done is on disk first. */
-	if (conn->out_len)
-		state_flush(d);
+	/* What devwlctl is told is done is on disk first: the answers wait for the write
+	 * (off the loop; control_state_written() sends them). */
+	if (d->state_seq != seq)
+		conn->need_seq = d->state_seq;
+	if (conn->out_len && !conn->broken && !state_written(d, conn->need_seq)) {
+		conn->waiting = true;
+		state_urgent(d);
+		return;
+	}
 	if (flush_out(conn) < 0 || conn->broken) {
 		ctl_close(d, conn);
 		return;
 	}
 	if (conn->out_len) {
 		/* Stop reading until the client takes its answers. */
-		loop_arm(d, src, POLLOUT);
+		if (loop_arm(d, src, POLLOUT) < 0)
+			goto unwatched;
 		return;
 	}
 	if (conn->eof) {
 		ctl_close(d, conn);
 		return;
 	}
-	loop_arm(d, src, POLLIN);
+	if (loop_arm(d, src, POLLIN) >= 0)
+		return;
+unwatched:
+	log_msg("control: cannot watch a connection; closing it");
+	ctl_close(d, conn);
+}
+
+void control_state_written(struct devwld *d)
+{
+	struct list_head *l = d->ctl_conns.next;
+
+	while (l != &d->ctl_conns) {
+		struct ctl_conn *conn = container_of(l, struct ctl_conn, link);
+
+		/* ctl_conn_ready() may close it: step on first. */
+		l = l->next;
+		if (conn->waiting && state_written(d, conn->need_seq)) {
+			conn->waiting = false;
+			ctl_conn_ready(d, &conn->src, 0);
+		}
+	}
 }
 
 void control_close_all(struct devwld *d)

@@ -152,7 +152,8 @@ void listener_accept(struct devwld *d)
 		conn->deadline = now_ms() + d->cfg.conn_timeout_ms;
 		list_add_tail(&conn->link, &d->oci_conns);
 		d->noci_conns++;
-		loop_arm(d, &conn->src, POLLIN);
+		if (loop_arm(d, &conn->src, POLLIN) < 0)
+			drop(d, conn, "cannot watch the connection");
 	}
 }
 
@@ -470,5 +471,6 @@ void oci_conn_ready(struct devwld *d, struct source *src, int revents)
 			return;
 		}
 	}
-	loop_arm(d, src, POLLIN);
+	if (loop_arm(d, src, POLLIN) < 0)
+		drop(d, conn, "cannot watch the connection");
 }

@@ -16,8 +16,8 @@
 
 #include "allowlist.h"
 #include "defaults.h"
-
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* As the library's loader: a policy file is small, anything bigger is a mistake. */
@@ -326,6 +326,7 @@ static void container_free(struct devwld *d, struct container *c)
 {
 	list_del(&c->link);
 	d->ncontainers--;
+	serve_container_gone(c);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
@@ -389,13 +390,15 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	return 0;
 }
 
-static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid,
-			       uid_t peer_uid, pid_t peer_pid)
+/* A process served from now on; on failure fd stays the caller's. */
+static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, uid_t peer_uid,
+		     pid_t peer_pid, struct cproc **ret)
 {
 	struct cproc *p = calloc(1, sizeof(*p));
+	int r;
 
 	if (!p)
-		return NULL;
+		return -ENOMEM;
 	(void)devwl_notify_fd_prepare(fd);
 	p->src.kind = SOURCE_NOTIFY;
 	p->src.fd = fd;
@@ -404,11 +407,19 @@ static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pi
 	p->pid = pid;
 	p->peer_uid = peer_uid;
 	p->peer_pid = peer_pid;
+	r = loop_arm(d, &p->src, POLLIN);
+	if (r < 0) {
+		log_msg("container %s pid %d: cannot watch its notify fd (%s); not served, its"
+			" calls fail ENOSYS",
+			c->id, (int)pid, strerror(-r));
+		free(p);
+		return r;
+	}
 	list_add_tail(&p->link, &c->procs);
 	c->nprocs++;
 	d->nprocs++;
-	loop_arm(d, &p->src, POLLIN);
-	return p;
+	*ret = p;
+	return 0;
 }
 
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
@@ -416,7 +427,7 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 {
 	_cleanup_close_ int fd = notify_fd;
 	struct container *c = NULL;
-	struct cproc *p;
+	struct cproc *p = NULL;
 	uint32_t slot = 0;
 	uint64_t tag = 0;
 	int r;
@@ -436,22 +447,23 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 			return r;
 		}
 	}
-	p = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid);
-	if (!p) {
+	r = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* The keeper lets go of its copy too: with ours, the last one goes. */
 		if (d->keeper.table)
 			keeper_link_del(d, slot);
 		if (c->nprocs == 0)
 			container_free(d, c);
-		return -ENOMEM;
+		return r;
 	}
 	TAKE_FD(fd);
 	p->has_slot = d->keeper.table != NULL;
 	p->slot = slot;
 	p->tag = tag;
 	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
-	/* Now, not at the end of the round: a successor must know whose the slot is. */
+	/* In the next write (within STATE_INTERVAL_MS): until then a successor after a
+	 * crash does not know whose the slot is and lets it go (fail closed). */
 	state_changed(d);
-	state_flush(d);
 	return 0;
 }
 
@@ -459,17 +471,19 @@ int container_restore(struct devwld *d, const char *id, const char *node_path, b
 		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag)
 {
 	struct container *c = NULL;
-	struct cproc *p;
+	struct cproc *p = NULL;
 	int r;
 
 	r = container_get(d, id, node_path, created, NULL, peer_uid, &c);
-	if (r < 0)
-		return r;
-	p = cproc_add(d, c, fd, pid, peer_uid, peer_pid);
-	if (!p) {
-		if (c->nprocs == 0)
+	if (r >= 0)
+		r = cproc_add(d, c, fd, pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* Not served: every copy of the fd goes, so its calls fail ENOSYS. */
+		close(fd);
+		keeper_link_del(d, slot);
+		if (c && c->nprocs == 0)
 			container_free(d, c);
-		return -ENOMEM;
+		return r;
 	}
 	p->has_slot = true;
 	p->slot = slot;
@@ -627,6 +641,7 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 	d->policy_text = TAKE_PTR(owned);
 	d->policy_len = len;
 	state_changed(d);
+	serve_policy_changed(d);
 	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed, "
 		"%zu devwlctl changes applied again)",
 		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers,

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "batch.h"
+#include "devname.h"
 #include "devwl.h"
 #include "fileio.h"
 #include "util.h"
@@ -26,6 +27,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Commands to a running devwld (its control socket, root only):\n"
 	      "  allow NODE RULE | deny NODE RULE   write RULE (\"c 1:3 rwm\") to the node\n"
+	      "                                     (or a name: /dev/fuse rw, char-pts rw)\n"
 	      "  mkdir NODE | rmdir NODE            create / remove a node\n"
 	      "  list NODE | show NODE              devices.list / the full listing\n"
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
@@ -492,6 +494,40 @@ static int cmd_batch(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * allow|deny NODE NAME [ACCESS] with a device name (devname.h): resolved here, so devwld gets the
+ * kernel's rules, and each rule is printed as it is written.
+ */
+static int cmd_named(int argc, char **argv)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	_cleanup_free_ char *name = NULL;
+	struct devwl_error err = {0};
+	size_t n = 0;
+	int r;
+
+	/* "NAME ACCESS" as one argument or two. */
+	if (asprintf(&name, "%s%s%s", argv[2], argc == 4 ? " " : "", argc == 4 ? argv[3] : "") < 0)
+		return 1;
+	r = devwl_devname_resolve(name, strlen(name), NULL, &rules, &n, &err);
+	if (r < 0) {
+		fprintf(stderr, "devwlctl: %s\n", err.msg);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char rule[DEVWL_RULE_STR_MAX];
+
+		if (devwl_rule_format(&rules[i], rule, sizeof(rule)) < 0)
+			return 1;
+		printf("%s %s %s\n", argv[0], argv[1], rule);
+		fflush(stdout);
+		r = cmd_daemon(3, (char *[]){argv[0], argv[1], rule, NULL});
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1;
@@ -527,5 +563,9 @@ int main(int argc, char **argv)
 		return cmd_restart(argc - i, argv + i);
 	if (!strcmp(argv[i], "events"))
 		return cmd_events(argc - i, argv + i);
+	if ((argc - i == 3 || argc - i == 4) &&
+	    (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
+	    devwl_devname_is_name(argv[i + 2], strlen(argv[i + 2])))
+		return cmd_named(argc - i, argv + i);
 	return cmd_daemon(argc - i, argv + i);
 }
