@@ -45,7 +45,7 @@ struct ctl_conn {
 	char *out;
 	size_t out_len, out_off;
 	bool eof, broken;
-	char *events; /* the arguments of an "events" line: hand the socket to events.c */
+	char *events;	   /* the arguments of an "events" line: hand the socket to events.c */
 	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
 	bool waiting;	   /* unwatched until then */
 };
@@ -140,8 +140,8 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)a.errors, (unsigned long long)a.gone,
 		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
 		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
-		(unsigned long long)d->state_writes, (int)getpid(), d->keeper.gen,
-		subscribers, (unsigned long long)dropped);
+		(unsigned long long)d->state_writes, (int)getpid(), d->keeper.gen, subscribers,
+		(unsigned long long)dropped);
 	serve_stats(d, out);
 	fputs(".\n", out);
 }
