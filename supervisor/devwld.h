@@ -392,6 +392,16 @@ void edits_forget(struct edits *e, const char *path);
  * another negative errno. */
 int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
+/* events.c: devwlctl events, a live stream of decisions; safe from any thread. */
+/* A decision, to every subscriber that wants it; never blocks, never fails. */
+void events_publish(const struct devwl_event *ev, const char *container, const char *node);
+/* Stream decisions (CONTINUE ones too if all; one container's only if container is not
+ * NULL) to fd, taken over on success, after an "ok" line. -EBUSY (too many), -ENOMEM. */
+int events_subscribe(int fd, bool all, const char *container);
+void events_stats(unsigned int *ret_subscribers, uint64_t *ret_dropped);
+/* Close every subscriber and stop the thread. */
+void events_fini(void);
+
 /* state.c: the state file (devwld(8) STATE). */
 /* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
 int state_restore(struct devwld *d);
