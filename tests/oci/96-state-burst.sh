@@ -37,7 +37,7 @@ done
 t2=$(date +%s%N)
 [ "$(stat_of processes)" = "$N" ] || fail "only $(stat_of processes) of $N attached: $(tail -3 "$T/workloads.err")"
 listed() { jq '[.containers[].procs | length] | add // 0' "$S"; }
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
 	[ "$(listed)" = "$N" ] && break
 	sleep 0.05
 done
@@ -51,7 +51,7 @@ restart_by() {
 	local g
 	g=$(stat_of generation)
 	kill "-$2" "$3"
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		[ "$(stat_of generation)" -gt "$g" ] 2>/dev/null && break
 		sleep 0.05
 	done

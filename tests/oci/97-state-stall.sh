@@ -26,7 +26,7 @@ timeout 20 "$RUN" --connect "$T/listen.sock" --node /w --id during -- sh -c 'tru
 	fail "a process attaching while the state write stalls is not served"
 n0=$(stat_of notifications)
 [ -n "$n0" ] || fail "devwlctl stats does not answer while the state write stalls"
-for _ in $(seq 200); do
+for _ in $(seq 1200); do
 	[ "$(stat_of notifications)" -gt $((n0 + 100)) ] && break
 	sleep 0.05
 done
