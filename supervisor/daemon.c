@@ -300,6 +300,8 @@ static int worker_start(struct devwld *d, bool no_audit)
 			return r;
 		state_changed(d);
 	}
+	/* On disk before the sockets say we are ready. */
+	state_sync(d);
 	if (d->keeper.listen_fd >= 0) {
 		d->listen_src.kind = SOURCE_LISTENER;
 		d->listen_src.fd = d->keeper.listen_fd;
@@ -332,7 +334,6 @@ static int worker_start(struct devwld *d, bool no_audit)
 		unlink(d->cfg.listen_path);
 		return r;
 	}
-	state_flush(d);
 	return 0;
 }
 
@@ -361,7 +362,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 		r = loop_run(d);
 	}
 	/* Whatever happens from here is not a change anyone should persist. */
-	state_flush(d);
+	state_sync(d);
 	d->state_frozen = true;
 	d->exiting = true;
 	d->quit = true;

@@ -23,6 +23,7 @@ enum source_kind {
 	SOURCE_CTL_CONN, /* one devwlctl connection */
 	SOURCE_NOTIFY,	 /* one container process's seccomp notify fd */
 	SOURCE_WATCH,	 /* inotify on the policy file's directory */
+	SOURCE_STATE,	 /* the state writer's eventfd: a write finished */
 	SOURCE_SERVE,	 /* eventfd: handler threads finished work (serve.c) */
 };
 
@@ -281,8 +282,15 @@ struct devwld {
 	const char *test_stop_file; /* DEVWL_TEST_HOOKS builds only; else NULL */
 	/* state.c */
 	bool state_dirty, state_frozen;
-	uint64_t state_retry_ms;
-	char *state_last; /* the text last written */
+	bool state_urgent;	      /* write as soon as the writer is idle */
+	uint64_t state_seq;	      /* changes so far (state_changed) */
+	uint64_t state_tried_seq;     /* the changes the last finished write covered */
+	uint64_t state_retry_ms;      /* after a failed write: not before then */
+	uint64_t state_last_start_ms; /* when the last write was handed on */
+	uint64_t state_writes;	      /* finished writes (stats) */
+	struct state_writer *state_writer;
+	bool state_no_thread; /* the writer thread could not start: writes on the loop */
+	char *state_last;     /* the text last written */
 };
 
 /* The daemon: parse the command line, run, clean up; main() calls it (daemon.c). */
@@ -384,12 +392,31 @@ void edits_forget(struct edits *e, const char *path);
  * another negative errno. */
 int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
+/* events.c: devwlctl events, a live stream of decisions; safe from any thread. */
+/* A decision, to every subscriber that wants it; never blocks, never fails. */
+void events_publish(const struct devwl_event *ev, const char *container, const char *node);
+/* Stream decisions (CONTINUE ones too if all; one container's only if container is not
+ * NULL) to fd, taken over on success, after an "ok" line. -EBUSY (too many), -ENOMEM. */
+int events_subscribe(int fd, bool all, const char *container);
+void events_stats(unsigned int *ret_subscribers, uint64_t *ret_dropped);
+/* Close every subscriber and stop the thread. */
+void events_fini(void);
+
 /* state.c: the state file (devwld(8) STATE). */
 /* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
 int state_restore(struct devwld *d);
 void state_changed(struct devwld *d);
-/* Write the state if it changed; off the notification path. */
+/* Each loop round: collect a finished write; if something changed, serialise it and hand
+ * it to the writer thread once the interval is over. Returns ms until it is due, or -1. */
 int state_flush(struct devwld *d);
+/* Write at once what changed and wait for it (start, planned restart, stop). */
+void state_sync(struct devwld *d);
+/* Do not wait for the interval: someone waits for the write (a control answer). */
+void state_urgent(struct devwld *d);
+/* Has a write covering the changes up to seq finished (or failed, logged)? */
+bool state_written(const struct devwld *d, uint64_t seq);
+/* The writer's eventfd is readable (dispatch). */
+void state_ready(struct devwld *d);
 void state_fini(struct devwld *d);
 
 /* keeper_link.c: the worker's side of the keeper (keeper.h). */
@@ -426,6 +453,8 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
 /* One control line (no newline) answered on out; exported for tests and the fuzzer. */
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out);
 void control_close_all(struct devwld *d);
+/* A state write finished: send the answers that waited for it. */
+void control_state_written(struct devwld *d);
 
 /* audit.c: a->lock must be initialised (PTHREAD_MUTEX_INITIALIZER) before any of these.
  * Records go to file, or without one to stderr_sink (log_sink()). */

@@ -369,6 +369,9 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 	case SOURCE_WATCH:
 		watch_ready(d);
 		break;
+	case SOURCE_STATE:
+		state_ready(d);
+		break;
 	}
 }
 
@@ -377,13 +380,18 @@ int loop_run(struct devwld *d)
 	while (!d->quit) {
 		/* Wake at least this often for the runtimes' message deadlines. */
 		int wait_ms = watch_tick(d, now_ms());
-		struct __kernel_timespec ts = {
-			.tv_sec = 0,
-			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
-		};
+		int state_ms = state_flush(d);
+		struct __kernel_timespec ts;
 		struct io_uring_cqe *cqe = NULL;
 		unsigned int head, seen = 0;
 		int r;
+
+		if (state_ms >= 0 && (wait_ms < 0 || state_ms < wait_ms))
+			wait_ms = state_ms;
+		ts = (struct __kernel_timespec){
+			.tv_sec = 0,
+			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
+		};
 
 		r = io_uring_submit_and_wait_timeout(&d->ring, &cqe, 1, &ts, NULL);
 		if (r < 0 && r != -ETIME && r != -EINTR) {
@@ -400,7 +408,6 @@ int loop_run(struct devwld *d)
 			cancel_retry(d);
 		oci_conn_expire(d, now_ms());
 		audit_report_drops(&d->audit, now_ms());
-		state_flush(d);
 		/* A runtime's message half read or a devwlctl batch half answered would be
 		 * lost with us: let them finish first, for a bounded time. */
 		if (d->handover && ((list_empty(&d->oci_conns) && list_empty(&d->ctl_conns)) ||

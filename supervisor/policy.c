@@ -461,9 +461,9 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	p->slot = slot;
 	p->tag = tag;
 	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
-	/* Now, not at the end of the round: a successor must know whose the slot is. */
+	/* In the next write (within STATE_INTERVAL_MS): until then a successor after a
+	 * crash does not know whose the slot is and lets it go (fail closed). */
 	state_changed(d);
-	state_flush(d);
 	return 0;
 }
 
