@@ -42,6 +42,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -815,6 +816,9 @@ int serve_init(struct devwld *d)
 
 	if (!s)
 		return -ENOMEM;
+	/* One malloc arena for all threads: handlers allocate little (a record now and then),
+	 * and an arena per thread only holds on to memory (the soak's RSS bound). */
+	mallopt(M_ARENA_MAX, 1);
 	s->d = d;
 	atomic_init(&s->gen, 1);
 	s->src.kind = SOURCE_SERVE;
