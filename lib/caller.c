@@ -409,6 +409,11 @@ int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t
 	return capset_self(caps);
 }
 
+bool devwl_caller_switched(const struct devwl_caller *c)
+{
+	return c->ids_changed || c->groups_changed || c->caps_changed;
+}
+
 void devwl_caller_leave(struct devwl_caller *c)
 {
 	if (c->as_caller) {
@@ -451,6 +456,12 @@ static bool on_procfs(int fd)
 	struct statfs sfs;
 
 	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/* Is fd (whose stat is st) the root of a procfs, where "self" and PID directories live? */
+static bool is_proc_root(int fd, const struct stat *st)
+{
+	return st->st_ino == PROC_ROOT_INO && S_ISDIR(st->st_mode) && on_procfs(fd);
 }
 
 static bool is_number(const char *s, size_t len)
@@ -530,7 +541,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 {
 	uint64_t step_resolve = (resolve & RESOLVE_NO_XDEV) | RESOLVE_NO_MAGICLINKS;
 	_cleanup_close_ int cur = -1;
-	bool own_pid = false;
+	bool own_pid = false, cur_proc_root = false;
 	int links = 0, r = 0;
 	char *p = NULL;
 
@@ -540,6 +551,12 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 	cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0)
 		return negerrno();
+	{
+		struct stat st;
+
+		/* "cd /proc; open self/fd/3": the start may be a procfs root itself. */
+		cur_proc_root = fstat(cur, &st) == 0 && is_proc_root(cur, &st);
+	}
 	p = c->walk[0];
 	for (;;) {
 		char name[NAME_MAX + 1];
@@ -578,17 +595,17 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 			 * Entering /proc/PID: is it the caller's own (any of its threads)?
 			 * Its task/TID directories stay its own.
 			 */
-			if (is_number(name, len) && on_procfs(cur)) {
-				struct stat cst;
+			if (cur_proc_root && is_number(name, len)) {
 				pid_t tgid = 0, tid = 0;
 				long v = strtol(name, NULL, 10);
 
-				if (fstat(cur, &cst) == 0 && cst.st_ino == PROC_ROOT_INO)
-					own_pid = caller_ids_in(c, t, cur, &tgid, &tid) == 0 &&
-						  (v == tgid || v == tid);
+				own_pid = caller_ids_in(c, t, cur, &tgid, &tid) == 0 &&
+					  (v == tgid || v == tid);
 			}
 			closep(&cur);
 			cur = next;
+			/* A procfs root: its "self" and its PID directories mean something. */
+			cur_proc_root = is_proc_root(cur, &st);
 			if ((!last || slash) && !S_ISDIR(st.st_mode))
 				return -ENOTDIR;
 			continue;
@@ -604,11 +621,9 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 			return -ELOOP;
 		}
 		if (on_procfs(next)) {
-			struct stat cst;
-			bool at_root = fstat(cur, &cst) == 0 && cst.st_ino == PROC_ROOT_INO;
 			bool thread = strcmp(name, "thread-self") == 0;
 
-			if (at_root && (thread || strcmp(name, "self") == 0)) {
+			if (cur_proc_root && (thread || strcmp(name, "self") == 0)) {
 				char ids[48], *e = ids;
 				pid_t tgid = 0, tid = 0;
 
@@ -653,6 +668,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 			cur = next;
 			if (fstat(cur, &st) < 0)
 				return negerrno();
+			cur_proc_root = is_proc_root(cur, &st);
 			if ((!last || slash) && !S_ISDIR(st.st_mode))
 				return -ENOTDIR;
 			continue;
@@ -666,6 +682,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 			cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (cur < 0)
 				return negerrno();
+			cur_proc_root = fstat(cur, &st) == 0 && is_proc_root(cur, &st);
 		}
 		r = walk_push(c, c->pathbuf, (size_t)n, p, slash);
 		if (r < 0)

@@ -98,6 +98,8 @@ int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t);
 int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t);
 int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps);
 void devwl_caller_leave(struct devwl_caller *c);
+/* After become(): did it switch what decides a lookup (fs ids, groups, capabilities)? */
+bool devwl_caller_switched(const struct devwl_caller *c);
 
 /*
  * Inside: resolve path as the caller would, to an O_PATH fd (O_NOFOLLOW honoured,

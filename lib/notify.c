@@ -390,17 +390,23 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
 
-	/* Again as the caller, so that its directory and file permissions apply. */
+	/*
+	 * Again as the caller, so that its directory and file permissions apply; when
+	 * become() switched nothing (a caller with our ids and file capabilities) the
+	 * lookup would be the same, and the object already judged is kept.
+	 */
 	if (devwl_target_read_creds(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
 		return cannot_decide(a);
-	closep(&pfd);
-	pfd = -1;
-	r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
-	if (r < 0)
-		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
-	if (fstat(pfd, &st) < 0)
-		return cannot_decide(a);
-	device = device_of(&st, e);
+	if (devwl_caller_switched(cl)) {
+		closep(&pfd);
+		pfd = -1;
+		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+		if (r < 0)
+			return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
+		if (fstat(pfd, &st) < 0)
+			return cannot_decide(a);
+		device = device_of(&st, e);
+	}
 	if (!device && !walked)
 		return 0; /* swapped under us for a non-device: the kernel decides */
 	if (device) {

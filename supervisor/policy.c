@@ -16,8 +16,8 @@
 
 #include "allowlist.h"
 #include "defaults.h"
-
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* As the library's loader: a policy file is small, anything bigger is a mistake. */
@@ -326,6 +326,7 @@ static void container_free(struct devwld *d, struct container *c)
 {
 	list_del(&c->link);
 	d->ncontainers--;
+	serve_container_gone(c);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
@@ -640,6 +641,7 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 	d->policy_text = TAKE_PTR(owned);
 	d->policy_len = len;
 	state_changed(d);
+	serve_policy_changed(d);
 	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed, "
 		"%zu devwlctl changes applied again)",
 		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers,

@@ -11,6 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "batch.h"
 #include "devname.h"
 #include "devwl.h"
@@ -37,6 +39,9 @@ static void usage(FILE *f)
 	      "  reset                              reload it and drop those changes\n"
 	      "  restart                            hand devwld over to a new devwld (as\n"
 	      "                                     SIGUSR2); returns once the new one serves\n"
+	      "  events [--container ID] [--all] [--json]\n"
+	      "                                     follow devwld's decisions as they happen\n"
+	      "                                     (--all: also calls that reach no device)\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
 	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
@@ -306,6 +311,115 @@ static int cmd_restart(int argc, char **argv)
 	}
 }
 
+/* One decision as a line for people: time, container, node, pid, call, path, device. */
+static void print_event(const char *line, bool json)
+{
+	static const char *const keys[] = {"container", "node",	  "pid",    "syscall",
+					   "path",	"device", "access", "decision"};
+	struct json_object *obj = json_tokener_parse(line), *v = NULL;
+	const char *t;
+
+	if (obj && json_object_object_get_ex(obj, "missed", &v)) {
+		fprintf(stderr, "devwlctl: %s decisions missed (devwlctl did not keep up)\n",
+			json_object_get_string(v));
+	} else if (json || !obj) {
+		puts(line);
+	} else {
+		t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
+		/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */
+		printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+			const char *s = json_object_object_get_ex(obj, keys[i], &v) && v
+						? json_object_get_string(v)
+						: "-";
+			printf(" %s", *s ? s : "-");
+		}
+		if (json_object_object_get_ex(obj, "errno", &v))
+			printf(" %s", json_object_get_string(v));
+		putchar('\n');
+	}
+	fflush(stdout);
+	json_object_put(obj);
+}
+
+/* Follow devwld's decisions until it or we stop. */
+static int cmd_events(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"container", required_argument, NULL, 'c'},
+		{"all", no_argument, NULL, 'a'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	_cleanup_free_ char *req = NULL, *line = NULL;
+	const char *container = NULL;
+	bool all = false, json = false, first = true;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *in;
+	int c, fd;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:ajh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			container = optarg;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc || (container && !plain_word(container))) {
+		fputs("devwlctl events: expects [--container ID] [--all] [--json]\n", stderr);
+		return 2;
+	}
+	if (asprintf(&req, "events%s%s%s\n", all ? " all" : "", container ? " container=" : "",
+		     container ? container : "") < 0)
+		return 1;
+	fd = devwl_unix_connect(socket_path);
+	if (fd < 0) {
+		print_errno(fd);
+		return 1;
+	}
+	/* The request, and no half-close: devwld takes that for the end of the stream. */
+	c = devwl_write_all(fd, req, strlen(req));
+	if (c < 0 || !(in = fdopen(fd, "r"))) {
+		print_errno(c < 0 ? c : -ENOMEM);
+		close(fd);
+		return 1;
+	}
+	while ((n = getline(&line, &cap, in)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (first) {
+			first = false;
+			if (!strcmp(line, "ok"))
+				continue;
+			fprintf(stderr, "devwlctl: %s\n",
+				!strncmp(line, "error ", 6) ? line + 6 : line);
+			fclose(in);
+			return 1;
+		}
+		print_event(line, json);
+	}
+	fclose(in);
+	if (first) {
+		print_errno(-ECONNRESET);
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_batch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -447,6 +561,8 @@ int main(int argc, char **argv)
 		return cmd_batch(argc - i, argv + i);
 	if (!strcmp(argv[i], "restart"))
 		return cmd_restart(argc - i, argv + i);
+	if (!strcmp(argv[i], "events"))
+		return cmd_events(argc - i, argv + i);
 	if ((argc - i == 3 || argc - i == 4) &&
 	    (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
 	    devwl_devname_is_name(argv[i + 2], strlen(argv[i + 2])))

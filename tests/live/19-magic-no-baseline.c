@@ -35,6 +35,9 @@ static const struct tcase cases[] = {
 	{"open @ path,directory ; open /proc/self/fd/%L/full rdonly", "ok |EPERM",
 	 DEVWL_VERDICT_DENY},
 	{"chdir @ ; open /proc/self/cwd/full rdonly", "ok|EPERM", DEVWL_VERDICT_DENY},
+	{"open @/full path ; chdir /proc ; open self/fd/%L rdonly", "ok |ok|EPERM",
+	 DEVWL_VERDICT_DENY},
+	{"open @/full path ; open /proc/self/fd/../fd/%L rdonly", "ok |EPERM", DEVWL_VERDICT_DENY},
 	/* Allowed device: granted with the caller's flags, not upgraded. */
 	{"close 0 ; open @/zero path ; open /dev/stdin rdonly", "ok|ok *fd=0 |ok *read=00000000",
 	 DEVWL_VERDICT_ALLOW},
