@@ -35,14 +35,16 @@ for h in devwl-hook.podman.json devwl-hook-poststop.podman.json; do
 		'.hook.path = $p | .hook.args = [.hook.args[0], "--socket", $s] + .hook.args[1:]' \
 		"$EXAMPLES/oci-hook/$h" >"$D/hooks.d/$h" || fail "jq on $h"
 done
-VERSION=$(pm version --format '{{.Client.Version}}' 2>"$T/version.err") ||
+# podman info sets up the storage and runtime: where it fails, podman cannot run here.
+VERSION=$(pm info --format '{{.Version.Version}}' 2>"$T/version.err") ||
 	skip "podman cannot run here: $(cat "$T/version.err")"
 echo "# podman $VERSION, runc $(runc --version | sed -n 's/^runc version //p')"
 
 client_rootfs_tar
 pm import "$T/busybox.tar" localhost/devwl-busybox:test >"$T/import.out" 2>&1 ||
 	fail "podman import: $(cat "$T/import.out")"
-RUN=(run --network none --cgroup-parent "/$CGROUP_PARENT" --ulimit nofile=1024:1024
+# --pull never: a missing image must fail here, not reach for a registry.
+RUN=(run --pull never --network none --cgroup-parent "/$CGROUP_PARENT" --ulimit nofile=1024:1024
 	--ulimit nproc=4096:4096 --security-opt "seccomp=$T/profile.json")
 
 # --- 1. the README's command: org.devwl.node=/apps/web, grant and deny ---------------------
