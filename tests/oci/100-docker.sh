@@ -72,7 +72,7 @@ fi
 id=$(dk "${RUN[@]}" -d --runtime devwl devwl-busybox:test sh -c "$CLIENT_SCRIPT
 echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done; echo STOPPED") ||
 	fail "docker run --runtime devwl: $id"
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	dk logs "$id" 2>&1 | grep -q READY && break
 	sleep 0.1
 done

@@ -89,10 +89,7 @@ c "${RUN[@]}" -d "${cri[@]}" --annotation io.kubernetes.cri.container-type=sandb
 	--annotation io.kubernetes.cri.sandbox-log-directory=/var/log/pods/x \
 	"$IMAGE" cri-sandbox sh -c 'while :; do sleep 1; done' >"$T/sandbox.out" 2>&1 ||
 	fail "sandbox: $(cat "$T/sandbox.out")"
-for _ in $(seq 100); do
-	ctl containers | grep -q "^cri-sandbox " && break
-	sleep 0.05
-done
+wait_for "$T/devwld.log" "container cri-sandbox: process" 30 || fail "the sandbox did not attach"
 ctl containers | grep -q "^cri-sandbox /k8s/team-a/web-0/POD " ||
 	fail "the sandbox's node: $(ctl containers; tail -3 "$T/devwld.log")"
 c "${RUN[@]}" --rm "${cri[@]}" --annotation io.kubernetes.cri.container-type=container \

@@ -56,7 +56,7 @@ id=$(cat "$T/web.cid")
 client_check "$T/web.out" "$id" /apps/web "podman --annotation org.devwl.node=/apps/web"
 wait_gone "$id"
 grep -q "hook: container $id: node /apps/web created" "$T/devwld.log" &&
-	wait_for "$T/devwld.log" "hook: container $id: node /apps/web removed" ||
+	wait_for "$T/devwld.log" "hook: container $id: node /apps/web removed" 30 ||
 	fail "the hooks did not make and remove /apps/web: $(grep "$id" "$T/devwld.log")"
 ctl show /apps/web >/dev/null 2>&1 && fail "/apps/web left behind"
 pass "the hooks.d entries make /apps/web at createRuntime and remove it at poststop"
@@ -65,7 +65,7 @@ pass "the hooks.d entries make /apps/web at createRuntime and remove it at posts
 id=$(pm "${RUN[@]}" -d localhost/devwl-busybox:test sh -c \
 	'echo x > /dev/null && echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done') ||
 	fail "podman run -d: $id"
-wait_for "$T/devwld.log" "container $id: process" || fail "the container did not attach"
+wait_for "$T/devwld.log" "container $id: process" 30 || fail "the container did not attach"
 ctl containers | grep -q "^$id /containers/$id " || fail "devwlctl containers: $(ctl containers)"
 pm exec "$id" sh -c 'mknod /tmp/kmsg c 1 11; echo KMSG_RC=$?' >"$T/exec.out" 2>&1
 grep -q KMSG_RC=1 "$T/exec.out" && audit_has "$id" "/containers/$id" mknodat "c 1:11" deny ||

@@ -109,9 +109,10 @@ audit_has() {
 			  .device == $dev and .decision == $dec)' "$T/audit.jsonl" >/dev/null
 }
 
-# wait_gone ID: devwld saw the container's last process exit and dropped it.
+# wait_gone ID: devwld saw the container's last process exit and dropped it (30 s: the
+# machine may be loaded).
 wait_gone() {
-	wait_for "$T/devwld.log" "container $1: gone" 20 || fail "devwld did not see $1 exit"
+	wait_for "$T/devwld.log" "container $1: gone" 30 || fail "devwld did not see $1 exit"
 	ctl containers | grep -q "^$1 " && fail "devwlctl containers still lists $1"
 	true
 }
