@@ -98,7 +98,9 @@ c "${RUN[@]}" --rm "${cri[@]}" --annotation io.kubernetes.cri.container-type=con
 	"$IMAGE" cri-app sh -c "$CLIENT_SCRIPT" >"$T/app.out" 2>&1 || fail "app: $(cat "$T/app.out")"
 client_check "$T/app.out" cri-app /k8s/team-a/web-0/app "ctr run with the CRI plugin's annotations"
 wait_gone cri-app
-c task kill -s KILL cri-sandbox >/dev/null || fail "ctr task kill"
+c task kill -s KILL cri-sandbox >"$T/kill.out" 2>&1 ||
+	fail "ctr task kill: $(cat "$T/kill.out"); tasks: $(c task ls 2>&1); runc state:" \
+		"$(ls /run/containerd/runc/"$CGROUP_PARENT" 2>&1)"
 wait_gone cri-sandbox
 for n in /k8s/team-a/web-0/app /k8s/team-a/web-0/POD /k8s/team-a/web-0 /k8s/team-a; do
 	ctl show "$n" >/dev/null 2>&1 && fail "on-demand node $n left behind"

@@ -155,8 +155,8 @@ stop_pids() {
 }
 
 # client_cleanup: after the client's own stop, anything still running from CLIENT_DIR,
-# every mount below $T, the cgroup CGROUP_PARENT in every hierarchy, the host paths made,
-# then lib.sh's cleanup (devwld, $T).
+# every mount below $T, the processes and cgroup CGROUP_PARENT in every hierarchy, the
+# host paths made, then lib.sh's cleanup (devwld, $T).
 CGROUP_PARENT=devwl-client-$$
 client_cleanup() {
 	local st=$? m d p
@@ -165,6 +165,8 @@ client_cleanup() {
 	for m in $(awk -v t="$T" 'index($5, t "/") == 1 || $5 == t {print $5}' /proc/self/mountinfo | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
+	# A container whose runtime lost track of it still lives in our cgroup.
+	stop_pids KILL $(cat /sys/fs/cgroup/*/"$CGROUP_PARENT"/*/cgroup.procs 2>/dev/null | sort -u)
 	for d in /sys/fs/cgroup/*/"$CGROUP_PARENT" /sys/fs/cgroup/"$CGROUP_PARENT"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
