@@ -32,6 +32,8 @@ client_stop() {
 	[ -n "${DOCKERD_PID:-}" ] && stop_pids TERM "$DOCKERD_PID"
 }
 client_note_paths /etc/docker /run/docker /run/containerd
+# The trust key dockerd 20.10 writes (no option moves it): ours if /etc/docker was.
+[ -e /etc/docker ] || client_own /etc/docker/key.json
 # devwl: the listener only; devwl-apps: every container on the node /apps/docker.
 jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" '{runtimes: {
 	devwl: {path: $p, runtimeArgs: ["--devwl-listener=" + $l]},
@@ -40,8 +42,8 @@ jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" '{runtimes: {
 dockerd --config-file "$D/daemon.json" --iptables=false --ip-masq=false --ip-forward=false \
 	--bridge=none --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/docker.pid" \
 	-H "unix://$D/docker.sock" --storage-driver vfs --exec-opt native.cgroupdriver=cgroupfs \
-	--cgroup-parent "/$CGROUP_PARENT" --containerd-namespace devwl-test \
-	--containerd-plugins-namespace devwl-test-plugins >"$D/dockerd.log" 2>&1 &
+	--cgroup-parent "/$CGROUP_PARENT" --containerd-namespace "$CGROUP_PARENT" \
+	--containerd-plugins-namespace "$CGROUP_PARENT-plugins" >"$D/dockerd.log" 2>&1 &
 DOCKERD_PID=$!
 for ((i = 0; i < 300; i++)); do
 	dk version >/dev/null 2>&1 && break

@@ -33,6 +33,8 @@ client_stop() {
 	[ -n "${CTD_PID:-}" ] && stop_pids TERM "$CTD_PID"
 }
 client_note_paths /run/containerd
+# The shims keep runc's state in /run/containerd/runc/NAMESPACE whatever the config says.
+client_own "/run/containerd/runc/$CGROUP_PARENT"
 cat >"$D/config.toml" <<TOML
 version = 2
 root = "$D/root"

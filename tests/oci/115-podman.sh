@@ -29,6 +29,7 @@ client_stop() {
 }
 # c/image's blob cache goes to /var/lib/containers/cache whatever --root says.
 client_note_paths /var/lib/containers /run/containers /run/libpod
+[ -e /var/lib/containers ] || client_own /var/lib/containers/cache/blob-info-cache-v1.boltdb
 mkdir -p "$D/hooks.d"
 for h in devwl-hook.podman.json devwl-hook-poststop.podman.json; do
 	jq --arg p "$OCI_HOOK" --arg s "$T/control.sock" \

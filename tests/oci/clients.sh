@@ -118,15 +118,20 @@ wait_gone() {
 }
 
 # Host paths a client daemon creates outside its own directories whatever it is told
-# (dockerd's /etc/docker/key.json, the shims' /run/containerd/s, ...): removed at the
-# end when this test made them.
+# (dockerd's /etc/docker/key.json, containerd's shims' /run/containerd/{s,runc}, ...).
+# Other tests (another worktree's ctest) may be using them at the same time, so the end
+# removes only what is this test's alone (client_own: e.g. the runc state of its own
+# containerd namespace) and then, of the directories that did not exist at the start
+# (client_note_paths), those left empty.
 CLIENT_MADE=()
+CLIENT_OWN=()
 client_note_paths() {
 	local p
 	for p; do
 		[ -e "$p" ] || CLIENT_MADE+=("$p")
 	done
 }
+client_own() { CLIENT_OWN+=("$@"); }
 
 # pids_under DIR: processes whose command line names DIR (daemons and their shims).
 pids_under() {
@@ -170,8 +175,11 @@ client_cleanup() {
 	for d in /sys/fs/cgroup/*/"$CGROUP_PARENT" /sys/fs/cgroup/"$CGROUP_PARENT"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
-	for p in "${CLIENT_MADE[@]}"; do
+	for p in "${CLIENT_OWN[@]}"; do
 		rm -rf "$p"
+	done
+	for p in "${CLIENT_MADE[@]}"; do
+		[ -d "$p" ] && find "$p" -depth -type d -empty -delete 2>/dev/null
 	done
 	(exit "$st")
 	cleanup
