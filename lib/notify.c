@@ -323,15 +323,26 @@ static bool our_trouble(int err)
 	       err == -EAGAIN;
 }
 
-/* open, openat, openat2, creat. Returns -ENOENT when the target is gone. */
+/* The /dev/tty node: it opens the opener's controlling terminal, so not as ourselves. */
+#define DEV_TTY makedev(5, 0)
+
+/*
+ * open, openat, openat2, creat. Returns -ENOENT when the target is gone.
+ *
+ * A path that reached a magic link was walked by devwl (devwl_caller_lookup): whatever it
+ * names is opened here, device or not, and its errors are answered here, because a
+ * CONTINUE would have the kernel follow the link again — to whatever fd the caller put
+ * there by then, a denied device included, with nothing but a baseline to stop it.
+ */
 static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node *node,
 		       const struct call *c, struct devwl_event *e, struct answer *a)
 {
 	struct devwl_caller *cl = &n->caller;
 	struct devwl_target *t = &n->target;
+	uint64_t resolve = c->resolve & ~(uint64_t)RESOLVE_CACHED;
 	_cleanup_close_ int pfd = -1;
 	struct stat st;
-	bool need_start = false;
+	bool need_start = false, walked = false, device = false;
 	int r = 0, allowed = 0;
 
 	/* O_PATH and O_DIRECTORY never open a device; __O_TMPFILE alone is EINVAL here. */
@@ -363,49 +374,76 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	 * that fails the caller's way is the kernel's to answer; one that fails ours is not.
 	 * RESOLVE_CACHED only says "may fail EAGAIN": we resolve fully.
 	 */
-	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve & ~(uint64_t)RESOLVE_CACHED,
-				&pfd);
+	r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+	if (r < 0 && (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
+		return cannot_decide(a); /* creating through a magic link: not done for it */
 	if (r < 0)
-		return our_trouble(r) ? cannot_decide(a) : 0;
+		return walked ? answer_error(a, -r) : 0;
 	if (fstat(pfd, &st) < 0)
 		return cannot_decide(a);
-	if (!device_of(&st, e))
-		return 0;
+	device = device_of(&st, e);
 	/* Never opens what exists: the kernel answers EEXIST (a symlink counts as existing). */
 	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return walked ? answer_error(a, EEXIST) : 0;
+	if (!device && !walked)
 		return 0;
-	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
 
-	/* Again as the caller, so that its directory and file permissions apply. */
+	/*
+	 * Again as the caller, so that its directory and file permissions apply; when
+	 * become() switched nothing (a caller with our ids and file capabilities) the
+	 * lookup would be the same, and the object already judged is kept.
+	 */
 	if (devwl_target_read_creds(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
 		return cannot_decide(a);
-	closep(&pfd);
-	pfd = -1;
-	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve & ~(uint64_t)RESOLVE_CACHED,
-				&pfd);
-	if (r < 0)
-		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
-	if (fstat(pfd, &st) < 0)
-		return cannot_decide(a);
-	if (!device_of(&st, e))
+	if (devwl_caller_switched(cl)) {
+		closep(&pfd);
+		pfd = -1;
+		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+		if (r < 0)
+			return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
+		if (fstat(pfd, &st) < 0)
+			return cannot_decide(a);
+		device = device_of(&st, e);
+	}
+	if (!device && !walked)
 		return 0; /* swapped under us for a non-device: the kernel decides */
-	allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
-	if (allowed != 1)
-		return answer_error(a, EPERM);
+	if (device) {
+		allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
+		if (allowed != 1)
+			return answer_error(a, EPERM);
+	}
 	/* Read only by force: PROT_NONE (kernel: EFAULT) or stranger; do not grant on it. */
 	if (n->forced)
 		return answer_error(a, EFAULT);
-	r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
-	if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0) {
+	if (!device) {
+		r = devwl_caller_reopen_file(cl, pfd, st.st_mode, c->flags, &a->fd);
 		/*
-		 * The caller may open its node, yet nobody can: a nodev mount (any filesystem
-		 * mounted in a user namespace). The policy allows the device, so open it
-		 * through devwl's own node, as ourselves (DESIGN.md §4, nodev mounts).
+		 * A writer's open of a fifo without a reader waits for one (runc's init on
+		 * its exec fifo waits for "runc start"): that wait cannot happen here, so it
+		 * is left to the kernel — the one walked open that is, and only a baseline
+		 * then stops a racing thread from swapping a device in.
 		 */
-		devwl_caller_leave(cl);
-		r = devwl_caller_open_private(cl, st.st_mode & S_IFMT, st.st_rdev, c->flags,
-					      &a->fd);
+		if (r == -ENXIO && S_ISFIFO(st.st_mode) && !(c->flags & O_NONBLOCK) &&
+		    (c->flags & O_ACCMODE) == O_WRONLY)
+			return 0;
+	} else if (S_ISCHR(st.st_mode) && st.st_rdev == DEV_TTY) {
+		/* Reopened by us it would be our terminal: the caller's, or what it gets. */
+		r = devwl_caller_open_ctty(cl, t, c->flags, &a->fd);
+	} else {
+		r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
+		if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0) {
+			/*
+			 * The caller may open its node, yet nobody can: a nodev mount (any
+			 * filesystem mounted in a user namespace). The policy allows the
+			 * device, so open it through devwl's own node, as ourselves
+			 * (DESIGN.md §4, nodev mounts).
+			 */
+			devwl_caller_leave(cl);
+			r = devwl_caller_open_private(cl, st.st_mode & S_IFMT, st.st_rdev, c->flags,
+						      &a->fd);
+		}
 	}
 	if (r < 0)
 		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);

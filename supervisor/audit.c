@@ -110,6 +110,7 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 		break;
 	}
 	pthread_mutex_unlock(&a->lock);
+	events_publish(ev, c ? c->id : "", c ? c->node_path : "");
 	if (!record || !a->out)
 		return;
 	n = audit_line(ev, c ? c->id : "", c ? c->node_path : "", small, &big, &line);

@@ -18,6 +18,7 @@
 #include "devwld.h"
 #include "fileio.h"
 #include "keeper.h"
+#include "serve.h"
 #include "sink.h"
 #include "util.h"
 
@@ -194,9 +195,12 @@ static void usage(FILE *f)
 	      "  --default-template T  node for other containers, over the policy's\n"
 	      "                        [/containers/{id}]\n"
 	      "  --burst N             notifications per fd per round [16]\n"
-	      "  --spin-us N           wait this long on a busy fd for its next call [0]\n"
+	      "  --spin-us N           a handler thread keeps watching a quiet fd this long\n"
+	      "                        before the ring watches it again [1000]\n"
 	      "  --timeout-ms N        deadline for a runtime's message [5000]\n"
 	      "  --max-message BYTES   size limit of a runtime's message [1048576]\n"
+	      "  --handler-threads N   threads handling notifications [one per CPU, 2..16]\n"
+	      "  --handler-timeout MS  answer a call stuck this long EPERM [3000]\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version\n",
 	      f);
@@ -269,12 +273,6 @@ static int worker_start(struct devwld *d, bool no_audit)
 #ifdef DEVWL_TEST_HOOKS
 	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
 #endif
-	d->notify = devwl_notify_new();
-	if (!d->notify) {
-		log_msg("cannot set up notification handling: out of memory");
-		return -ENOMEM;
-	}
-	devwl_notify_set_recv_hook(d->notify, loop_on_recv, d);
 	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all, log_sink());
 	if (r < 0) {
 		log_msg("audit file %s: %s", d->cfg.audit_file, strerror(-r));
@@ -283,6 +281,11 @@ static int worker_start(struct devwld *d, bool no_audit)
 	r = loop_init(d);
 	if (r < 0) {
 		log_msg("event loop: %s", strerror(-r));
+		return r;
+	}
+	r = serve_init(d);
+	if (r < 0) {
+		log_msg("handler threads: %s", strerror(-r));
 		return r;
 	}
 	/* The state (restart, crash, reboot-surviving --state) wins over the policy file
@@ -297,6 +300,8 @@ static int worker_start(struct devwld *d, bool no_audit)
 			return r;
 		state_changed(d);
 	}
+	/* On disk before the sockets say we are ready. */
+	state_sync(d);
 	if (d->keeper.listen_fd >= 0) {
 		d->listen_src.kind = SOURCE_LISTENER;
 		d->listen_src.fd = d->keeper.listen_fd;
@@ -329,7 +334,6 @@ static int worker_start(struct devwld *d, bool no_audit)
 		unlink(d->cfg.listen_path);
 		return r;
 	}
-	state_flush(d);
 	return 0;
 }
 
@@ -358,7 +362,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 		r = loop_run(d);
 	}
 	/* Whatever happens from here is not a change anyone should persist. */
-	state_flush(d);
+	state_sync(d);
 	d->state_frozen = true;
 	d->exiting = true;
 	d->quit = true;
@@ -374,6 +378,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	while (!list_empty(&d->oci_conns))
 		oci_conn_expire(d, UINT64_MAX);
 	control_close_all(d);
+	serve_fini(d);
 	store_fini(d);
 	if (d->listen_src.fd >= 0)
 		close(d->listen_src.fd);
@@ -381,7 +386,6 @@ static int worker_main(struct devwld *d, bool no_audit)
 		close(d->control_src.fd);
 	watch_close(d);
 	loop_fini(d);
-	devwl_notify_free(d->notify);
 	audit_close(&d->audit);
 	state_fini(d);
 	keeper_link_close(d);
@@ -408,7 +412,9 @@ int devwld_main(int argc, char **argv)
 		OPT_TIMEOUT,
 		OPT_MAX_MESSAGE,
 		OPT_NO_WATCH,
-		OPT_STATE
+		OPT_STATE,
+		OPT_HANDLER_THREADS,
+		OPT_HANDLER_TIMEOUT
 	};
 	static const struct option opts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
@@ -426,6 +432,8 @@ int devwld_main(int argc, char **argv)
 		{"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
 		{"no-watch", no_argument, NULL, OPT_NO_WATCH},
 		{"state", required_argument, NULL, OPT_STATE},
+		{"handler-threads", required_argument, NULL, OPT_HANDLER_THREADS},
+		{"handler-timeout", required_argument, NULL, OPT_HANDLER_TIMEOUT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -437,9 +445,10 @@ int devwld_main(int argc, char **argv)
 				.control_path = "/run/devwl/control.sock",
 				.watch_policy = true,
 				.burst = 16,
-				.spin_us = 0,
+				.spin_us = 1000,
 				.conn_timeout_ms = 5000,
 				.max_message = 1024 * 1024,
+				.handler_timeout_ms = SERVE_TIMEOUT_DEFAULT_MS,
 			},
 		.signal_src = {.fd = -1},
 		.listen_src = {.fd = -1},
@@ -538,6 +547,20 @@ int devwld_main(int argc, char **argv)
 				d.cfg.conn_timeout_ms = (unsigned int)v;
 			else
 				d.cfg.max_message = v;
+			break;
+		case OPT_HANDLER_THREADS:
+		case OPT_HANDLER_TIMEOUT:
+			if (parse_uint(optarg,
+				       c == OPT_HANDLER_THREADS ? SERVE_THREADS_MAX : 3600000,
+				       &v) < 0 ||
+			    v == 0) {
+				fprintf(stderr, "devwld: bad number '%s'\n", optarg);
+				return 2;
+			}
+			if (c == OPT_HANDLER_THREADS)
+				d.cfg.handler_threads = (unsigned int)v;
+			else
+				d.cfg.handler_timeout_ms = (unsigned int)v;
 			break;
 		case 'h':
 			usage(stdout);

@@ -23,6 +23,8 @@ enum source_kind {
 	SOURCE_CTL_CONN, /* one devwlctl connection */
 	SOURCE_NOTIFY,	 /* one container process's seccomp notify fd */
 	SOURCE_WATCH,	 /* inotify on the policy file's directory */
+	SOURCE_STATE,	 /* the state writer's eventfd: a write finished */
+	SOURCE_SERVE,	 /* eventfd: handler threads finished work (serve.c) */
 };
 
 struct source {
@@ -31,6 +33,7 @@ struct source {
 	bool armed;	    /* a POLL_ADD is in flight: memory must outlive its completion */
 	bool dead;	    /* destroyed while armed: freed when the cancelled poll completes */
 	bool cancel_queued; /* dead, its cancel not yet made: on devwld.cancel_later */
+	bool held;	    /* a handler thread uses fd (serve.c): loop_destroy leaves it open */
 	short events;
 	struct source *cancel_next;
 	void (*free_fn)(struct source *src);
@@ -146,6 +149,7 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 		      char **ret_path, const char **ret_source, struct devwl_error *err);
 
 struct container;
+struct serve_box;
 
 /* One container process: its notify fd, watched by the ring. */
 struct cproc {
@@ -170,7 +174,8 @@ struct container {
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
-	struct list_head link; /* in devwld.containers */
+	struct list_head link;	 /* in devwld.containers */
+	struct serve_box *serve; /* the handler threads' view of it (serve.c), or NULL */
 };
 
 /* Counters and the handling-time histogram; see audit.c. */
@@ -227,7 +232,9 @@ struct devwld_config {
 	unsigned int spin_us; /* wait that long on the fd for the next one (0: just look) */
 	unsigned int conn_timeout_ms;
 	size_t max_message;
-	const char *state_file; /* devwld(8) STATE */
+	const char *state_file;		 /* devwld(8) STATE */
+	unsigned int handler_threads;	 /* 0: one per CPU, within bounds (serve.c) */
+	unsigned int handler_timeout_ms; /* a call stuck longer is answered EPERM */
 };
 
 /* The worker's link to its keeper (keeper_link.c); table NULL: no keeper. */
@@ -245,8 +252,7 @@ struct keeper_link {
 struct devwld {
 	struct devwld_config cfg;
 	struct io_uring ring;
-	unsigned int round_seen; /* completions of this ring round dispatched, current included */
-	struct devwl_notify *notify;
+	struct serve *serve; /* the handler threads (serve.c) */
 	struct devwl_policy *policy;
 	struct mapping mapping;
 	char *policy_text; /* what policy and mapping were loaded from */
@@ -273,12 +279,18 @@ struct devwld {
 	bool handover;
 	uint64_t handover_deadline;
 	struct keeper_link keeper;
-	struct cproc *current;	    /* whose notification is being handled */
 	const char *test_stop_file; /* DEVWL_TEST_HOOKS builds only; else NULL */
 	/* state.c */
 	bool state_dirty, state_frozen;
-	uint64_t state_retry_ms;
-	char *state_last; /* the text last written */
+	bool state_urgent;	      /* write as soon as the writer is idle */
+	uint64_t state_seq;	      /* changes so far (state_changed) */
+	uint64_t state_tried_seq;     /* the changes the last finished write covered */
+	uint64_t state_retry_ms;      /* after a failed write: not before then */
+	uint64_t state_last_start_ms; /* when the last write was handed on */
+	uint64_t state_writes;	      /* finished writes (stats) */
+	struct state_writer *state_writer;
+	bool state_no_thread; /* the writer thread could not start: writes on the loop */
+	char *state_last;     /* the text last written */
 };
 
 /* The daemon: parse the command line, run, clean up; main() calls it (daemon.c). */
@@ -315,8 +327,9 @@ void loop_fatal(struct devwld *d, const char *what, int err);
 /* Close the fd now; free the memory now or once its cancelled poll completes. */
 void loop_destroy(struct devwld *d, struct source *src);
 int loop_run(struct devwld *d);
-/* The libdevwl receive hook (devwl_notify_set_recv_hook): in-flight marks, test stops. */
-void loop_on_recv(int notify_fd, uint64_t id, void *userdata);
+/* Tests only (DEVWLD_TEST_STOP_FILE): stop holding a call of container id, before or
+ * after the keeper recorded it. Called by the handler threads. */
+void loop_test_stop(struct devwld *d, const char *id, bool recorded);
 
 /* listener.c */
 int listener_open(struct devwld *d);
@@ -379,12 +392,31 @@ void edits_forget(struct edits *e, const char *path);
  * another negative errno. */
 int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
+/* events.c: devwlctl events, a live stream of decisions; safe from any thread. */
+/* A decision, to every subscriber that wants it; never blocks, never fails. */
+void events_publish(const struct devwl_event *ev, const char *container, const char *node);
+/* Stream decisions (CONTINUE ones too if all; one container's only if container is not
+ * NULL) to fd, taken over on success, after an "ok" line. -EBUSY (too many), -ENOMEM. */
+int events_subscribe(int fd, bool all, const char *container);
+void events_stats(unsigned int *ret_subscribers, uint64_t *ret_dropped);
+/* Close every subscriber and stop the thread. */
+void events_fini(void);
+
 /* state.c: the state file (devwld(8) STATE). */
 /* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
 int state_restore(struct devwld *d);
 void state_changed(struct devwld *d);
-/* Write the state if it changed; off the notification path. */
+/* Each loop round: collect a finished write; if something changed, serialise it and hand
+ * it to the writer thread once the interval is over. Returns ms until it is due, or -1. */
 int state_flush(struct devwld *d);
+/* Write at once what changed and wait for it (start, planned restart, stop). */
+void state_sync(struct devwld *d);
+/* Do not wait for the interval: someone waits for the write (a control answer). */
+void state_urgent(struct devwld *d);
+/* Has a write covering the changes up to seq finished (or failed, logged)? */
+bool state_written(const struct devwld *d, uint64_t seq);
+/* The writer's eventfd is readable (dispatch). */
+void state_ready(struct devwld *d);
 void state_fini(struct devwld *d);
 
 /* keeper_link.c: the worker's side of the keeper (keeper.h). */
@@ -421,6 +453,8 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
 /* One control line (no newline) answered on out; exported for tests and the fuzzer. */
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out);
 void control_close_all(struct devwld *d);
+/* A state write finished: send the answers that waited for it. */
+void control_state_written(struct devwld *d);
 
 /* audit.c: a->lock must be initialised (PTHREAD_MUTEX_INITIALIZER) before any of these.
  * Records go to file, or without one to stderr_sink (log_sink()). */

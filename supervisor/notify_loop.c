@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The event loop: one io_uring watching every notify fd, the two sockets, their
- * connections and a signalfd, with one-shot POLL_ADDs re-armed after each event.
- *
- * The hot path is shaped by one measurement (KERNEL-NOTES): SYNC_WAKE_UP only pays
- * when the supervisor sleeps on the notify fd's own wait queue; waiting in io_uring
- * loses half of it. So after answering a notification we look at the same fd again
- * with poll() and handle the next one at once, at most cfg.burst in a row, before
- * going back to the ring: a busy container stays off the ring, and no container gets
- * more than a bounded amount of work per round. The look is non-blocking by default:
- * measured here (open-loop under devwl-run --connect, 2 vCPUs, noisy), waiting on the
- * fd (--spin-us 20..200) gave no steady gain over it (CONTINUE 6-10 µs either way,
- * injected opens 20-40 µs) and costs an idle wait at the end of every burst, while
- * DEFER_TASKRUN (below) already brought the ring's own wait path to ~6 µs.
+ * connections, a signalfd and the handler threads' eventfd, with one-shot POLL_ADDs
+ * re-armed after each event. This thread is the ring's only user (SINGLE_ISSUER,
+ * DEFER_TASKRUN, below) and never handles a notification itself: a ready notify fd goes
+ * to the handler threads (serve.c), and comes back through their eventfd to be re-armed,
+ * so a call that blocks costs one handler thread, never the loop.
  */
 #include <errno.h>
 #include <poll.h>
@@ -25,11 +18,9 @@
 #include <time.h>
 
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
-/* A notification that keeps failing for a reason other than a vanished target would
- * re-fire forever: drop that process after this many failures in a row. */
-#define MAX_CONSECUTIVE_ERRORS 64
 /* How long a planned restart waits for open runtime and devwlctl connections. */
 #define HANDOVER_WAIT_MS 2000
 
@@ -158,7 +149,7 @@ static bool cancel_poll(struct devwld *d, struct source *src, bool first)
 
 void loop_destroy(struct devwld *d, struct source *src)
 {
-	if (src->fd >= 0) {
+	if (src->fd >= 0 && !src->held) {
 		close(src->fd);
 		src->fd = -1;
 	}
@@ -272,17 +263,6 @@ static void signal_ready(struct devwld *d)
 		loop_fatal(d, "cannot watch for signals", r);
 }
 
-/* Is another notification pending on fd? Waits up to spin_us on the fd itself. */
-static bool next_pending(int fd, unsigned int spin_us)
-{
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)spin_us * 1000};
-
-	if (ppoll(&pfd, 1, &ts, NULL) <= 0)
-		return false;
-	return (pfd.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
-}
-
 int handover_begin(struct devwld *d)
 {
 	if (!d->keeper.table)
@@ -302,7 +282,7 @@ int handover_begin(struct devwld *d)
  * a test can kill a worker mid-call: after the keeper's table records the call, or before
  * ("ID unrecorded": the window between RECV and the record).
  */
-static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
+void loop_test_stop(struct devwld *d, const char *id, bool recorded)
 {
 	static const char unrecorded[] = " unrecorded";
 	char buf[1100];
@@ -323,107 +303,18 @@ static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
 	} else if (!recorded) {
 		return;
 	}
-	if (strcmp(buf, p->container->id))
+	if (strcmp(buf, id))
 		return;
 	unlink(d->test_stop_file);
 	log_msg("test: stopping with a notification of container %s in hand", buf);
 	raise(SIGSTOP);
 }
 #else
-static inline void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
+void loop_test_stop(struct devwld *d, const char *id, bool recorded)
 {
-	(void)d, (void)p, (void)recorded;
+	(void)d, (void)id, (void)recorded;
 }
 #endif
-
-/* Called by the library between receiving a notification and answering it. */
-void loop_on_recv(int notify_fd, uint64_t id, void *userdata)
-{
-	struct devwld *d = userdata;
-	struct cproc *p = d->current;
-
-	(void)notify_fd;
-	if (!p)
-		return;
-	if (d->test_stop_file)
-		test_stop(d, p, false);
-	if (p->has_slot && d->keeper.table)
-		keeper_link_inflight(d, p->slot, id);
-	if (d->test_stop_file)
-		test_stop(d, p, true);
-}
-
-/*
- * Is any other source waiting? A busy container keeps its burst only while nobody else
- * needs the loop: measured (bench/fairness.sh), a flood's full bursts of 16 kept quiet
- * containers waiting 20x longer than unloaded. With DEFER_TASKRUN completions only
- * arrive when asked for, so ask.
- */
-static bool others_ready(struct devwld *d)
-{
-	io_uring_get_events(&d->ring);
-	return io_uring_cq_ready(&d->ring) > d->round_seen;
-}
-
-static void notify_ready(struct devwld *d, struct cproc *p, int revents)
-{
-	struct container *c = p->container;
-	unsigned int n = 0;
-	int r;
-
-	if (revents & POLLIN) {
-		for (;;) {
-			struct devwl_event ev;
-
-			d->current = p;
-			r = devwl_notify_handle(d->notify, p->src.fd, c->node, &ev);
-			d->current = NULL;
-			if (p->has_slot && d->keeper.table)
-				keeper_link_answered(d, p->slot);
-
-			if (r >= 0) {
-				c->notifications++;
-				audit_event(&d->audit, &ev, c);
-				p->errors = 0;
-			} else if (r == -ENOENT) {
-				/* The target went away mid-call: nothing to answer. */
-				audit_gone(&d->audit);
-			} else if (r == -EAGAIN || r == -EINTR) {
-				break;
-			} else {
-				/* Worth a line, but a flood must not fill the log. */
-				if (audit_error(&d->audit) <= 100 || p->errors == 0)
-					log_msg("container %s pid %d: handling a notification: %s",
-						c->id, (int)p->pid, strerror(-r));
-				if (++p->errors == MAX_CONSECUTIVE_ERRORS) {
-					log_msg("container %s pid %d: %d failures in a row, last: "
-						"%s;"
-						" dropping this process",
-						c->id, (int)p->pid, MAX_CONSECUTIVE_ERRORS,
-						strerror(-r));
-					cproc_gone(d, p);
-					return;
-				}
-				break;
-			}
-			if (++n >= d->cfg.burst || others_ready(d) ||
-			    !next_pending(p->src.fd, d->cfg.spin_us))
-				break;
-		}
-	} else if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
-		/* The container's last task using this filter has exited. */
-		cproc_gone(d, p);
-		return;
-	}
-	r = loop_arm(d, &p->src, POLLIN);
-	if (r < 0) {
-		/* Unwatched, its calls would wait forever: drop it, so they fail ENOSYS. */
-		log_msg("container %s pid %d: cannot watch its notify fd (%s); dropping this"
-			" process, its calls fail ENOSYS",
-			c->id, (int)p->pid, strerror(-r));
-		cproc_gone(d, p);
-	}
-}
 
 static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 {
@@ -470,10 +361,16 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 		ctl_conn_ready(d, src, res);
 		break;
 	case SOURCE_NOTIFY:
-		notify_ready(d, container_of(src, struct cproc, src), res);
+		serve_notify_ready(d, container_of(src, struct cproc, src), res);
+		break;
+	case SOURCE_SERVE:
+		serve_completions(d);
 		break;
 	case SOURCE_WATCH:
 		watch_ready(d);
+		break;
+	case SOURCE_STATE:
+		state_ready(d);
 		break;
 	}
 }
@@ -483,13 +380,18 @@ int loop_run(struct devwld *d)
 	while (!d->quit) {
 		/* Wake at least this often for the runtimes' message deadlines. */
 		int wait_ms = watch_tick(d, now_ms());
-		struct __kernel_timespec ts = {
-			.tv_sec = 0,
-			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
-		};
+		int state_ms = state_flush(d);
+		struct __kernel_timespec ts;
 		struct io_uring_cqe *cqe = NULL;
 		unsigned int head, seen = 0;
 		int r;
+
+		if (state_ms >= 0 && (wait_ms < 0 || state_ms < wait_ms))
+			wait_ms = state_ms;
+		ts = (struct __kernel_timespec){
+			.tv_sec = 0,
+			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
+		};
 
 		r = io_uring_submit_and_wait_timeout(&d->ring, &cqe, 1, &ts, NULL);
 		if (r < 0 && r != -ETIME && r != -EINTR) {
@@ -498,7 +400,6 @@ int loop_run(struct devwld *d)
 		}
 		io_uring_for_each_cqe(&d->ring, head, cqe)
 		{
-			d->round_seen = seen + 1;
 			dispatch(d, cqe);
 			seen++;
 		}
@@ -507,7 +408,6 @@ int loop_run(struct devwld *d)
 			cancel_retry(d);
 		oci_conn_expire(d, now_ms());
 		audit_report_drops(&d->audit, now_ms());
-		state_flush(d);
 		/* A runtime's message half read or a devwlctl batch half answered would be
 		 * lost with us: let them finish first, for a bounded time. */
 		if (d->handover && ((list_empty(&d->oci_conns) && list_empty(&d->ctl_conns)) ||

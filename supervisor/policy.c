@@ -16,8 +16,8 @@
 
 #include "allowlist.h"
 #include "defaults.h"
-
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* As the library's loader: a policy file is small, anything bigger is a mistake. */
@@ -326,6 +326,7 @@ static void container_free(struct devwld *d, struct container *c)
 {
 	list_del(&c->link);
 	d->ncontainers--;
+	serve_container_gone(c);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
@@ -460,9 +461,9 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	p->slot = slot;
 	p->tag = tag;
 	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
-	/* Now, not at the end of the round: a successor must know whose the slot is. */
+	/* In the next write (within STATE_INTERVAL_MS): until then a successor after a
+	 * crash does not know whose the slot is and lets it go (fail closed). */
 	state_changed(d);
-	state_flush(d);
 	return 0;
 }
 
@@ -640,6 +641,7 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 	d->policy_text = TAKE_PTR(owned);
 	d->policy_len = len;
 	state_changed(d);
+	serve_policy_changed(d);
 	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed, "
 		"%zu devwlctl changes applied again)",
 		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers,

@@ -80,11 +80,23 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+int thread_start(pthread_t *ret_thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int r;
+
+	/* Signals are the loop's (signalfd): none may land on this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(ret_thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
 struct sink *sink_new(int fd, bool own_fd, size_t capacity)
 {
 	struct sink *s = calloc(1, sizeof(*s));
 	pthread_condattr_t attr;
-	sigset_t all, old;
 	int r;
 
 	if (!s || !(s->buf = malloc(capacity))) {
@@ -101,11 +113,7 @@ struct sink *sink_new(int fd, bool own_fd, size_t capacity)
 	pthread_cond_init(&s->more, NULL);
 	pthread_cond_init(&s->drained, &attr);
 	pthread_condattr_destroy(&attr);
-	/* Signals are the loop's (signalfd): none may land on this thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = pthread_create(&s->thread, NULL, writer, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = thread_start(&s->thread, writer, s);
 	if (r != 0) {
 		pthread_cond_destroy(&s->drained);
 		pthread_cond_destroy(&s->more);

@@ -8,6 +8,7 @@
 #ifndef DEVWLD_SINK_H
 #define DEVWLD_SINK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -18,6 +19,9 @@
 #define SINK_DRAIN_MS 250
 
 struct sink;
+
+/* pthread_create() for a helper thread that blocks every signal; 0 or an errno. */
+int thread_start(pthread_t *ret_thread, void *(*fn)(void *), void *arg);
 
 /*
  * Start writing to fd (owned: closed by sink_free when own_fd). Returns NULL with errno

@@ -3,7 +3,8 @@
 # pick the type (Debian's debhelper passes None with its own CFLAGS, others Release),
 # and gcc's warnings change with the optimiser (-O3 finds what -O2 does not).
 #   build-types.sh [--all] SOURCE WORKDIR
-# Default (what the test command runs): gcc with every type, gcc as a Debian package is
+# Default (what the test command runs): gcc with every type (RelWithDebInfo is the test
+# command's own build), gcc as a Debian package is
 # built (None plus dpkg-buildflags with hardening=+all: _FORTIFY_SOURCE finds unused
 # results; --all adds LTO, which costs a minute), and clang with Release: clang's warnings come from its front end and
 # do not change with -O, and the fuzz build covers clang RelWithDebInfo. --all (or
@@ -24,7 +25,11 @@ work=${2:?usage: build-types.sh [--all] SOURCE WORKDIR}
 
 types=(None Debug Release RelWithDebInfo MinSizeRel)
 configs=()
-for t in "${types[@]}"; do configs+=("gcc:$t"); done
+# gcc RelWithDebInfo is the test command's own build (build/, and build-asan): skipped
+# here unless --all.
+for t in "${types[@]}"; do
+	$all || [ "$t" != RelWithDebInfo ] && configs+=("gcc:$t")
+done
 command -v dpkg-buildflags >/dev/null && configs+=("gcc:Debian")
 if $all; then
 	for t in "${types[@]}"; do configs+=("clang:$t"); done
@@ -51,8 +56,12 @@ for c in "${configs[@]}"; do
 		unset DEB_BUILD_MAINT_OPTIONS
 	fi
 	# CFLAGS only count when the tree is first configured.
+	# The test-only hooks are code too; the Debian build is a package's, without them.
+	hooks=ON
+	[ "$type" = Debian ] && hooks=OFF
 	if env "${env[@]}" cmake -S "$src" -B "$dir" -DCMAKE_C_COMPILER="$cc" \
-		-DCMAKE_BUILD_TYPE="${type/Debian/None}" -DDEVWL_WERROR=ON >"$log" 2>&1 &&
+		-DCMAKE_BUILD_TYPE="${type/Debian/None}" -DDEVWL_WERROR=ON \
+		-DDEVWL_TEST_HOOKS=$hooks >"$log" 2>&1 &&
 		cmake --build "$dir" -j2 >>"$log" 2>&1; then
 		echo "ok   $cc $type ($((SECONDS - start)) s)"
 	else

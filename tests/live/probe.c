@@ -24,7 +24,7 @@
  *                                           directory DIR, the child runs CMD; prints
  *                                           ok and CMD's exit status, or the errno name
  * In any argument "%L" stands for the fd the previous operation returned, so tests can
- * name it in /proc/self/fd/%L whatever fds the process started with.
+ * name it in /proc/self/fd/%L whatever fds the process started with; "%P" for its pid.
  *   probe stat PATH                         lstat: "ok rdev=MAJ:MIN type=X mode=OOOO
  *                                           uid=U gid=G"
  *
@@ -488,15 +488,21 @@ int main(int argc, char **argv)
 		if (end == start)
 			usage("empty operation");
 		for (int i = start; i < end; i++) {
-			char *at = strstr(argv[i], "%L");
+			/* Substituted arguments live until exit, reachable from here. */
+			static char *subs[256];
+			static size_t nsubs;
+			char *at = NULL;
 
-			if (at && last_fd >= 0) {
+			while (((at = strstr(argv[i], "%L")) && last_fd >= 0) ||
+			       (at = strstr(argv[i], "%P"))) {
 				char *sub = NULL;
+				long v = at[1] == 'L' ? last_fd : (long)getpid();
 
 				*at = '\0';
-				if (asprintf(&sub, "%s%ld%s", argv[i], last_fd, at + 2) < 0)
+				if (nsubs == sizeof(subs) / sizeof(subs[0]) ||
+				    asprintf(&sub, "%s%ld%s", argv[i], v, at + 2) < 0)
 					usage("out of memory");
-				argv[i] = sub; /* lives until exit */
+				argv[i] = subs[nsubs++] = sub;
 			}
 		}
 		op.argv = argv + start;

@@ -14,7 +14,9 @@ cat >"$T/policy.json" <<'JSON'
 { "version": 1,
   "nodes": [ { "path": "/w", "rules": ["deny a", "allow c 1:5 r"] } ] }
 JSON
-DEVWLD_TEST_FAIL_ARM=early:1,late:2 start_devwld --no-audit
+# --spin-us 0: a handler thread gives the fd back after each call, so every call
+# after the first needs an arm (a busy fd otherwise stays with its thread).
+DEVWLD_TEST_FAIL_ARM=early:1,late:2 start_devwld --no-audit --spin-us 0
 start_hammers 1
 wait_containers 1
 

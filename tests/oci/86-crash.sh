@@ -31,7 +31,7 @@ for round in 1 2; do
 	t0=$(date +%s%N)
 	kill -9 "$worker"
 	# Served again: a new worker answers, with every container attached.
-	for _ in $(seq 500); do
+	for _ in $(seq 6000); do
 		[ "$(stat_of generation)" != "$g" ] && break
 		sleep 0.005
 	done
@@ -40,8 +40,8 @@ for round in 1 2; do
 	after=$(ctl containers | awk '{print $1, $2}' | sort)
 	[ "$before" = "$after" ] || fail "containers before: $before; after: $after"
 	n0=$(stat_of notifications)
-	sleep 0.2
-	[ "$(stat_of notifications)" -gt "$n0" ] || fail "the new worker answers nothing"
+	more_notifications() { [ "$(stat_of notifications)" -gt "$n0" ]; }
+	wait_until 60 more_notifications || fail "the new worker answers nothing"
 	pass "SIGKILL $round of the worker: a new one served every container after $(((t1 - t0) / 1000000)) ms"
 done
 

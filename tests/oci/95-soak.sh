@@ -332,7 +332,7 @@ for ev in "${events[@]}"; do
 		;;
 	usr2) kill -USR2 "$KEEPER" ;;
 	esac
-	for _ in $(seq 500); do
+	for _ in $(seq 6000); do
 		g2=$(stat_of generation) && [ -n "$g2" ] && [ "$g2" != "$g" ] && break
 		sleep 0.01
 	done
