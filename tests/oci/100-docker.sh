@@ -29,9 +29,11 @@ client_stop() {
 		ids=$(dk ps -aq 2>/dev/null)
 		[ -n "$ids" ] && dk rm -f $ids >/dev/null 2>&1
 	fi
-	[ -f "$D/docker.pid" ] && stop_pids TERM "$(cat "$D/docker.pid")"
+	[ -n "${DOCKERD_PID:-}" ] && stop_pids TERM "$DOCKERD_PID"
 }
 client_note_paths /etc/docker /run/docker /run/containerd
+# The trust key dockerd 20.10 writes (no option moves it): ours if /etc/docker was.
+[ -e /etc/docker ] || client_own /etc/docker/key.json
 # devwl: the listener only; devwl-apps: every container on the node /apps/docker.
 jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" '{runtimes: {
 	devwl: {path: $p, runtimeArgs: ["--devwl-listener=" + $l]},
@@ -40,12 +42,12 @@ jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" '{runtimes: {
 dockerd --config-file "$D/daemon.json" --iptables=false --ip-masq=false --ip-forward=false \
 	--bridge=none --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/docker.pid" \
 	-H "unix://$D/docker.sock" --storage-driver vfs --exec-opt native.cgroupdriver=cgroupfs \
-	--cgroup-parent "/$CGROUP_PARENT" --containerd-namespace devwl-test \
-	--containerd-plugins-namespace devwl-test-plugins >"$D/dockerd.log" 2>&1 &
+	--cgroup-parent "/$CGROUP_PARENT" --containerd-namespace "$CGROUP_PARENT" \
+	--containerd-plugins-namespace "$CGROUP_PARENT-plugins" >"$D/dockerd.log" 2>&1 &
+DOCKERD_PID=$!
 for ((i = 0; i < 300; i++)); do
 	dk version >/dev/null 2>&1 && break
-	[ -f "$D/docker.pid" ] || [ "$i" -lt 50 ] || kill -0 $! 2>/dev/null ||
-		skip "dockerd cannot start here: $(tail -3 "$D/dockerd.log")"
+	kill -0 "$DOCKERD_PID" 2>/dev/null || skip "dockerd cannot start here: $(tail -3 "$D/dockerd.log")"
 	sleep 0.1
 done
 dk version >/dev/null 2>&1 || skip "dockerd not ready after 30 s: $(tail -3 "$D/dockerd.log")"
@@ -54,7 +56,8 @@ echo "# dockerd $VERSION, runc $(runc --version | sed -n 's/^runc version //p')"
 
 client_rootfs_tar
 dk import "$T/busybox.tar" devwl-busybox:test >/dev/null || fail "docker import"
-RUN=(run --network none --security-opt "seccomp=$T/profile.json")
+# --pull never: a missing image must fail here, not reach for a registry.
+RUN=(run --pull never --network none --security-opt "seccomp=$T/profile.json")
 
 # --- 1. Docker's own runtime: is listenerPath carried to the OCI config? ------------------
 if dk "${RUN[@]}" --rm --runtime runc devwl-busybox:test sh -c "$CLIENT_SCRIPT" >"$T/plain.out" 2>&1; then
@@ -71,7 +74,7 @@ fi
 id=$(dk "${RUN[@]}" -d --runtime devwl devwl-busybox:test sh -c "$CLIENT_SCRIPT
 echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done; echo STOPPED") ||
 	fail "docker run --runtime devwl: $id"
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	dk logs "$id" 2>&1 | grep -q READY && break
 	sleep 0.1
 done
@@ -94,11 +97,11 @@ wait_gone "$id"
 
 # --- 4. the wrapper leaves containers without a NOTIFY profile alone ---------------------
 n=$(grep -c ': node ' "$T/devwld.log")
-dk run --rm --network none --runtime devwl --security-opt seccomp=unconfined devwl-busybox:test \
+dk run --pull never --rm --network none --runtime devwl --security-opt seccomp=unconfined devwl-busybox:test \
 	sh -c 'echo x > /dev/full; echo RC=$?' >"$T/unconfined.out" 2>&1 || fail "unconfined: $(cat "$T/unconfined.out")"
 grep -q "No space left on device" "$T/unconfined.out" || fail "unconfined: $(cat "$T/unconfined.out")"
 [ "$(grep -c ': node ' "$T/devwld.log")" = "$n" ] || fail "an unconfined container reached devwld"
-dk run --rm --network none --runtime devwl devwl-busybox:test true >"$T/default.out" 2>&1 ||
+dk run --pull never --rm --network none --runtime devwl devwl-busybox:test true >"$T/default.out" 2>&1 ||
 	fail "Docker's default profile through the wrapper: $(cat "$T/default.out")"
 pass "seccomp=unconfined and Docker's default profile run unchanged through devwl-runc"
 exit 0

@@ -33,6 +33,8 @@ client_stop() {
 	[ -n "${CTD_PID:-}" ] && stop_pids TERM "$CTD_PID"
 }
 client_note_paths /run/containerd
+# The shims keep runc's state in /run/containerd/runc/NAMESPACE whatever the config says.
+client_own "/run/containerd/runc/$CGROUP_PARENT"
 cat >"$D/config.toml" <<TOML
 version = 2
 root = "$D/root"
@@ -89,10 +91,7 @@ c "${RUN[@]}" -d "${cri[@]}" --annotation io.kubernetes.cri.container-type=sandb
 	--annotation io.kubernetes.cri.sandbox-log-directory=/var/log/pods/x \
 	"$IMAGE" cri-sandbox sh -c 'while :; do sleep 1; done' >"$T/sandbox.out" 2>&1 ||
 	fail "sandbox: $(cat "$T/sandbox.out")"
-for _ in $(seq 100); do
-	ctl containers | grep -q "^cri-sandbox " && break
-	sleep 0.05
-done
+wait_for "$T/devwld.log" "container cri-sandbox: process" 30 || fail "the sandbox did not attach"
 ctl containers | grep -q "^cri-sandbox /k8s/team-a/web-0/POD " ||
 	fail "the sandbox's node: $(ctl containers; tail -3 "$T/devwld.log")"
 c "${RUN[@]}" --rm "${cri[@]}" --annotation io.kubernetes.cri.container-type=container \
@@ -101,7 +100,9 @@ c "${RUN[@]}" --rm "${cri[@]}" --annotation io.kubernetes.cri.container-type=con
 	"$IMAGE" cri-app sh -c "$CLIENT_SCRIPT" >"$T/app.out" 2>&1 || fail "app: $(cat "$T/app.out")"
 client_check "$T/app.out" cri-app /k8s/team-a/web-0/app "ctr run with the CRI plugin's annotations"
 wait_gone cri-app
-c task kill -s KILL cri-sandbox >/dev/null || fail "ctr task kill"
+c task kill -s KILL cri-sandbox >"$T/kill.out" 2>&1 ||
+	fail "ctr task kill: $(cat "$T/kill.out"); tasks: $(c task ls 2>&1); runc state:" \
+		"$(ls /run/containerd/runc/"$CGROUP_PARENT" 2>&1)"
 wait_gone cri-sandbox
 for n in /k8s/team-a/web-0/app /k8s/team-a/web-0/POD /k8s/team-a/web-0 /k8s/team-a; do
 	ctl show "$n" >/dev/null 2>&1 && fail "on-demand node $n left behind"

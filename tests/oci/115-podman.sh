@@ -29,20 +29,23 @@ client_stop() {
 }
 # c/image's blob cache goes to /var/lib/containers/cache whatever --root says.
 client_note_paths /var/lib/containers /run/containers /run/libpod
+[ -e /var/lib/containers ] || client_own /var/lib/containers/cache/blob-info-cache-v1.boltdb
 mkdir -p "$D/hooks.d"
 for h in devwl-hook.podman.json devwl-hook-poststop.podman.json; do
 	jq --arg p "$OCI_HOOK" --arg s "$T/control.sock" \
 		'.hook.path = $p | .hook.args = [.hook.args[0], "--socket", $s] + .hook.args[1:]' \
 		"$EXAMPLES/oci-hook/$h" >"$D/hooks.d/$h" || fail "jq on $h"
 done
-VERSION=$(pm version --format '{{.Client.Version}}' 2>"$T/version.err") ||
+# podman info sets up the storage and runtime: where it fails, podman cannot run here.
+VERSION=$(pm info --format '{{.Version.Version}}' 2>"$T/version.err") ||
 	skip "podman cannot run here: $(cat "$T/version.err")"
 echo "# podman $VERSION, runc $(runc --version | sed -n 's/^runc version //p')"
 
 client_rootfs_tar
 pm import "$T/busybox.tar" localhost/devwl-busybox:test >"$T/import.out" 2>&1 ||
 	fail "podman import: $(cat "$T/import.out")"
-RUN=(run --network none --cgroup-parent "/$CGROUP_PARENT" --ulimit nofile=1024:1024
+# --pull never: a missing image must fail here, not reach for a registry.
+RUN=(run --pull never --network none --cgroup-parent "/$CGROUP_PARENT" --ulimit nofile=1024:1024
 	--ulimit nproc=4096:4096 --security-opt "seccomp=$T/profile.json")
 
 # --- 1. the README's command: org.devwl.node=/apps/web, grant and deny ---------------------
@@ -54,7 +57,7 @@ id=$(cat "$T/web.cid")
 client_check "$T/web.out" "$id" /apps/web "podman --annotation org.devwl.node=/apps/web"
 wait_gone "$id"
 grep -q "hook: container $id: node /apps/web created" "$T/devwld.log" &&
-	wait_for "$T/devwld.log" "hook: container $id: node /apps/web removed" ||
+	wait_for "$T/devwld.log" "hook: container $id: node /apps/web removed" 30 ||
 	fail "the hooks did not make and remove /apps/web: $(grep "$id" "$T/devwld.log")"
 ctl show /apps/web >/dev/null 2>&1 && fail "/apps/web left behind"
 pass "the hooks.d entries make /apps/web at createRuntime and remove it at poststop"
@@ -63,7 +66,7 @@ pass "the hooks.d entries make /apps/web at createRuntime and remove it at posts
 id=$(pm "${RUN[@]}" -d localhost/devwl-busybox:test sh -c \
 	'echo x > /dev/null && echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done') ||
 	fail "podman run -d: $id"
-wait_for "$T/devwld.log" "container $id: process" || fail "the container did not attach"
+wait_for "$T/devwld.log" "container $id: process" 30 || fail "the container did not attach"
 ctl containers | grep -q "^$id /containers/$id " || fail "devwlctl containers: $(ctl containers)"
 pm exec "$id" sh -c 'mknod /tmp/kmsg c 1 11; echo KMSG_RC=$?' >"$T/exec.out" 2>&1
 grep -q KMSG_RC=1 "$T/exec.out" && audit_has "$id" "/containers/$id" mknodat "c 1:11" deny ||

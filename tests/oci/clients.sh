@@ -109,23 +109,29 @@ audit_has() {
 			  .device == $dev and .decision == $dec)' "$T/audit.jsonl" >/dev/null
 }
 
-# wait_gone ID: devwld saw the container's last process exit and dropped it.
+# wait_gone ID: devwld saw the container's last process exit and dropped it (30 s: the
+# machine may be loaded).
 wait_gone() {
-	wait_for "$T/devwld.log" "container $1: gone" 20 || fail "devwld did not see $1 exit"
+	wait_for "$T/devwld.log" "container $1: gone" 30 || fail "devwld did not see $1 exit"
 	ctl containers | grep -q "^$1 " && fail "devwlctl containers still lists $1"
 	true
 }
 
 # Host paths a client daemon creates outside its own directories whatever it is told
-# (dockerd's /etc/docker/key.json, the shims' /run/containerd/s, ...): removed at the
-# end when this test made them.
+# (dockerd's /etc/docker/key.json, containerd's shims' /run/containerd/{s,runc}, ...).
+# Other tests (another worktree's ctest) may be using them at the same time, so the end
+# removes only what is this test's alone (client_own: e.g. the runc state of its own
+# containerd namespace) and then, of the directories that did not exist at the start
+# (client_note_paths), those left empty.
 CLIENT_MADE=()
+CLIENT_OWN=()
 client_note_paths() {
 	local p
 	for p; do
 		[ -e "$p" ] || CLIENT_MADE+=("$p")
 	done
 }
+client_own() { CLIENT_OWN+=("$@"); }
 
 # pids_under DIR: processes whose command line names DIR (daemons and their shims).
 pids_under() {
@@ -154,8 +160,8 @@ stop_pids() {
 }
 
 # client_cleanup: after the client's own stop, anything still running from CLIENT_DIR,
-# every mount below $T, the cgroup CGROUP_PARENT in every hierarchy, the host paths made,
-# then lib.sh's cleanup (devwld, $T).
+# every mount below $T, the processes and cgroup CGROUP_PARENT in every hierarchy, the
+# host paths made, then lib.sh's cleanup (devwld, $T).
 CGROUP_PARENT=devwl-client-$$
 client_cleanup() {
 	local st=$? m d p
@@ -164,11 +170,16 @@ client_cleanup() {
 	for m in $(awk -v t="$T" 'index($5, t "/") == 1 || $5 == t {print $5}' /proc/self/mountinfo | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
+	# A container whose runtime lost track of it still lives in our cgroup.
+	stop_pids KILL $(cat /sys/fs/cgroup/*/"$CGROUP_PARENT"/*/cgroup.procs 2>/dev/null | sort -u)
 	for d in /sys/fs/cgroup/*/"$CGROUP_PARENT" /sys/fs/cgroup/"$CGROUP_PARENT"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
-	for p in "${CLIENT_MADE[@]}"; do
+	for p in "${CLIENT_OWN[@]}"; do
 		rm -rf "$p"
+	done
+	for p in "${CLIENT_MADE[@]}"; do
+		[ -d "$p" ] && find "$p" -depth -type d -empty -delete 2>/dev/null
 	done
 	(exit "$st")
 	cleanup
