@@ -22,7 +22,8 @@
  *    policy's denials, which the kernel propagates into the cgroup as removals (only
  *    narrowing); then "a" to devices.allow makes the cgroup a copy of its parent: the new
  *    policy, in one write. The parent's denials are lifted again afterwards (that does
- *    not reach the child). Without an own parent this change is refused.
+ *    not reach the child). Without an own parent this change is made only while the
+ *    cgroup has no tasks (before the workload joins it), and refused otherwise.
  * A write the kernel refuses (a cgroup the workload gave children, which forbids "a"
  * writes; a parent that denies) leaves the cgroup denying every device.
  */
@@ -260,6 +261,15 @@ static int v1_clear_parent(struct devwl_cgroup *cg, int *writes)
 	return r;
 }
 
+/* Is the cgroup empty of tasks (cgroup.procs reads nothing)? */
+static bool v1_no_tasks(const struct devwl_cgroup *cg)
+{
+	_cleanup_close_ int fd = openat(cg->dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	char c;
+
+	return fd >= 0 && read(fd, &c, 1) == 0;
+}
+
 static int v1_apply_steps(struct devwl_cgroup *cg, const struct exlist *target, bool allow,
 			  int *writes)
 {
@@ -289,9 +299,17 @@ static int v1_apply_steps(struct devwl_cgroup *cg, const struct exlist *target, 
 		free(have.v);
 		return r;
 	}
-	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY) {
-		if (cg->pallow_fd < 0)
+	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY && cg->pallow_fd < 0) {
+		/* No parent of ours: only a cgroup without tasks can pass through
+		 * allow-all unseen. */
+		if (!v1_no_tasks(cg))
 			return -EOPNOTSUPP;
+		r = v1_write(cg, false, DEVWL_ALLOW, &rule_all);
+		if (r < 0)
+			return r;
+		(*writes)++;
+	}
+	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY) {
 		/* The parent becomes the target (denials first: they only narrow the child),
 		 * then the child copies it with one "a" write. */
 		r = exlist_take(cg->sp, &p);
