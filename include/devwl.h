@@ -224,7 +224,8 @@ int devwl_node_export_oci(const struct devwl_node *node, char **ret_json);
 /* ---------------------------------------------------------------------------------- */
 /* Enforcement: seccomp user notification.                                            */
 
-/* Kernel features, each probed once and cached. */
+/* Kernel features, each probed once and cached. The probe forks no child: it uses a
+ * short-lived thread of its own (all signals blocked), joined before it returns. */
 #define DEVWL_FEATURE_USER_NOTIF	 (1u << 0) /* SECCOMP_RET_USER_NOTIF (5.0) */
 #define DEVWL_FEATURE_ADDFD_SEND	 (1u << 1) /* SECCOMP_ADDFD_FLAG_SEND (5.14) */
 #define DEVWL_FEATURE_WAIT_KILLABLE_RECV (1u << 2) /* (5.19) */
@@ -293,6 +294,8 @@ void devwl_notify_free(struct devwl_notify *notify);
 /*
  * Receive the pending notification on notify_fd (blocks if none is pending: poll for
  * POLLIN first from an event loop), decide it against node and answer it.
+ * Where devwl cannot decide (a number it does not trap, an x32 call, a failure of its own)
+ * the call is answered -EPERM, never CONTINUE.
  * ret_event may be NULL. Errors: -ENOENT the target went away (not an error: nothing to
  * answer), -EAGAIN nothing pending on a non-blocking fd, others from the kernel.
  * Must be called from one thread per struct devwl_notify. That thread unshares its

@@ -2,9 +2,10 @@
 /*
  * Acting in the caller's context (see caller.h and KERNEL-NOTES "Acting in the caller's
  * context"). Resolution runs chrooted into the caller's root from its cwd or dirfd, so
- * "..", absolute symlinks and the caller's mounts behave as for the caller; magic links
- * are refused there (they would name the handler's own objects) and only a few known
- * forms are rewritten to the caller's /proc entries.
+ * "..", absolute symlinks and the caller's mounts behave as for the caller. A path that
+ * reaches a magic link is walked here one component at a time, so that "self" names the
+ * caller and no link is followed as the handler; /dev/tty opens the caller's controlling
+ * terminal, not ours.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <limits.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 
 #include "caller.h"
@@ -404,6 +409,11 @@ int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t
 	return capset_self(caps);
 }
 
+bool devwl_caller_switched(const struct devwl_caller *c)
+{
+	return c->ids_changed || c->groups_changed || c->caps_changed;
+}
+
 void devwl_caller_leave(struct devwl_caller *c)
 {
 	if (c->as_caller) {
@@ -438,109 +448,288 @@ void devwl_caller_leave(struct devwl_caller *c)
 	}
 }
 
-/* Does the caller's /dev/fd point at /proc/self/fd, as runtimes set it up? */
-static bool dev_fd_is_proc_self(struct devwl_target *t)
-{
-	char link[32];
-	ssize_t n = readlinkat(t->root_fd, "dev/fd", link, sizeof(link) - 1);
+#define PROC_ROOT_INO  1
+#define WALK_LINKS_MAX 40 /* the kernel's MAXSYMLINKS */
 
-	if (n < 0)
-		return false;
-	link[n] = '\0';
-	return strcmp(link, "/proc/self/fd") == 0;
+static bool on_procfs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
 }
 
-static bool has_dotdot(const char *p)
+/* Is fd (whose stat is st) the root of a procfs, where "self" and PID directories live? */
+static bool is_proc_root(int fd, const struct stat *st)
 {
-	for (;;) {
-		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
-			return true;
-		p = strchr(p, '/');
-		if (!p)
+	return st->st_ino == PROC_ROOT_INO && S_ISDIR(st->st_mode) && on_procfs(fd);
+}
+
+static bool is_number(const char *s, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
 			return false;
-		p++;
-	}
+	return true;
 }
 
 /*
- * A path through /proc/self, /proc/thread-self or /dev/fd, which the handler would
- * resolve as itself: point it at the caller's /proc entries instead. Anything else with
- * a magic link is refused (ELOOP), and the handler lets the kernel answer.
+ * The caller's tgid (and tid) as the procfs instance at proc_root numbers them: the host
+ * ids on our own procfs; on another instance its innermost ids, but only once that
+ * instance is shown to belong to the caller's own pid namespace (its pid 1 lives there).
+ * Anything else cannot be mapped: -EPERM.
  */
-static int magic_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
-			int oflags, uint64_t resolve)
+static int caller_ids_in(struct devwl_caller *c, struct devwl_target *t, int proc_root,
+			 pid_t *ret_tgid, pid_t *ret_tid)
 {
-	static const char p_self[] = "/proc/self/", p_thread[] = "/proc/thread-self/",
-			  p_devfd[] = "/dev/fd/";
-	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
-	const char *rest = NULL;
-	bool thread = false;
-	_cleanup_close_ int dfd = -1;
+	char mine[64], theirs[64], path[48];
 	struct stat st;
-	char *p = NULL;
-	int r = 0;
+	ssize_t a = 0, b = 0;
+	int r = devwl_target_read_creds(c, t);
 
-	if (resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH))
-		return -ELOOP; /* scoped lookups refuse magic links anyway */
-	if (strncmp(path, p_self, sizeof(p_self) - 1) == 0) {
-		rest = path + sizeof(p_self) - 1;
-	} else if (strncmp(path, p_thread, sizeof(p_thread) - 1) == 0) {
-		rest = path + sizeof(p_thread) - 1;
-		thread = true;
-	} else if (strncmp(path, p_devfd, sizeof(p_devfd) - 1) == 0 && dev_fd_is_proc_self(t)) {
-		rest = path + sizeof(p_devfd) - 1 - 3; /* keep "fd/" */
-	} else {
-		return -ELOOP;
-	}
-	if (has_dotdot(rest))
-		return -ELOOP;
-	r = devwl_target_read_creds(c, t);
 	if (r < 0)
 		return r;
-	if (fstatat(AT_FDCWD, "/proc", &st, 0) == 0 && st.st_dev == c->proc_dev) {
-		/* The caller sees our procfs: its host ids name it there. */
-		p = put_uint(c->pathbuf, (unsigned long)t->creds.tgid);
-		if (thread) {
-			p = put_str(p, "/task/");
-			p = put_uint(p, (unsigned long)t->tid);
-		}
-		*p = '\0';
-		dfd = openat(c->host_proc, c->pathbuf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			return negerrno();
-		r = openat2_sys(dfd, rest, flags, resolve);
-		return r < 0 ? negerrno() : r;
+	if (fstat(proc_root, &st) < 0)
+		return negerrno();
+	if (st.st_dev == c->proc_dev) {
+		*ret_tgid = t->creds.tgid;
+		*ret_tid = t->tid;
+		return 0;
 	}
-	/* Its own procfs: the ids of its innermost pid namespace. */
-	if (strlen(rest) > sizeof(c->pathbuf) - 64)
+	*put_str(put_uint(path, (unsigned long)t->creds.tgid), "/ns/pid") = '\0';
+	a = readlinkat(c->host_proc, path, mine, sizeof(mine) - 1);
+	b = readlinkat(proc_root, "1/ns/pid", theirs, sizeof(theirs) - 1);
+	if (a <= 0 || a != b || memcmp(mine, theirs, (size_t)a) != 0)
+		return -EPERM;
+	*ret_tgid = t->creds.ns_tgid;
+	*ret_tid = t->creds.ns_tid;
+	return 0;
+}
+
+/*
+ * Put text before the unwalked rest of the path (both in c->walk), with a slash between
+ * them when there is a rest or the link was named with a trailing slash.
+ */
+static int walk_push(struct devwl_caller *c, const char *text, size_t tlen, const char *rest,
+		     bool slash)
+{
+	size_t rlen = strlen(rest);
+	size_t sep = rlen || slash ? 1 : 0;
+
+	if (tlen + sep + rlen + 1 > sizeof(c->walk[0]))
 		return -ENAMETOOLONG;
-	p = put_str(c->pathbuf, "/proc/");
-	p = put_uint(p, (unsigned long)t->creds.ns_tgid);
-	if (thread) {
-		p = put_str(p, "/task/");
-		p = put_uint(p, (unsigned long)t->creds.ns_tid);
+	memcpy(c->walk[1], text, tlen);
+	if (sep)
+		c->walk[1][tlen] = '/';
+	memcpy(c->walk[1] + tlen + sep, rest, rlen + 1);
+	memcpy(c->walk[0], c->walk[1], tlen + sep + rlen + 1);
+	return 0;
+}
+
+/*
+ * Resolve, one component at a time, a path that reaches a magic link — /proc/self/fd/N,
+ * /dev/stdin, /proc/PID/root/..., a symlink to one — as the caller's own lookup would:
+ * inside its root (we are chrooted there), "self" and "thread-self" of any procfs naming
+ * the caller, magic links followed only in the caller's own /proc/PID directories
+ * (another process's: -EACCES, which is what an unprivileged caller gets). Symlinks are
+ * read and expanded here, so that nothing is resolved as the handler. Returns an O_PATH
+ * fd or -errno as the caller's open would fail.
+ */
+static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path, int oflags,
+		uint64_t resolve, int *ret_fd, bool *ret_magic)
+{
+	uint64_t step_resolve = (resolve & RESOLVE_NO_XDEV) | RESOLVE_NO_MAGICLINKS;
+	_cleanup_close_ int cur = -1;
+	bool own_pid = false, cur_proc_root = false;
+	int links = 0, r = 0;
+	char *p = NULL;
+
+	if (strlen(path) + 1 > sizeof(c->walk[0]))
+		return -ENAMETOOLONG;
+	strcpy(c->walk[0], path);
+	cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return negerrno();
+	{
+		struct stat st;
+
+		/* "cd /proc; open self/fd/3": the start may be a procfs root itself. */
+		cur_proc_root = fstat(cur, &st) == 0 && is_proc_root(cur, &st);
 	}
-	*p++ = '/';
-	strcpy(p, rest);
-	r = openat2_sys(AT_FDCWD, c->pathbuf, flags, resolve);
-	return r < 0 ? negerrno() : r;
+	p = c->walk[0];
+	for (;;) {
+		char name[NAME_MAX + 1];
+		struct stat st;
+		size_t len = 0;
+		bool last = false, slash = false, follow = false;
+		int next = -1;
+		ssize_t n = 0;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		len = strcspn(p, "/");
+		if (len > NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		p += len;
+		slash = *p == '/';
+		while (*p == '/')
+			p++;
+		last = !*p;
+		if (strcmp(name, ".") == 0)
+			continue;
+		next = openat2_sys(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, step_resolve);
+		if (next < 0)
+			return negerrno();
+		if (fstat(next, &st) < 0) {
+			r = negerrno();
+			close(next);
+			return r;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			/*
+			 * Entering /proc/PID: is it the caller's own (any of its threads)?
+			 * Its task/TID directories stay its own.
+			 */
+			if (cur_proc_root && is_number(name, len)) {
+				pid_t tgid = 0, tid = 0;
+				long v = strtol(name, NULL, 10);
+
+				own_pid = caller_ids_in(c, t, cur, &tgid, &tid) == 0 &&
+					  (v == tgid || v == tid);
+			}
+			closep(&cur);
+			cur = next;
+			/* A procfs root: its "self" and its PID directories mean something. */
+			cur_proc_root = is_proc_root(cur, &st);
+			if ((!last || slash) && !S_ISDIR(st.st_mode))
+				return -ENOTDIR;
+			continue;
+		}
+		follow = !last || slash || !(oflags & O_NOFOLLOW);
+		if (!follow) {
+			closep(&cur);
+			cur = next;
+			break;
+		}
+		if ((resolve & RESOLVE_NO_SYMLINKS) || ++links > WALK_LINKS_MAX) {
+			close(next);
+			return -ELOOP;
+		}
+		if (on_procfs(next)) {
+			bool thread = strcmp(name, "thread-self") == 0;
+
+			if (cur_proc_root && (thread || strcmp(name, "self") == 0)) {
+				char ids[48], *e = ids;
+				pid_t tgid = 0, tid = 0;
+
+				close(next);
+				*ret_magic = true;
+				r = caller_ids_in(c, t, cur, &tgid, &tid);
+				if (r < 0)
+					return r;
+				e = put_uint(e, (unsigned long)tgid);
+				if (thread) {
+					e = put_str(e, "/task/");
+					e = put_uint(e, (unsigned long)tid);
+				}
+				r = walk_push(c, ids, (size_t)(e - ids), p, slash);
+				if (r < 0)
+					return r;
+				p = c->walk[0];
+				continue;
+			}
+			n = readlinkat(next, "", c->pathbuf, sizeof(c->pathbuf) - 1);
+			if (n > 0 && c->pathbuf[0] != '/' && !memchr(c->pathbuf, ':', (size_t)n)) {
+				/* An ordinary procfs symlink ("self/mounts"): expand it. */
+				close(next);
+				r = walk_push(c, c->pathbuf, (size_t)n, p, slash);
+				if (r < 0)
+					return r;
+				p = c->walk[0];
+				continue;
+			}
+			/* A magic link: let the kernel jump, only in the caller's own /proc/PID. */
+			close(next);
+			*ret_magic = true;
+			if (!own_pid)
+				return -EACCES;
+			if (resolve & RESOLVE_NO_XDEV)
+				return -EXDEV;
+			next = openat(cur, name, O_PATH | O_CLOEXEC);
+			if (next < 0)
+				return negerrno();
+			own_pid = false;
+			closep(&cur);
+			cur = next;
+			if (fstat(cur, &st) < 0)
+				return negerrno();
+			cur_proc_root = is_proc_root(cur, &st);
+			if ((!last || slash) && !S_ISDIR(st.st_mode))
+				return -ENOTDIR;
+			continue;
+		}
+		n = readlinkat(next, "", c->pathbuf, sizeof(c->pathbuf) - 1);
+		close(next);
+		if (n <= 0)
+			return n < 0 ? negerrno() : -ENOENT;
+		if (c->pathbuf[0] == '/') {
+			closep(&cur);
+			cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (cur < 0)
+				return negerrno();
+			cur_proc_root = fstat(cur, &st) == 0 && is_proc_root(cur, &st);
+		}
+		r = walk_push(c, c->pathbuf, (size_t)n, p, slash);
+		if (r < 0)
+			return r;
+		p = c->walk[0];
+	}
+	*ret_fd = TAKE_FD(cur);
+	return 0;
 }
 
 int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
-			int oflags, uint64_t resolve, int *ret_fd)
+			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked)
 {
 	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
-	int fd = -1;
+	int fd = -1, err = 0;
 
+	*ret_walked = false;
 	fd = openat2_sys(AT_FDCWD, path, flags, resolve | RESOLVE_NO_MAGICLINKS);
-	if (fd < 0 && errno == ELOOP && !(resolve & RESOLVE_NO_MAGICLINKS))
-		fd = magic_lookup(c, t, path, oflags, resolve);
-	else if (fd < 0)
-		fd = negerrno();
-	if (fd < 0)
-		return fd;
-	*ret_fd = fd;
-	return 0;
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
+	err = errno;
+	/*
+	 * Resolved as ourselves, a path through /proc/self fails where the caller's may not
+	 * (ENOENT: we have no fd 99, it has) and a magic link fails ELOOP: walk the path as
+	 * the caller, unless our own resources failed or the caller's flags make the kernel
+	 * refuse magic links anyway (ELOOP; EXDEV in scoped lookups) — then the error stands.
+	 * A walk that met no procfs "self" and no magic link agrees with the lookup above.
+	 */
+	if (err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN ||
+	    (resolve &
+	     (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
+		return -err;
+	/*
+	 * "self" and magic links are symlinks: a failure reached without following one is
+	 * the caller's failure too. One lookup says so, cheaper than a walk (most failing
+	 * opens are library searches through plain directories).
+	 */
+	if (err != ELOOP) {
+		fd = openat2_sys(AT_FDCWD, path, flags, resolve | RESOLVE_NO_SYMLINKS);
+		if (fd >= 0)
+			close(fd); /* appeared meanwhile: walk it */
+		else if (errno != ELOOP)
+			return -err;
+	}
+	return walk(c, t, path, oflags, resolve, ret_fd, ret_walked);
 }
 
 /* The caller's open flags for opening the device node it resolved to, for it. */
@@ -568,6 +757,124 @@ int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *r
 	fd = openat(c->host_proc, buf, reopen_flags(oflags));
 	if (fd < 0)
 		return negerrno();
+	*ret_fd = fd;
+	return 0;
+}
+
+int devwl_caller_reopen_file(struct devwl_caller *c, int opath_fd, mode_t mode, int oflags,
+			     int *ret_fd)
+{
+	int flags = oflags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_DIRECTORY | O_PATH | O_CLOEXEC);
+	char buf[48];
+	char *p = NULL;
+	int fd = -1;
+
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return -EINVAL; /* devices go through the policy and devwl_caller_reopen() */
+	/*
+	 * A fifo's open waits for the other end: never on the handling thread. Opened
+	 * non-blocking, then made blocking as asked (the caller's open then returns at once
+	 * where the kernel's would have waited for a writer; a writer with no reader gets
+	 * ENXIO).
+	 */
+	if (S_ISFIFO(mode))
+		flags |= O_NONBLOCK;
+	p = put_str(buf, "thread-self/fd/");
+	p = put_uint(p, (unsigned long)opath_fd);
+	*p = '\0';
+	fd = openat(c->host_proc, buf, flags | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negerrno();
+	if (S_ISFIFO(mode) && !(oflags & O_NONBLOCK) &&
+	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int r = negerrno();
+
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* The caller's controlling terminal as /proc/TID/stat says (tty_nr), 0 for none. */
+static int ctty_of(struct devwl_caller *c, struct devwl_target *t, dev_t *ret)
+{
+	_cleanup_close_ int fd = -1;
+	char path[48];
+	const char *q = NULL;
+	unsigned long v = 0;
+	ssize_t n = 0;
+
+	*put_str(put_uint(path, (unsigned long)t->tid), "/stat") = '\0';
+	fd = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	n = read(fd, c->status, sizeof(c->status) - 1);
+	if (n <= 0)
+		return n < 0 ? negerrno() : -EIO;
+	c->status[n] = '\0';
+	/* After "(comm)": state ppid pgrp session tty_nr. comm may hold ')' itself. */
+	q = strrchr(c->status, ')');
+	if (!q || sscanf(q + 1, " %*c %*d %*d %*d %lu", &v) != 1)
+		return -EIO;
+	*ret = makedev((v >> 8) & 0xfff, (v & 0xff) | ((v >> 12) & 0xfff00));
+	return 0;
+}
+
+int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags, int *ret_fd)
+{
+	char path[48], name[24] = "";
+	struct dirent *de = NULL;
+	DIR *d = NULL;
+	dev_t tty = 0, node_dev = 0;
+	ino_t node_ino = 0;
+	int dfd = -1, fd = -1, r = 0, seen = 0;
+
+	r = ctty_of(c, t, &tty);
+	if (r < 0)
+		return r;
+	if (tty == 0)
+		return -ENXIO; /* what the kernel answers a caller without one */
+	*put_str(put_uint(path, (unsigned long)t->tid), "/fd") = '\0';
+	dfd = openat(c->host_proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return negerrno();
+	d = fdopendir(dfd);
+	if (!d) {
+		r = negerrno();
+		close(dfd);
+		return r;
+	}
+	/*
+	 * The terminal itself is reached through an fd the caller holds on it. Two nodes
+	 * with that number (the same index in two devpts instances) are ambiguous: refuse.
+	 */
+	while ((de = readdir(d)) && seen++ < 4096) {
+		struct stat st;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(name))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISCHR(st.st_mode) ||
+		    st.st_rdev != tty)
+			continue;
+		if (name[0] && (st.st_dev != node_dev || st.st_ino != node_ino)) {
+			closedir(d);
+			return -EPERM;
+		}
+		node_dev = st.st_dev;
+		node_ino = st.st_ino;
+		strcpy(name, de->d_name);
+	}
+	if (!name[0] || seen > 4096) {
+		closedir(d);
+		return -EPERM;
+	}
+	/* As the kernel's /dev/tty: the terminal's own node permissions are not checked. */
+	fd = openat(dirfd(d), name, reopen_flags(oflags));
+	r = fd < 0 ? negerrno() : 0;
+	closedir(d);
+	if (r < 0)
+		return r;
 	*ret_fd = fd;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #define DEVWL_CALLER_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/capability.h>
@@ -70,6 +71,7 @@ struct devwl_caller {
 	struct __user_cap_data_struct saved_caps[2];
 	char status[16384];
 	char pathbuf[4200];
+	char walk[2][PATH_MAX + 256]; /* a path being walked (devwl_caller_lookup) */
 };
 
 int devwl_caller_init(struct devwl_caller *c);
@@ -96,17 +98,39 @@ int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t);
 int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t);
 int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps);
 void devwl_caller_leave(struct devwl_caller *c);
+/* After become(): did it switch what decides a lookup (fs ids, groups, capabilities)? */
+bool devwl_caller_switched(const struct devwl_caller *c);
 
 /*
  * Inside: resolve path as the caller would, to an O_PATH fd (O_NOFOLLOW honoured,
- * openat2 resolve flags honoured). Magic links (/proc/self/..., /dev/fd/N) are made to
- * name the caller's objects or refused. Errors: as openat2.
+ * openat2 resolve flags honoured). A path that reaches a magic link (/proc/self/fd/N,
+ * /dev/stdin, /proc/PID/root/..., a symlink to one) is walked component by component so
+ * that it names the caller's objects, and *ret_walked is set (also on failure): the
+ * kernel must not be left to walk it again. Errors: as openat2; -EACCES for a magic link
+ * of another process; -EPERM where the caller's procfs cannot be mapped to it.
  */
 int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
-			int oflags, uint64_t resolve, int *ret_fd);
+			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked);
+
+/*
+ * /dev/tty for the caller: open its controlling terminal (as the kernel's /dev/tty does,
+ * without checking the terminal node's own permissions) through an fd it holds on it.
+ * Errors: -ENXIO it has none (the kernel's answer), -EPERM its terminal cannot be
+ * reached or is ambiguous, as openat.
+ */
+int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags, int *ret_fd);
 
 /* Reopen an O_PATH fd with real open flags (under the current credentials). */
 int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd);
+
+/*
+ * Reopen an O_PATH fd of a non-device (mode: its st_mode) with the caller's open flags,
+ * O_TRUNC and O_APPEND included, for calls devwl must not CONTINUE (the kernel would
+ * read the call's memory again). A fifo is opened without waiting for its other end.
+ * Errors: as openat, -EINVAL for a device.
+ */
+int devwl_caller_reopen_file(struct devwl_caller *c, int opath_fd, mode_t mode, int oflags,
+			     int *ret_fd);
 
 /*
  * As the caller: may it open its node opath_fd with oflags? File permissions only (the

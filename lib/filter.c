@@ -7,6 +7,9 @@
  * open/openat without O_PATH or O_DIRECTORY (neither opens a device), and creat,
  * openat2, open_by_handle_at always (their flags are in memory or irrelevant).
  * io_uring_setup fails EPERM in the kernel: io_uring's OPENAT never passes seccomp.
+ * On x86_64 the same calls through the x32 ABI (__X32_SYSCALL_BIT) fail EPERM in the
+ * kernel, never trapped: x32 passes pointers in full 64-bit registers, and a handler
+ * reading them as 32-bit would judge other memory than the kernel opens.
  *
  * libseccomp builds the program; we load it ourselves because libseccomp 2.5.4 cannot
  * ask for SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV.
@@ -22,7 +25,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -58,21 +60,23 @@ static const struct {
 };
 
 /*
- * The ABIs a process may use on this architecture; each gets the same rules. On x86_64
- * a process can always enter the i386 ABI (int $0x80), and x32 numbers arrive with the
- * x86_64 audit arch.
+ * The ABIs a process may use on this architecture. On x86_64 a process can always enter
+ * the i386 ABI (int $0x80), and x32 numbers arrive with the x86_64 audit arch; whether
+ * the kernel has x32 or not, seccomp sees the number first. x32 calls are denied (the
+ * filter answers EPERM; a handler given one by another filter answers EPERM).
  */
 static const struct {
 	uint32_t token;	     /* libseccomp's arch token */
 	uint32_t audit_arch; /* what seccomp_data.arch says */
 	bool compat32;
+	bool x32;
 } abis[] = {
 #if defined(__x86_64__)
-	{SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, false},
-	{SCMP_ARCH_X86, AUDIT_ARCH_I386, true},
-	{SCMP_ARCH_X32, AUDIT_ARCH_X86_64, true},
+	{SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, false, false},
+	{SCMP_ARCH_X86, AUDIT_ARCH_I386, true, false},
+	{SCMP_ARCH_X32, AUDIT_ARCH_X86_64, false, true},
 #else
-	{SCMP_ARCH_NATIVE, 0, sizeof(long) == 4},
+	{SCMP_ARCH_NATIVE, 0, sizeof(long) == 4, false},
 #endif
 };
 
@@ -98,6 +102,7 @@ static void table_build(void)
 				.nr = nr,
 				.call = (uint8_t)trapped[i].call,
 				.compat32 = abis[a].compat32,
+				.x32 = abis[a].x32,
 				.name = trapped[i].name,
 			};
 		}
@@ -125,7 +130,7 @@ static int seccomp_syscall(unsigned int op, unsigned int flags, void *args)
 	return (int)syscall(SYS_seccomp, op, flags, args);
 }
 
-/* A program that allows everything, for probing flags in a throwaway child. */
+/* A program that allows everything, for probing flags on a throwaway thread. */
 static int load_allow_all(unsigned int flags)
 {
 	struct sock_filter insn = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
@@ -135,45 +140,64 @@ static int load_allow_all(unsigned int flags)
 }
 
 /*
- * Install a throwaway listener in a child (a filter cannot be removed) and report what
- * the kernel accepted through the exit status.
+ * A filter flag the kernel knows, asked without installing anything: with a NULL program
+ * a known flag set fails EFAULT (the program is read after the flags are checked), an
+ * unknown one EINVAL.
  */
-static unsigned int probe_in_child(void)
+static bool filter_flag_known(unsigned int flags)
+{
+	return seccomp_syscall(SECCOMP_SET_MODE_FILTER, flags, NULL) < 0 && errno == EFAULT;
+}
+
+/*
+ * The ioctls need a notify fd, which needs a filter, which cannot be removed. Filters
+ * belong to a thread, not to the process: a throwaway thread installs an allow-all
+ * listener (no_new_privs too is per thread), probes, closes the fd and exits, and its
+ * filter goes with it. No child process: an embedder's SIGCHLD handling or waitpid(-1)
+ * loop sees nothing. Runs with every signal blocked.
+ */
+static void *probe_thread(void *arg)
 {
 	struct seccomp_notif_addfd addfd = {.id = 0, .flags = SECCOMP_ADDFD_FLAG_SEND};
-	unsigned int found = DEVWL_FEATURE_USER_NOTIF;
-	int status = 0, fd = -1;
-	pid_t pid = -1;
+	unsigned int *found = arg;
+	int fd = -1;
 
-	pid = fork();
-	if (pid < 0)
-		return DEVWL_FEATURE_USER_NOTIF;
-	if (pid == 0) {
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			_exit(100);
-		fd = load_allow_all(SECCOMP_FILTER_FLAG_NEW_LISTENER |
-				    SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV);
-		if (fd >= 0) {
-			found |= DEVWL_FEATURE_WAIT_KILLABLE_RECV;
-		} else {
-			fd = load_allow_all(SECCOMP_FILTER_FLAG_NEW_LISTENER);
-			if (fd < 0)
-				_exit(100);
-		}
-		/* Unknown flags fail EINVAL before the id is looked up; known ones ENOENT. */
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0 && errno == ENOENT)
-			found |= DEVWL_FEATURE_ADDFD_SEND;
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) ==
-		    0)
-			found |= DEVWL_FEATURE_SYNC_WAKE_UP;
-		_exit((int)found);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return DEVWL_FEATURE_USER_NOTIF;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) == 100)
-		return DEVWL_FEATURE_USER_NOTIF;
-	return (unsigned int)WEXITSTATUS(status);
+	/* Fails (EBUSY) under a filter that has a listener already: nothing to add then. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return NULL;
+	fd = load_allow_all(SECCOMP_FILTER_FLAG_NEW_LISTENER);
+	if (fd < 0)
+		return NULL;
+	/* Unknown flags fail EINVAL before the id is looked up; known ones ENOENT. */
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0 && errno == ENOENT)
+		*found |= DEVWL_FEATURE_ADDFD_SEND;
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0)
+		*found |= DEVWL_FEATURE_SYNC_WAKE_UP;
+	close(fd);
+	return NULL;
+}
+
+/* The features beyond USER_NOTIF; *ret_complete false when no thread could run (retry). */
+static unsigned int probe_features(bool *ret_complete)
+{
+	unsigned int found = DEVWL_FEATURE_USER_NOTIF;
+	sigset_t all, old;
+	pthread_t th;
+	int r = 0;
+
+	*ret_complete = false;
+	if (filter_flag_known(SECCOMP_FILTER_FLAG_NEW_LISTENER |
+			      SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV))
+		found |= DEVWL_FEATURE_WAIT_KILLABLE_RECV;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&th, NULL, probe_thread, &found);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		return found;
+	pthread_join(th, NULL);
+	*ret_complete = true;
+	return found;
 }
 
 static unsigned int features_cached;
@@ -184,22 +208,26 @@ DEVWL_EXPORT unsigned int devwl_features(void)
 {
 	uint32_t action = SECCOMP_RET_USER_NOTIF;
 	unsigned int found = 0;
+	bool complete = true;
 
 	if (__atomic_load_n(&features_known, __ATOMIC_ACQUIRE))
 		return features_cached;
 	pthread_mutex_lock(&features_lock);
 	if (!features_known) {
 		if (seccomp_syscall(SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0)
-			found = probe_in_child();
-		features_cached = found;
-		__atomic_store_n(&features_known, true, __ATOMIC_RELEASE);
+			found = probe_features(&complete);
+		/* A probe that could not run (no thread, a listener above) is asked again. */
+		if (complete) {
+			features_cached = found;
+			__atomic_store_n(&features_known, true, __ATOMIC_RELEASE);
+		}
 	}
 	pthread_mutex_unlock(&features_lock);
-	return features_cached;
+	return complete ? features_cached : found;
 }
 
 /* Trap an open-like call only when its flags, a register, leave a device possible. */
-static int add_open_rule(scmp_filter_ctx ctx, int nr, unsigned int flags_arg)
+static int add_open_rule(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned int flags_arg)
 {
 	struct scmp_arg_cmp cmp = {
 		.arg = flags_arg,
@@ -209,10 +237,10 @@ static int add_open_rule(scmp_filter_ctx ctx, int nr, unsigned int flags_arg)
 	};
 
 	/* The mask's upper word is 0, so only the int the ABI defines is compared. */
-	return seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &cmp);
+	return seccomp_rule_add_array(ctx, action, nr, 1, &cmp);
 }
 
-static int add_mknod_rules(scmp_filter_ctx ctx, int nr, unsigned int mode_arg)
+static int add_mknod_rules(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned int mode_arg)
 {
 	static const uint32_t types[] = {S_IFCHR, S_IFBLK};
 	int r = 0;
@@ -225,46 +253,80 @@ static int add_mknod_rules(scmp_filter_ctx ctx, int nr, unsigned int mode_arg)
 			.datum_b = types[i],
 		};
 
-		r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &cmp);
+		r = seccomp_rule_add_array(ctx, action, nr, 1, &cmp);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
+/* The calls that can reach a device, each given action (NOTIFY, or EPERM for x32). */
+static int add_device_rules(scmp_filter_ctx ctx, uint32_t action, unsigned int flags)
+{
+	int r = 0;
+
+	r = add_mknod_rules(ctx, action, SCMP_SYS(mknod), 1);
+	if (r >= 0)
+		r = add_mknod_rules(ctx, action, SCMP_SYS(mknodat), 2);
+	/* With the policy in the device cgroup the kernel judges every open itself. */
+	if (flags & DEVWL_FILTER_MKNOD_ONLY)
+		goto io_uring;
+	if (r >= 0)
+		r = add_open_rule(ctx, action, SCMP_SYS(open), 1);
+	if (r >= 0)
+		r = add_open_rule(ctx, action, SCMP_SYS(openat), 2);
+	if (r >= 0)
+		r = seccomp_rule_add(ctx, action, SCMP_SYS(creat), 0);
+	if (r >= 0)
+		r = seccomp_rule_add(ctx, action, SCMP_SYS(openat2), 0);
+	if (r >= 0)
+		r = seccomp_rule_add(ctx, action, SCMP_SYS(open_by_handle_at), 0);
+io_uring:
+	if (r >= 0 && !(flags & DEVWL_FILTER_ALLOW_IO_URING))
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
+	return r;
+}
+
+/*
+ * One context per action: libseccomp adds a rule to every arch of a context, so the x32
+ * rules (EPERM in the kernel) are built alone and merged in.
+ */
 static int build_filter(unsigned int flags, scmp_filter_ctx *ret_ctx)
 {
-	scmp_filter_ctx ctx = NULL;
+	scmp_filter_ctx ctx = NULL, x32 = NULL;
 	int r = 0;
 
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
 	for (size_t a = 0; a < ARRAY_SIZE(abis); a++) {
-		if (abis[a].token == SCMP_ARCH_NATIVE || abis[a].token == seccomp_arch_native())
+		if (abis[a].x32 || abis[a].token == SCMP_ARCH_NATIVE ||
+		    abis[a].token == seccomp_arch_native())
 			continue;
 		r = seccomp_arch_add(ctx, abis[a].token);
 		if (r < 0 && r != -EEXIST)
 			goto fail;
 	}
-	r = add_mknod_rules(ctx, SCMP_SYS(mknod), 1);
-	if (r >= 0)
-		r = add_mknod_rules(ctx, SCMP_SYS(mknodat), 2);
-	/* With the policy in the device cgroup the kernel judges every open itself. */
-	if (!(flags & DEVWL_FILTER_MKNOD_ONLY)) {
+	r = add_device_rules(ctx, SCMP_ACT_NOTIFY, flags);
+	for (size_t a = 0; r >= 0 && a < ARRAY_SIZE(abis); a++) {
+		if (!abis[a].x32)
+			continue;
+		x32 = seccomp_init(SCMP_ACT_ALLOW);
+		if (!x32) {
+			r = -ENOMEM;
+			break;
+		}
+		r = seccomp_arch_remove(x32, SCMP_ARCH_NATIVE);
 		if (r >= 0)
-			r = add_open_rule(ctx, SCMP_SYS(open), 1);
+			r = seccomp_arch_add(x32, abis[a].token);
 		if (r >= 0)
-			r = add_open_rule(ctx, SCMP_SYS(openat), 2);
+			r = add_device_rules(x32, SCMP_ACT_ERRNO(EPERM), flags);
 		if (r >= 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(creat), 0);
-		if (r >= 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat2), 0);
-		if (r >= 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(open_by_handle_at), 0);
+			r = seccomp_merge(ctx, x32); /* frees x32 on success */
+		if (r < 0)
+			seccomp_release(x32);
+		x32 = NULL;
 	}
-	if (r >= 0 && !(flags & DEVWL_FILTER_ALLOW_IO_URING))
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
 	if (r < 0)
 		goto fail;
 	*ret_ctx = ctx;

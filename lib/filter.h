@@ -22,6 +22,7 @@ struct devwl_syscall {
 	int32_t nr;	  /* as in seccomp_data (x32 numbers carry __X32_SYSCALL_BIT) */
 	uint8_t call;	  /* enum devwl_call */
 	bool compat32;	  /* a 32-bit ABI: pointers and longs are 32 bits wide */
+	bool x32;	  /* x32: 64-bit registers, which devwl does not read: always EPERM */
 	const char *name; /* static */
 };
 

@@ -301,6 +301,18 @@ static int answer_error(struct answer *a, int err)
 }
 
 /*
+ * The one fail-closed rule: wherever devwl cannot decide — a lookup or /proc read of its
+ * own failed, a syscall number or ABI it does not read, a handle it cannot resolve — the
+ * answer is EPERM, never CONTINUE: a CONTINUE lets the kernel act on memory and state
+ * devwl did not judge, and without a kernel baseline (unprivileged devwl-run) that can
+ * reach a denied device. Every decide path below ends here when it cannot decide.
+ */
+static int cannot_decide(struct answer *a)
+{
+	return answer_error(a, EPERM);
+}
+
+/*
  * A lookup of ours that failed for our own reasons (our fd table, memory), not for the
  * caller's: we do not know what the path names, so neither CONTINUE (the kernel might open
  * a device) nor pass the error on (it is not the caller's). Answer EPERM.
@@ -311,15 +323,26 @@ static bool our_trouble(int err)
 	       err == -EAGAIN;
 }
 
-/* open, openat, openat2, creat. Returns -ENOENT when the target is gone. */
+/* The /dev/tty node: it opens the opener's controlling terminal, so not as ourselves. */
+#define DEV_TTY makedev(5, 0)
+
+/*
+ * open, openat, openat2, creat. Returns -ENOENT when the target is gone.
+ *
+ * A path that reached a magic link was walked by devwl (devwl_caller_lookup): whatever it
+ * names is opened here, device or not, and its errors are answered here, because a
+ * CONTINUE would have the kernel follow the link again — to whatever fd the caller put
+ * there by then, a denied device included, with nothing but a baseline to stop it.
+ */
 static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node *node,
 		       const struct call *c, struct devwl_event *e, struct answer *a)
 {
 	struct devwl_caller *cl = &n->caller;
 	struct devwl_target *t = &n->target;
+	uint64_t resolve = c->resolve & ~(uint64_t)RESOLVE_CACHED;
 	_cleanup_close_ int pfd = -1;
 	struct stat st;
-	bool need_start = false;
+	bool need_start = false, walked = false, device = false;
 	int r = 0, allowed = 0;
 
 	/* O_PATH and O_DIRECTORY never open a device; __O_TMPFILE alone is EINVAL here. */
@@ -343,60 +366,87 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	/* A bad dirfd is the kernel's to answer; anything else we cannot inspect is denied:
 	 * without a baseline (unprivileged devwl-run) a CONTINUE here could reach a device. */
 	if (r < 0)
-		return r == -EBADF ? 0 : answer_error(a, EPERM);
+		return r == -EBADF ? 0 : cannot_decide(a);
 	if (devwl_caller_enter(cl, t) < 0)
-		return answer_error(a, EPERM);
+		return cannot_decide(a);
 	/*
 	 * First as ourselves: most opens are not of devices and need nothing more. A lookup
 	 * that fails the caller's way is the kernel's to answer; one that fails ours is not.
 	 * RESOLVE_CACHED only says "may fail EAGAIN": we resolve fully.
 	 */
-	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve & ~(uint64_t)RESOLVE_CACHED,
-				&pfd);
+	r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+	if (r < 0 && (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
+		return cannot_decide(a); /* creating through a magic link: not done for it */
 	if (r < 0)
-		return our_trouble(r) ? answer_error(a, EPERM) : 0;
+		return walked ? answer_error(a, -r) : 0;
 	if (fstat(pfd, &st) < 0)
-		return answer_error(a, EPERM);
-	if (!device_of(&st, e))
-		return 0;
+		return cannot_decide(a);
+	device = device_of(&st, e);
 	/* Never opens what exists: the kernel answers EEXIST (a symlink counts as existing). */
 	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return walked ? answer_error(a, EEXIST) : 0;
+	if (!device && !walked)
 		return 0;
-	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
 
-	/* Again as the caller, so that its directory and file permissions apply. */
+	/*
+	 * Again as the caller, so that its directory and file permissions apply; when
+	 * become() switched nothing (a caller with our ids and file capabilities) the
+	 * lookup would be the same, and the object already judged is kept.
+	 */
 	if (devwl_target_read_creds(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
-		return answer_error(a, EPERM);
-	closep(&pfd);
-	pfd = -1;
-	r = devwl_caller_lookup(cl, t, n->path, c->flags, c->resolve & ~(uint64_t)RESOLVE_CACHED,
-				&pfd);
-	if (r < 0)
-		return answer_error(a, our_trouble(r) ? EPERM : -r);
-	if (fstat(pfd, &st) < 0)
-		return answer_error(a, EPERM);
-	if (!device_of(&st, e))
+		return cannot_decide(a);
+	if (devwl_caller_switched(cl)) {
+		closep(&pfd);
+		pfd = -1;
+		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+		if (r < 0)
+			return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
+		if (fstat(pfd, &st) < 0)
+			return cannot_decide(a);
+		device = device_of(&st, e);
+	}
+	if (!device && !walked)
 		return 0; /* swapped under us for a non-device: the kernel decides */
-	allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
-	if (allowed != 1)
-		return answer_error(a, EPERM);
+	if (device) {
+		allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
+		if (allowed != 1)
+			return answer_error(a, EPERM);
+	}
 	/* Read only by force: PROT_NONE (kernel: EFAULT) or stranger; do not grant on it. */
 	if (n->forced)
 		return answer_error(a, EFAULT);
-	r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
-	if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0) {
+	if (!device) {
+		r = devwl_caller_reopen_file(cl, pfd, st.st_mode, c->flags, &a->fd);
 		/*
-		 * The caller may open its node, yet nobody can: a nodev mount (any filesystem
-		 * mounted in a user namespace). The policy allows the device, so open it
-		 * through devwl's own node, as ourselves (DESIGN.md §4, nodev mounts).
+		 * A writer's open of a fifo without a reader waits for one (runc's init on
+		 * its exec fifo waits for "runc start"): that wait cannot happen here, so it
+		 * is left to the kernel — the one walked open that is, and only a baseline
+		 * then stops a racing thread from swapping a device in.
 		 */
-		devwl_caller_leave(cl);
-		r = devwl_caller_open_private(cl, st.st_mode & S_IFMT, st.st_rdev, c->flags,
-					      &a->fd);
+		if (r == -ENXIO && S_ISFIFO(st.st_mode) && !(c->flags & O_NONBLOCK) &&
+		    (c->flags & O_ACCMODE) == O_WRONLY)
+			return 0;
+	} else if (S_ISCHR(st.st_mode) && st.st_rdev == DEV_TTY) {
+		/* Reopened by us it would be our terminal: the caller's, or what it gets. */
+		r = devwl_caller_open_ctty(cl, t, c->flags, &a->fd);
+	} else {
+		r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
+		if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0) {
+			/*
+			 * The caller may open its node, yet nobody can: a nodev mount (any
+			 * filesystem mounted in a user namespace). The policy allows the
+			 * device, so open it through devwl's own node, as ourselves
+			 * (DESIGN.md §4, nodev mounts).
+			 */
+			devwl_caller_leave(cl);
+			r = devwl_caller_open_private(cl, st.st_mode & S_IFMT, st.st_rdev, c->flags,
+						      &a->fd);
+		}
 	}
 	if (r < 0)
-		return answer_error(a, r == -EMFILE ? EPERM : -r);
+		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
 	a->kind = ANSWER_FD;
 	a->cloexec = c->flags & O_CLOEXEC;
 	return 0;
@@ -459,7 +509,7 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		return -ENOENT;
 	/* A CONTINUE would let a caller holding CAP_MKNOD make any node: answer instead. */
 	if (r < 0)
-		return answer_error(a, r == -EBADF ? EBADF : EPERM);
+		return r == -EBADF ? answer_error(a, EBADF) : cannot_decide(a);
 	if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) != 1)
 		return answer_error(a, EPERM);
 	if (n->forced)
@@ -467,7 +517,7 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD)))
 		return answer_error(a, EPERM);
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
-		return answer_error(a, EPERM);
+		return cannot_decide(a);
 	r = devwl_caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev,
 			       &made_ino);
 	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
@@ -485,27 +535,36 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	return 0;
 }
 
-/* The mount fd argument, as a real (not O_PATH) fd of ours. */
+/* The mount fd argument, as a real (not O_PATH) fd of ours, or -errno. */
 static int handle_mount_fd(struct devwl_notify *n, struct devwl_target *t, int mount_fd)
 {
+	_cleanup_close_ int pidfd = -1;
 	char buf[32];
-	int pidfd = -1, fd = -1;
+	int fd = -1;
 
 	if (mount_fd == AT_FDCWD) {
 		/* /proc/TID/cwd is a directory: opening it cannot reach a driver. */
 		snprintf(buf, sizeof(buf), "%d/cwd", (int)t->tid);
-		return openat(n->caller.host_proc, buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat(n->caller.host_proc, buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? negerrno() : fd;
 	}
+	if (mount_fd < 0)
+		return -EBADF;
 	pidfd = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
 	if (pidfd < 0)
 		pidfd = (int)syscall(SYS_pidfd_open, t->creds.tgid, 0);
 	if (pidfd < 0)
-		return -1;
+		return negerrno();
 	fd = (int)syscall(SYS_pidfd_getfd, pidfd, mount_fd, 0);
-	closep(&pidfd);
-	return fd;
+	return fd < 0 ? negerrno() : fd;
 }
 
+/*
+ * open_by_handle_at is never CONTINUE'd unless its flags keep it from opening a driver:
+ * the handle is memory the kernel would read again, so whatever devwl judged is what it
+ * opens itself — the device under the policy, anything else too — and a handle it cannot
+ * resolve is refused.
+ */
 static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_node *node,
 			    const struct devwl_syscall *sc, struct devwl_event *e, struct answer *a)
 {
@@ -517,6 +576,7 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	int flags = (int)(uint32_t)n->req->data.args[2];
 	unsigned int bytes = 0;
 	struct stat st;
+	bool device = false;
 	int r = 0;
 
 	if (flags & (O_PATH | O_DIRECTORY))
@@ -525,11 +585,16 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	r = devwl_target_open(cl, t, (pid_t)n->req->pid, AT_FDCWD, false);
 	if (r >= 0)
 		r = devwl_target_read_creds(cl, t);
+	if (id_valid(nfd, n->req->id) < 0)
+		return -ENOENT;
 	if (r < 0)
-		return id_valid(nfd, n->req->id) < 0 ? -ENOENT : 0;
-	/* Without the capability the kernel refuses it (EPERM) before any open. */
+		return cannot_decide(a);
+	/*
+	 * The kernel refuses it (EPERM) without CAP_DAC_READ_SEARCH; newer kernels also let
+	 * a caller with it in the mount's user namespace in: devwl does not, it refuses.
+	 */
 	if (!t->creds.same_userns || !(t->creds.cap_eff & (1ULL << CAP_DAC_READ_SEARCH)))
-		return 0;
+		return answer_error(a, EPERM);
 	/* The kernel's own errors for the handle, answered here: the memory may change. */
 	r = read_mem(n, t->tid, arg(sc, n->req, 1), fh, sizeof(*fh));
 	if (r < 0)
@@ -545,19 +610,25 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	if (id_valid(nfd, n->req->id) < 0)
 		return -ENOENT;
 	if (mfd < 0)
-		return 0;
+		return mfd == -EBADF ? answer_error(a, EBADF) : cannot_decide(a);
 	ofd = open_by_handle_at(mfd, fh, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
-	if (ofd < 0 || fstat(ofd, &st) < 0 || !device_of(&st, e))
-		return 0;
-	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (ofd < 0)
+		return errno == ESTALE ? answer_error(a, ESTALE) : cannot_decide(a);
+	if (fstat(ofd, &st) < 0)
+		return cannot_decide(a);
+	device = device_of(&st, e);
+	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
 	if (n->forced)
 		return answer_error(a, EFAULT);
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
-		return answer_error(a, EPERM);
-	r = devwl_caller_reopen(cl, ofd, flags, &a->fd);
+		return cannot_decide(a);
+	if (device)
+		r = devwl_caller_reopen(cl, ofd, flags, &a->fd);
+	else
+		r = devwl_caller_reopen_file(cl, ofd, st.st_mode, flags, &a->fd);
 	if (r < 0)
-		return answer_error(a, r == -EMFILE ? EPERM : -r);
+		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
 	a->kind = ANSWER_FD;
 	a->cloexec = flags & O_CLOEXEC;
 	return 0;
@@ -622,8 +693,12 @@ static int decide(struct devwl_notify *n, int nfd, const struct devwl_node *node
 		int r = 0;
 
 		/* The size is a register: the kernel's answer to it cannot change. */
-		if (size < OPEN_HOW_SIZE_VER0 || size > sizeof(n->mem))
-			return 0;
+		if (size < OPEN_HOW_SIZE_VER0)
+			return answer_error(a, EINVAL);
+		if (size > n->page_size)
+			return answer_error(a, E2BIG);
+		if (size > sizeof(n->mem))
+			return cannot_decide(a);
 		/* The rest is memory the kernel reads again: answer its errors ourselves. */
 		r = read_mem(n, (pid_t)req->pid, arg(sc, req, 2), n->mem, (size_t)size);
 		if (r < 0)
@@ -655,7 +730,7 @@ static int decide(struct devwl_notify *n, int nfd, const struct devwl_node *node
 	case DEVWL_CALL_OPEN_BY_HANDLE_AT:
 		return decide_by_handle(n, nfd, node, sc, e, a);
 	default:
-		return 0;
+		return cannot_decide(a);
 	}
 }
 
@@ -755,7 +830,15 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 	sc = devwl_syscall_lookup(n->req->data.arch, n->req->data.nr);
 	e.syscall = sc ? sc->name : "unknown";
 
-	r = sc ? decide(n, notify_fd, node, sc, &e, &a) : 0;
+	/*
+	 * A number devwl does not trap (another filter's notify fd, an OCI profile that
+	 * notifies more) or an x32 call (devwl would read 32-bit pointers the kernel takes as
+	 * 64-bit): devwl cannot decide it.
+	 */
+	if (!sc || sc->x32)
+		r = cannot_decide(&a);
+	else
+		r = decide(n, notify_fd, node, sc, &e, &a);
 	devwl_caller_leave(&n->caller);
 	if (n->target.have_creds)
 		e.pid = n->target.creds.tgid;

@@ -18,6 +18,7 @@
 #include "devwl.h"
 #include "fileio.h"
 #include "jsonutil.h"
+#include "devname.h"
 #include "rules.h"
 #include "util.h"
 
@@ -354,7 +355,39 @@ static int apply(struct devwl_node *node, const struct op *op, const char *prefi
 	return devwl_error_set(err, r, 0, "%s: %s", prefix, errname(r, e, sizeof(e)));
 }
 
-/* A "rules" string: "allow RULE" or "deny RULE", RULE in the kernel's grammar. */
+/*
+ * A device name (devname.h) stands for the rules it resolves to when the file is loaded,
+ * written in order; an error names the name and the rule it resolved to.
+ */
+static int apply_named(struct devwl_node *node, enum devwl_file file, const char *text, size_t len,
+		       const char *prefix, struct devwl_error *err)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	struct devwl_error perr = {0};
+	size_t n = 0;
+	int r;
+
+	r = devwl_devname_resolve(text, len, NULL, &rules, &n, &perr);
+	if (r < 0)
+		return devwl_error_set(err, r, 0, "%s: %s", prefix, perr.msg);
+	for (size_t i = 0; i < n; i++) {
+		char s[DEVWL_RULE_STR_MAX], where[1100];
+		struct op op = {.file = file, .rule = rules[i]};
+
+		if (devwl_rule_format(&rules[i], s, sizeof(s)) < 0)
+			return devwl_error_set(err, -EINVAL, 0, "%s: bad resolution", prefix);
+		snprintf(where, sizeof(where), "%s (resolved to %s)", prefix, s);
+		r = apply(node, &op, where, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * A "rules" string: "allow RULE" or "deny RULE", RULE in the kernel's grammar or a
+ * device name (devname.h).
+ */
 static int apply_rule_string(struct devwl_node *node, const char *text, size_t len,
 			     const char *prefix, struct devwl_error *err)
 {
@@ -373,6 +406,8 @@ static int apply_rule_string(struct devwl_node *node, const char *text, size_t l
 		return devwl_error_set(err, -EINVAL, 0,
 				       "%s: must be \"allow RULE\" or \"deny RULE\"", prefix);
 	}
+	if (devwl_devname_is_name(text + verb, len - verb))
+		return apply_named(node, op.file, text + verb, len - verb, prefix, err);
 	r = devwl_rule_parse(text + verb, len - verb, &op.rule, &perr);
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "%s: %s", prefix, perr.msg);

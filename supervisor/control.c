@@ -8,7 +8,10 @@
  *   stats                             "name value" lines, then "."
  *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
  *   reload                            as SIGHUP
+ *   reset                             reload without the devwlctl changes since the last load
  *   restart                           as SIGUSR2: hand over to a new devwld (devwld(8))
+ *   events [all] [container=ID]       "ok", then one audit line per decision (events.c);
+ *                                     the first and only line of its connection
  *   hook-create STATE-JSON            the OCI hook: create the container's node
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
  *
@@ -17,6 +20,7 @@
  * wait, so a client that does not read cannot grow devwld's memory or stall it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -26,6 +30,7 @@
 
 #include "batch.h"
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
@@ -40,6 +45,9 @@ struct ctl_conn {
 	char *out;
 	size_t out_len, out_off;
 	bool eof, broken;
+	char *events;	   /* the arguments of an "events" line: hand the socket to events.c */
+	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
+	bool waiting;	   /* unwatched until then */
 };
 
 int control_open(struct devwld *d)
@@ -59,8 +67,11 @@ static void ctl_conn_free(struct source *src)
 
 	free(conn->in);
 	free(conn->out);
+	free(conn->events);
 	free(conn);
 }
+
+static void ctl_close(struct devwld *d, struct ctl_conn *conn);
 
 void control_accept(struct devwld *d)
 {
@@ -91,7 +102,10 @@ void control_accept(struct devwld *d)
 		conn->src.free_fn = ctl_conn_free;
 		d->nctl_conns++;
 		list_add_tail(&conn->link, &d->ctl_conns);
-		loop_arm(d, &conn->src, POLLIN);
+		if (loop_arm(d, &conn->src, POLLIN) < 0) {
+			log_msg("control: cannot watch a connection; closing it");
+			ctl_close(d, conn);
+		}
 	}
 }
 
@@ -108,19 +122,28 @@ static void do_containers(struct devwld *d, FILE *out)
 
 static void do_stats(struct devwld *d, FILE *out)
 {
-	const struct audit *a = &d->audit;
+	struct audit_counts a;
+	unsigned int subscribers = 0;
+	uint64_t dropped = 0;
 
+	audit_counts(&d->audit, &a);
+	events_stats(&subscribers, &dropped);
 	fprintf(out,
 		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
-		"pid %d\ngeneration %u\n.\n",
+		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
+		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
-		(unsigned long long)a->notifications, (unsigned long long)a->continued,
-		(unsigned long long)a->allowed, (unsigned long long)a->denied,
-		(unsigned long long)a->errors, (unsigned long long)a->gone,
-		(unsigned long long)audit_percentile(a, 0.50),
-		(unsigned long long)audit_percentile(a, 0.99), (int)getpid(), d->keeper.gen);
+		(unsigned long long)a.notifications, (unsigned long long)a.continued,
+		(unsigned long long)a.allowed, (unsigned long long)a.denied,
+		(unsigned long long)a.errors, (unsigned long long)a.gone,
+		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
+		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
+		(unsigned long long)d->state_writes, (int)getpid(), d->keeper.gen, subscribers,
+		(unsigned long long)dropped);
+	serve_stats(d, out);
+	fputs(".\n", out);
 }
 
 static int hook_state(const char *text, size_t len, struct oci_state *st)
@@ -164,7 +187,7 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 		path = strdup(c->node_path);
 		r = path ? 0 : -ENOMEM;
 	} else {
-		r = store_node_path(d, &st, &path);
+		r = store_node_path(d, &st, 0, &path);
 	}
 	if (r < 0)
 		goto out;
@@ -191,29 +214,21 @@ out:
 	oci_state_clear(&st);
 }
 
-static void do_mknod_cap(struct devwld *d, const char *args, size_t len, FILE *out)
+/* A change to the hierarchy: carried out, and kept for reloads to apply again (edits.c). */
+static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 {
-	_cleanup_free_ char *copy = strndup(args, len);
-	struct devwl_node *node;
-	char *value;
+	int r;
 
-	if (!copy) {
-		batch_reply_errno(out, -ENOMEM);
+	if (d->edits.n >= EDITS_MAX) {
+		log_msg("control: %d devwlctl changes since the policy file was loaded; refusing"
+			" more (put them in the file and run devwlctl reset)",
+			EDITS_MAX);
+		batch_reply_errno(out, -ENOSPC);
 		return;
 	}
-	value = strchr(copy, ' ');
-	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false"))) {
-		batch_reply_errno(out, -EINVAL);
-		return;
-	}
-	*value++ = '\0';
-	node = devwl_policy_find(d->policy, copy);
-	if (!node) {
-		batch_reply_errno(out, -ENOENT);
-		return;
-	}
-	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
-	fputs("ok\n", out);
+	r = edit_exec(d->policy, line, len, out);
+	if (r >= 0 && edits_add(&d->edits, line, len) < 0)
+		log_msg("control: out of memory: a reload will not apply this change again");
 }
 
 static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_args)
@@ -246,16 +261,17 @@ static bool read_only(const char *line, size_t len)
 
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 {
+	bool changes = !read_only(line, len);
 	size_t a = 0;
 
-	if (!read_only(line, len))
+	if (changes)
 		state_changed(d);
 	if (is_cmd(line, len, "containers", &a) && a == len)
 		do_containers(d, out);
 	else if (is_cmd(line, len, "stats", &a) && a == len)
 		do_stats(d, out);
-	else if (is_cmd(line, len, "reload", &a) && a == len) {
-		int r = store_reload(d);
+	else if ((is_cmd(line, len, "reload", &a) || is_cmd(line, len, "reset", &a)) && a == len) {
+		int r = line[2] == 'l' ? store_reload(d) : store_reset(d);
 		if (r < 0)
 			batch_reply_errno(out, r);
 		else
@@ -266,16 +282,17 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 			batch_reply_errno(out, r);
 		else
 			fputs("ok\n", out);
-	} else if (is_cmd(line, len, "mknod_needs_cap", &a) && a < len)
-		do_mknod_cap(d, line + a, len - a, out);
+	} else if (edit_is_change(line, len))
+		do_change(d, line, len, out);
 	else if (is_cmd(line, len, "hook-create", &a) && a < len)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
 		do_hook(d, false, line + a, len - a, out);
-	else {
+	else
 		batch_exec(d->policy, line, len, out);
-		return;
-	}
+	/* Before the answer goes out: from then on, every call is decided by the change. */
+	if (changes)
+		serve_policy_changed(d);
 	fflush(out);
 }
 
@@ -324,6 +341,15 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 
 		if (!nl && !(conn->eof && end > start))
 			break;
+		if (end - start >= 6 && !memcmp(conn->in + start, "events", 6) &&
+		    (end - start == 6 || conn->in[start + 6] == ' ')) {
+			/* The connection becomes a stream: nothing after this line counts. */
+			conn->events = strndup(conn->in + start + 6, end - start - 6);
+			if (!conn->events)
+				conn->broken = true;
+			start = conn->in_len;
+			break;
+		}
 		if (append_out(conn, conn->in + start, end - start, d) < 0) {
 			conn->broken = true;
 			break;
@@ -347,12 +373,80 @@ static int flush_out(struct ctl_conn *conn)
 	return 0;
 }
 
+/* Queue "error ENAME" for r; if even that fails, the connection just closes. */
+static void reply_errno(struct ctl_conn *conn, int r)
+{
+	char *b = NULL, *n;
+	size_t size = 0;
+	FILE *f = open_memstream(&b, &size);
+
+	if (!f)
+		return;
+	batch_reply_errno(f, r);
+	if (fclose(f) == 0 && (n = realloc(conn->out, conn->out_len + size))) {
+		memcpy(n + conn->out_len, b, size);
+		conn->out = n;
+		conn->out_len += size;
+	}
+	free(b);
+}
+
+/* "events [all] [container=ID]": parse; 0 or -EINVAL. */
+static int events_args(const char *args, bool *ret_all, const char **ret_container)
+{
+	*ret_all = false;
+	*ret_container = NULL;
+	for (const char *p = args; *p;) {
+		const char *end;
+
+		if (*p++ != ' ')
+			return -EINVAL;
+		end = strchrnul(p, ' ');
+		if (end - p == 3 && !memcmp(p, "all", 3) && !*ret_all)
+			*ret_all = true;
+		else if (end - p > 10 && !memcmp(p, "container=", 10) && !*ret_container && !*end)
+			*ret_container = p + 10;
+		else
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+/* Hand the connection to events.c, or answer why not. true: conn is gone. */
+static bool subscribe(struct devwld *d, struct ctl_conn *conn)
+{
+	const char *container = NULL;
+	bool all = false;
+	int fd, r;
+
+	r = conn->out_len ? -EINVAL : events_args(conn->events, &all, &container);
+	fd = r < 0 ? -1 : fcntl(conn->src.fd, F_DUPFD_CLOEXEC, 0);
+	if (r >= 0 && fd < 0)
+		r = negerrno();
+	if (r >= 0)
+		r = events_subscribe(fd, all, container);
+	if (r >= 0) {
+		ctl_close(d, conn);
+		return true;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(conn->events);
+	conn->events = NULL;
+	conn->in_len = 0;
+	conn->eof = true;
+	reply_errno(conn, r);
+	return false;
+}
+
 void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
+	uint64_t seq = d->state_seq;
 
 	if (revents & POLLIN) {
-		for (int round = 0; round < 4 && !conn->eof; round++) {
+		for (int round = 0; round < 4 && !conn->eof && !conn->events; round++) {
 			size_t limit = MAX_HOOK_LINE;
 
 			ssize_t n;
@@ -399,27 +493,57 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	} else if (revents & (POLLERR | POLLHUP)) {
 		conn->broken = true;
 	}
-	/* What devwlctl is told is done is on disk first. */
-	if (conn->out_len)
-		state_flush(d);
+	if (conn->events && !conn->broken && subscribe(d, conn))
+		return;
+	/* What devwlctl is told is done is on disk first: the answers wait for the write
+	 * (off the loop; control_state_written() sends them). */
+	if (d->state_seq != seq)
+		conn->need_seq = d->state_seq;
+	if (conn->out_len && !conn->broken && !state_written(d, conn->need_seq)) {
+		conn->waiting = true;
+		state_urgent(d);
+		return;
+	}
 	if (flush_out(conn) < 0 || conn->broken) {
 		ctl_close(d, conn);
 		return;
 	}
 	if (conn->out_len) {
 		/* Stop reading until the client takes its answers. */
-		loop_arm(d, src, POLLOUT);
+		if (loop_arm(d, src, POLLOUT) < 0)
+			goto unwatched;
 		return;
 	}
 	if (conn->eof) {
 		ctl_close(d, conn);
 		return;
 	}
-	loop_arm(d, src, POLLIN);
+	if (loop_arm(d, src, POLLIN) >= 0)
+		return;
+unwatched:
+	log_msg("control: cannot watch a connection; closing it");
+	ctl_close(d, conn);
+}
+
+void control_state_written(struct devwld *d)
+{
+	struct list_head *l = d->ctl_conns.next;
+
+	while (l != &d->ctl_conns) {
+		struct ctl_conn *conn = container_of(l, struct ctl_conn, link);
+
+		/* ctl_conn_ready() may close it: step on first. */
+		l = l->next;
+		if (conn->waiting && state_written(d, conn->need_seq)) {
+			conn->waiting = false;
+			ctl_conn_ready(d, &conn->src, 0);
+		}
+	}
 }
 
 void control_close_all(struct devwld *d)
 {
+	events_fini();
 	while (!list_empty(&d->ctl_conns))
 		ctl_close(d, container_of(d->ctl_conns.next, struct ctl_conn, link));
 }

@@ -16,18 +16,58 @@
 #include <unistd.h>
 
 #include "devwld.h"
+#include "fileio.h"
 #include "keeper.h"
+#include "serve.h"
+#include "sink.h"
 #include "util.h"
+
+static struct sink *stderr_sink;
+static uint64_t stderr_dropped;
 
 void log_msg(const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[1024] = "devwld: ";
+	size_t pre = strlen(buf), len;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf + pre, sizeof(buf) - pre - 1, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "devwld: %s\n", buf);
+	len = n < 0 ? pre
+		    : pre + ((size_t)n < sizeof(buf) - pre - 1 ? (size_t)n : sizeof(buf) - pre - 2);
+	buf[len++] = '\n';
+	if (stderr_sink) {
+		if (!sink_write(stderr_sink, buf, len))
+			__atomic_fetch_add(&stderr_dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	(void)devwl_write_all(STDERR_FILENO, buf, len);
+}
+
+int log_start(void)
+{
+	stderr_sink = sink_new(STDERR_FILENO, false, SINK_CAPACITY);
+	return stderr_sink ? 0 : negerrno();
+}
+
+void log_stop(unsigned int drain_ms)
+{
+	struct sink *s = stderr_sink;
+
+	stderr_sink = NULL;
+	sink_free(s, drain_ms);
+}
+
+struct sink *log_sink(void)
+{
+	return stderr_sink;
+}
+
+uint64_t log_dropped(void)
+{
+	return __atomic_load_n(&stderr_dropped, __ATOMIC_RELAXED);
 }
 
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
@@ -148,15 +188,19 @@ static void usage(FILE *f)
 	      "  --audit FILE          append decision records (JSON lines) to FILE [stderr]\n"
 	      "  --no-audit            keep counters only\n"
 	      "  --audit-all           also record CONTINUE answers for non-devices\n"
-	      "  --allow-uid UID       also accept listener peers with this uid (repeatable)\n"
+	      "  --allow-uid UID       also serve runtimes of this uid (repeatable), on nodes\n"
+	      "                        under /users/UID only\n"
 	      "  --k8s-template T      node for Kubernetes containers, over the policy's\n"
 	      "                        [/k8s/{namespace}/{pod}/{container}]\n"
 	      "  --default-template T  node for other containers, over the policy's\n"
 	      "                        [/containers/{id}]\n"
 	      "  --burst N             notifications per fd per round [16]\n"
-	      "  --spin-us N           wait this long on a busy fd for its next call [0]\n"
+	      "  --spin-us N           a handler thread keeps watching a quiet fd this long\n"
+	      "                        before the ring watches it again [1000]\n"
 	      "  --timeout-ms N        deadline for a runtime's message [5000]\n"
 	      "  --max-message BYTES   size limit of a runtime's message [1048576]\n"
+	      "  --handler-threads N   threads handling notifications [one per CPU, 2..16]\n"
+	      "  --handler-timeout MS  answer a call stuck this long EPERM [3000]\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version\n",
 	      f);
@@ -191,14 +235,24 @@ static void reapply_if_changed(struct devwld *d)
 	store_apply_text(d, text, len);
 }
 
+void devwld_signals(sigset_t *ret_set)
+{
+	sigemptyset(ret_set);
+	sigaddset(ret_set, SIGHUP);
+	sigaddset(ret_set, SIGTERM);
+	sigaddset(ret_set, SIGINT);
+	sigaddset(ret_set, SIGUSR2);
+}
+
 static int worker_start(struct devwld *d, bool no_audit)
 {
-	sigset_t none;
+	sigset_t mask;
 	int r;
 
-	/* The keeper's blocked signals are not ours (loop_init blocks what it reads). */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Ours stay blocked (the loop's signalfd reads them, pending ones too); the
+	 * keeper's SIGCHLD is not ours. */
+	devwld_signals(&mask);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	r = keeper_link_open(d);
 	if (r < 0) {
@@ -210,14 +264,16 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("this kernel has no seccomp user notification");
 		return -EOPNOTSUPP;
 	}
-	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
-	d->notify = devwl_notify_new();
-	if (!d->notify) {
-		log_msg("cannot set up notification handling: out of memory");
-		return -ENOMEM;
+	/* After the feature probe's fork: a child must not inherit a sink thread's lock. */
+	r = log_start();
+	if (r < 0) {
+		log_msg("cannot start the log writer: %s", strerror(-r));
+		return r;
 	}
-	devwl_notify_set_recv_hook(d->notify, loop_on_recv, d);
-	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all);
+#ifdef DEVWL_TEST_HOOKS
+	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
+#endif
+	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all, log_sink());
 	if (r < 0) {
 		log_msg("audit file %s: %s", d->cfg.audit_file, strerror(-r));
 		return r;
@@ -225,6 +281,11 @@ static int worker_start(struct devwld *d, bool no_audit)
 	r = loop_init(d);
 	if (r < 0) {
 		log_msg("event loop: %s", strerror(-r));
+		return r;
+	}
+	r = serve_init(d);
+	if (r < 0) {
+		log_msg("handler threads: %s", strerror(-r));
 		return r;
 	}
 	/* The state (restart, crash, reboot-surviving --state) wins over the policy file
@@ -239,6 +300,8 @@ static int worker_start(struct devwld *d, bool no_audit)
 			return r;
 		state_changed(d);
 	}
+	/* On disk before the sockets say we are ready. */
+	state_sync(d);
 	if (d->keeper.listen_fd >= 0) {
 		d->listen_src.kind = SOURCE_LISTENER;
 		d->listen_src.fd = d->keeper.listen_fd;
@@ -271,7 +334,6 @@ static int worker_start(struct devwld *d, bool no_audit)
 		unlink(d->cfg.listen_path);
 		return r;
 	}
-	state_flush(d);
 	return 0;
 }
 
@@ -290,7 +352,9 @@ static int worker_main(struct devwld *d, bool no_audit)
 		} else {
 			log_msg("ready: listening on %s, control on %s, policy %s, state %s",
 				d->cfg.listen_path, d->cfg.control_path,
-				d->cfg.policy_file ? d->cfg.policy_file : "(built-in: allow all)",
+				d->cfg.policy_file
+					? d->cfg.policy_file
+					: "(none: containers get the default device set)",
 				d->cfg.state_file);
 			service_notify("READY=1\nSTATUS=listening on %s", d->cfg.listen_path);
 		}
@@ -298,7 +362,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 		r = loop_run(d);
 	}
 	/* Whatever happens from here is not a change anyone should persist. */
-	state_flush(d);
+	state_sync(d);
 	d->state_frozen = true;
 	d->exiting = true;
 	d->quit = true;
@@ -314,6 +378,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	while (!list_empty(&d->oci_conns))
 		oci_conn_expire(d, UINT64_MAX);
 	control_close_all(d);
+	serve_fini(d);
 	store_fini(d);
 	if (d->listen_src.fd >= 0)
 		close(d->listen_src.fd);
@@ -321,10 +386,10 @@ static int worker_main(struct devwld *d, bool no_audit)
 		close(d->control_src.fd);
 	watch_close(d);
 	loop_fini(d);
-	devwl_notify_free(d->notify);
 	audit_close(&d->audit);
 	state_fini(d);
 	keeper_link_close(d);
+	log_stop(SINK_DRAIN_MS);
 	if (r < 0)
 		return 1;
 	return d->handover ? DEVWLD_EXIT_HANDOVER : 0;
@@ -347,7 +412,9 @@ int devwld_main(int argc, char **argv)
 		OPT_TIMEOUT,
 		OPT_MAX_MESSAGE,
 		OPT_NO_WATCH,
-		OPT_STATE
+		OPT_STATE,
+		OPT_HANDLER_THREADS,
+		OPT_HANDLER_TIMEOUT
 	};
 	static const struct option opts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
@@ -365,6 +432,8 @@ int devwld_main(int argc, char **argv)
 		{"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
 		{"no-watch", no_argument, NULL, OPT_NO_WATCH},
 		{"state", required_argument, NULL, OPT_STATE},
+		{"handler-threads", required_argument, NULL, OPT_HANDLER_THREADS},
+		{"handler-timeout", required_argument, NULL, OPT_HANDLER_TIMEOUT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -376,23 +445,29 @@ int devwld_main(int argc, char **argv)
 				.control_path = "/run/devwl/control.sock",
 				.watch_policy = true,
 				.burst = 16,
-				.spin_us = 0,
+				.spin_us = 1000,
 				.conn_timeout_ms = 5000,
 				.max_message = 1024 * 1024,
+				.handler_timeout_ms = SERVE_TIMEOUT_DEFAULT_MS,
 			},
 		.signal_src = {.fd = -1},
 		.listen_src = {.fd = -1},
 		.control_src = {.fd = -1},
 		.watch_src = {.fd = -1},
 		.watch_wd = -1,
+		.audit = {.lock = PTHREAD_MUTEX_INITIALIZER},
 	};
 	_cleanup_free_ uid_t *uids = NULL;
 	_cleanup_free_ char *state_file = NULL;
 	bool no_audit = false;
 	struct rlimit rl;
+	sigset_t mask;
 	unsigned long v = 0;
 	int c;
 
+	/* Before anything else: a SIGHUP now must wait for the loop, not kill us. */
+	devwld_signals(&mask);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_LISTEN:
@@ -472,6 +547,20 @@ int devwld_main(int argc, char **argv)
 				d.cfg.conn_timeout_ms = (unsigned int)v;
 			else
 				d.cfg.max_message = v;
+			break;
+		case OPT_HANDLER_THREADS:
+		case OPT_HANDLER_TIMEOUT:
+			if (parse_uint(optarg,
+				       c == OPT_HANDLER_THREADS ? SERVE_THREADS_MAX : 3600000,
+				       &v) < 0 ||
+			    v == 0) {
+				fprintf(stderr, "devwld: bad number '%s'\n", optarg);
+				return 2;
+			}
+			if (c == OPT_HANDLER_THREADS)
+				d.cfg.handler_threads = (unsigned int)v;
+			else
+				d.cfg.handler_timeout_ms = (unsigned int)v;
 			break;
 		case 'h':
 			usage(stdout);

@@ -4,6 +4,8 @@
 #define DEVWLD_H
 
 #include <liburing.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,14 +23,19 @@ enum source_kind {
 	SOURCE_CTL_CONN, /* one devwlctl connection */
 	SOURCE_NOTIFY,	 /* one container process's seccomp notify fd */
 	SOURCE_WATCH,	 /* inotify on the policy file's directory */
+	SOURCE_STATE,	 /* the state writer's eventfd: a write finished */
+	SOURCE_SERVE,	 /* eventfd: handler threads finished work (serve.c) */
 };
 
 struct source {
 	enum source_kind kind;
 	int fd;
-	bool armed; /* a POLL_ADD is in flight: memory must outlive its completion */
-	bool dead;  /* destroyed while armed: freed when the cancelled poll completes */
+	bool armed;	    /* a POLL_ADD is in flight: memory must outlive its completion */
+	bool dead;	    /* destroyed while armed: freed when the cancelled poll completes */
+	bool cancel_queued; /* dead, its cancel not yet made: on devwld.cancel_later */
+	bool held;	    /* a handler thread uses fd (serve.c): loop_destroy leaves it open */
 	short events;
+	struct source *cancel_next;
 	void (*free_fn)(struct source *src);
 };
 
@@ -96,21 +103,31 @@ struct map_rule {
 	char *node;  /* a template */
 };
 
-enum node_annotation {
-	NODE_ANNOTATION_ANY,	/* org.devwl.node may name any node (the default) */
-	NODE_ANNOTATION_IGNORE, /* org.devwl.node is not looked at */
-	NODE_ANNOTATION_UNDER,	/* only at or below one of under[] */
+/* Which nodes a container may name itself: "node_annotation" for the annotation
+ * org.devwl.node, "node_metadata" for listenerMetadata node=PATH (devwl-policy(5)). */
+enum node_choice {
+	NODE_CHOICE_DEFAULT, /* key absent: annotation ignored, metadata anything but "/" */
+	NODE_CHOICE_ANY,     /* true: any node, "/" included */
+	NODE_CHOICE_IGNORE,  /* false: not looked at */
+	NODE_CHOICE_UNDER,   /* only at or below one of under[] */
+};
+
+struct node_source {
+	enum node_choice choice;
+	char **under; /* templates */
+	size_t nunder;
 };
 
 struct mapping {
 	char *k8s_template;	/* NULL: the command line's, else the built-in one */
 	char *default_template; /* likewise */
-	enum node_annotation node_annotation;
-	char **under; /* templates */
-	size_t nunder;
+	struct node_source annotation, metadata;
 	struct map_rule *rules; /* first match wins */
 	size_t nrules;
 };
+
+/* Where the containers of a peer other than root live (--allow-uid): PEER_SUBTREE/UID. */
+#define PEER_SUBTREE "/users"
 
 void mapping_clear(struct mapping *m);
 /* Check a template: known placeholders only ({namespace} {pod} {container} only with
@@ -120,16 +137,19 @@ int template_check(const char *tmpl, bool k8s_vars, struct devwl_error *err);
 int mapping_from_json(struct json_object *obj, const char *file, struct mapping *ret,
 		      struct devwl_error *err);
 /*
- * The node path (heap) for a container, and which source decided it (static text).
- * The overrides (command line) win over the mapping's templates. Errors: -EINVAL bad
- * value or path, -ENOENT a template needs a value the container lacks, -EPERM an
- * org.devwl.node outside the allowed subtrees, -ENOMEM; the reason is in err.
+ * The node path (heap) for a container whose runtime connected as peer_uid, and which
+ * source decided it (static text). The overrides (command line) win over the mapping's
+ * templates. A peer other than root gets PEER_SUBTREE/UID/ID, or a node it names at or
+ * below PEER_SUBTREE/UID. Errors: -EINVAL bad value or path, -ENOENT a template needs a
+ * value the container lacks, -EPERM a node named outside what the policy (or the peer's
+ * subtree) allows, -ENOMEM; the reason is in err.
  */
 int mapping_node_path(const struct mapping *m, const char *k8s_override,
-		      const char *default_override, const struct oci_state *st, char **ret_path,
-		      const char **ret_source, struct devwl_error *err);
+		      const char *default_override, const struct oci_state *st, uid_t peer_uid,
+		      char **ret_path, const char **ret_source, struct devwl_error *err);
 
 struct container;
+struct serve_box;
 
 /* One container process: its notify fd, watched by the ring. */
 struct cproc {
@@ -150,20 +170,46 @@ struct container {
 	char *node_path;
 	struct devwl_node *node; /* referenced (devwl_node_ref) while we hold it */
 	bool created_node;	 /* made on demand by us: removed when the container goes */
+	uid_t owner_uid;	 /* of the runtime that attached it first: only it may join */
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
-	struct list_head link; /* in devwld.containers */
+	struct list_head link;	 /* in devwld.containers */
+	struct serve_box *serve; /* the handler threads' view of it (serve.c), or NULL */
 };
 
 /* Counters and the handling-time histogram; see audit.c. */
 #define AUDIT_BUCKETS 512
+struct sink;
 struct audit {
-	FILE *out; /* NULL: no records */
-	bool all;  /* also record CONTINUE answers */
+	pthread_mutex_t lock; /* the counters and hist: audit_event() runs in any thread */
+	struct sink *out;     /* NULL: no records */
+	bool own_out;	      /* not the shared stderr sink */
+	bool all;	      /* also record CONTINUE answers */
 	uint64_t notifications, continued, allowed, denied, errors, gone;
+	uint64_t dropped; /* records the sink had no room for */
 	uint64_t hist[AUDIT_BUCKETS];
+	/* the loop's own (audit_report_drops) */
+	uint64_t report_due_ms, reported_records, reported_lines;
 };
+
+/* What devwlctl stats shows of the audit. */
+struct audit_counts {
+	uint64_t notifications, continued, allowed, denied, errors, gone, dropped;
+	uint64_t p50_ns, p99_ns;
+};
+
+/* The devwlctl changes since the policy file was loaded (edits.c). */
+struct edit {
+	char *line; /* the control line, NUL-terminated (a rule may hold a NUL too) */
+	size_t len;
+};
+struct edits {
+	struct edit *v;
+	size_t n;
+};
+/* Beyond this a change is refused (ENOSPC): fold them into the policy file and reset. */
+#define EDITS_MAX 10000
 
 /* A sorted set of strings (policy.c). */
 struct strset {
@@ -186,7 +232,9 @@ struct devwld_config {
 	unsigned int spin_us; /* wait that long on the fd for the next one (0: just look) */
 	unsigned int conn_timeout_ms;
 	size_t max_message;
-	const char *state_file; /* devwld(8) STATE */
+	const char *state_file;		 /* devwld(8) STATE */
+	unsigned int handler_threads;	 /* 0: one per CPU, within bounds (serve.c) */
+	unsigned int handler_timeout_ms; /* a call stuck longer is answered EPERM */
 };
 
 /* The worker's link to its keeper (keeper_link.c); table NULL: no keeper. */
@@ -204,13 +252,13 @@ struct keeper_link {
 struct devwld {
 	struct devwld_config cfg;
 	struct io_uring ring;
-	unsigned int round_seen; /* completions of this ring round dispatched, current included */
-	struct devwl_notify *notify;
+	struct serve *serve; /* the handler threads (serve.c) */
 	struct devwl_policy *policy;
 	struct mapping mapping;
 	char *policy_text; /* what policy and mapping were loaded from */
 	size_t policy_len;
 	struct strset ondemand; /* the nodes we made for containers, not the policy's */
+	struct edits edits;	/* devwlctl changes since the file was loaded */
 	struct audit audit;
 	struct source signal_src, listen_src, control_src, watch_src;
 	int watch_wd;	       /* on the policy file's directory; -1: none */
@@ -223,38 +271,65 @@ struct devwld {
 	struct list_head ctl_conns;
 	unsigned int ncontainers, nprocs, noci_conns, nctl_conns;
 	bool quit;
+	int failed;		     /* quit because the loop cannot go on: a negative errno */
+	struct source *cancel_later; /* dead sources whose poll cancel must be retried */
 	bool exiting; /* tearing down: nothing is persisted or given back to the keeper */
 	/* A planned restart (SIGUSR2, devwlctl restart): no new connections; quit once the
 	 * open ones are done or at handover_deadline, then exit DEVWLD_EXIT_HANDOVER. */
 	bool handover;
 	uint64_t handover_deadline;
 	struct keeper_link keeper;
-	struct cproc *current; /* whose notification is being handled */
-	const char *test_stop_file;
+	const char *test_stop_file; /* DEVWL_TEST_HOOKS builds only; else NULL */
 	/* state.c */
 	bool state_dirty, state_frozen;
-	uint64_t state_retry_ms;
-	char *state_last; /* the text last written */
+	bool state_urgent;	      /* write as soon as the writer is idle */
+	uint64_t state_seq;	      /* changes so far (state_changed) */
+	uint64_t state_tried_seq;     /* the changes the last finished write covered */
+	uint64_t state_retry_ms;      /* after a failed write: not before then */
+	uint64_t state_last_start_ms; /* when the last write was handed on */
+	uint64_t state_writes;	      /* finished writes (stats) */
+	struct state_writer *state_writer;
+	bool state_no_thread; /* the writer thread could not start: writes on the loop */
+	char *state_last;     /* the text last written */
 };
 
 /* The daemon: parse the command line, run, clean up; main() calls it (daemon.c). */
 int devwld_main(int argc, char **argv);
+/*
+ * The signals devwld reads from a signalfd (devwld(8) SIGNALS). They are blocked from
+ * the start of main() on and stay blocked across every exec (keeper to worker, keeper to
+ * keeper), so one that arrives before its signalfd exists waits instead of killing.
+ */
+void devwld_signals(sigset_t *ret_set);
 
 /* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Logging to stderr (systemd captures it). */
+/* Logging to stderr (systemd captures it): through a sink once log_start() ran, so a
+ * stderr that does not keep up drops lines instead of stalling us. */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int log_start(void);
+/* Write out what is queued (at most drain_ms) and log directly again. */
+void log_stop(unsigned int drain_ms);
+struct sink *log_sink(void);
+uint64_t log_dropped(void);
 
 /* notify_loop.c */
 int loop_init(struct devwld *d);
 void loop_fini(struct devwld *d);
-int loop_arm(struct devwld *d, struct source *src, short events);
+/* Watch src for events, once. Fails (-EBUSY) only when the ring takes no entry: the
+ * caller must then drop the source (loudly) or stop, never leave it unwatched. */
+int loop_arm(struct devwld *d, struct source *src, short events)
+	__attribute__((warn_unused_result));
+/* The loop cannot go on (a socket it cannot watch): log, and exit with an error so the
+ * keeper starts a new worker. */
+void loop_fatal(struct devwld *d, const char *what, int err);
 /* Close the fd now; free the memory now or once its cancelled poll completes. */
 void loop_destroy(struct devwld *d, struct source *src);
 int loop_run(struct devwld *d);
-/* The libdevwl receive hook (devwl_notify_set_recv_hook): in-flight marks, test stops. */
-void loop_on_recv(int notify_fd, uint64_t id, void *userdata);
+/* Tests only (DEVWLD_TEST_STOP_FILE): stop holding a call of container id, before or
+ * after the keeper recorded it. Called by the handler threads. */
+void loop_test_stop(struct devwld *d, const char *id, bool recorded);
 
 /* listener.c */
 int listener_open(struct devwld *d);
@@ -277,13 +352,17 @@ int store_load(struct devwld *d);
 int store_reload(struct devwld *d);
 /* Read the policy file (logs why not). */
 int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len);
-/* Reload from text read from the policy file (taken over): everything or nothing. */
+/* Reload from text read from the policy file (taken over): everything or nothing; the
+ * devwlctl changes since the last load are applied again on top. */
 int store_apply_text(struct devwld *d, char *text, size_t len);
+/* Reload the policy file without the devwlctl changes, which are then forgotten. */
+int store_reset(struct devwld *d);
 /* Remove a node made on demand, and its made-on-demand ancestors, once unused;
  * true when no node is left at path. */
 bool store_forget_node(struct devwld *d, const char *path);
-/* The node path for a container, from its annotations/metadata/templates (heap). */
-int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_path);
+/* The node path for a container, from its annotations/metadata/templates (heap); peer_uid
+ * is the uid of the runtime that sent st. */
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path);
 /* Find or create (with ancestors) the node at path. */
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created);
@@ -299,12 +378,45 @@ void cproc_gone(struct devwld *d, struct cproc *p);
 void container_drop(struct devwld *d, struct container *c);
 void store_fini(struct devwld *d);
 
+/* edits.c */
+/* Is line a change that a reload replays (mkdir, rmdir, allow, deny, mknod_needs_cap)? */
+bool edit_is_change(const char *line, size_t len);
+/* The NODE word of a change line into buf. 0 or -EINVAL. */
+int edit_target(const char *line, size_t len, char *buf, size_t size);
+/* Append a change (copied). -ENOSPC past EDITS_MAX, -ENOMEM. */
+int edits_add(struct edits *e, const char *line, size_t len);
+void edits_clear(struct edits *e);
+/* Drop the changes to path and its descendants (a node made on demand is gone). */
+void edits_forget(struct edits *e, const char *path);
+/* Carry out a change line on policy, its answer on out: 0, -ENOENT (no such node) or
+ * another negative errno. */
+int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
+
+/* events.c: devwlctl events, a live stream of decisions; safe from any thread. */
+/* A decision, to every subscriber that wants it; never blocks, never fails. */
+void events_publish(const struct devwl_event *ev, const char *container, const char *node);
+/* Stream decisions (CONTINUE ones too if all; one container's only if container is not
+ * NULL) to fd, taken over on success, after an "ok" line. -EBUSY (too many), -ENOMEM. */
+int events_subscribe(int fd, bool all, const char *container);
+void events_stats(unsigned int *ret_subscribers, uint64_t *ret_dropped);
+/* Close every subscriber and stop the thread. */
+void events_fini(void);
+
 /* state.c: the state file (devwld(8) STATE). */
 /* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
 int state_restore(struct devwld *d);
 void state_changed(struct devwld *d);
-/* Write the state if it changed; off the notification path. */
+/* Each loop round: collect a finished write; if something changed, serialise it and hand
+ * it to the writer thread once the interval is over. Returns ms until it is due, or -1. */
 int state_flush(struct devwld *d);
+/* Write at once what changed and wait for it (start, planned restart, stop). */
+void state_sync(struct devwld *d);
+/* Do not wait for the interval: someone waits for the write (a control answer). */
+void state_urgent(struct devwld *d);
+/* Has a write covering the changes up to seq finished (or failed, logged)? */
+bool state_written(const struct devwld *d, uint64_t seq);
+/* The writer's eventfd is readable (dispatch). */
+void state_ready(struct devwld *d);
 void state_fini(struct devwld *d);
 
 /* keeper_link.c: the worker's side of the keeper (keeper.h). */
@@ -341,13 +453,21 @@ void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
 /* One control line (no newline) answered on out; exported for tests and the fuzzer. */
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out);
 void control_close_all(struct devwld *d);
+/* A state write finished: send the answers that waited for it. */
+void control_state_written(struct devwld *d);
 
-/* audit.c */
-int audit_open(struct audit *a, const char *file, bool all);
+/* audit.c: a->lock must be initialised (PTHREAD_MUTEX_INITIALIZER) before any of these.
+ * Records go to file, or without one to stderr_sink (log_sink()). */
+int audit_open(struct audit *a, const char *file, bool all, struct sink *stderr_sink);
 void audit_close(struct audit *a);
+/* Count ev and queue its record; never blocks on the sink. Any thread. */
 void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c);
-void audit_error(struct audit *a);
-uint64_t audit_percentile(const struct audit *a, double q);
+/* Count a failed notification; returns the count so far. Any thread. */
+uint64_t audit_error(struct audit *a);
+void audit_gone(struct audit *a);
+void audit_counts(struct audit *a, struct audit_counts *ret);
+/* Log the drops of records and log lines, at most every 10 s (the loop calls it). */
+void audit_report_drops(struct audit *a, uint64_t now);
 
 /* Socket helpers shared by listener and control (devwld.c). */
 int socket_listen(const char *path, mode_t mode);

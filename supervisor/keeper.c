@@ -41,6 +41,7 @@
 
 #include "devwld.h"
 #include "keeper.h"
+#include "sink.h"
 #include "util.h"
 
 /* Crashes this soon after a start count as a crash loop ... */
@@ -339,7 +340,9 @@ static void reexec(struct keeper *k)
 	if (!env)
 		return;
 	keep_fds_across_exec(k, true);
+	log_stop(SINK_DRAIN_MS);
 	execve(k->self, k->argv, env);
+	(void)log_start();
 	log_msg("keeper: cannot execute %s (%m); restarting the worker only", k->self);
 	keep_fds_across_exec(k, false);
 }
@@ -487,6 +490,7 @@ static void keeper_done(struct keeper *k)
 	if (k->sock >= 0)
 		close(k->sock);
 	free(k->resp);
+	log_stop(SINK_DRAIN_MS);
 }
 
 static int keeper_start(struct keeper *k)
@@ -524,18 +528,19 @@ static int keeper_start(struct keeper *k)
 	k->resp = calloc(1, k->resp_size);
 	if (!k->resp)
 		return -ENOMEM;
-	sigemptyset(&mask);
+	/* Blocked since main() (and across our re-exec); the worker inherits the mask. */
+	devwld_signals(&mask);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR2);
 	signal(SIGPIPE, SIG_IGN);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
 	    (k->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		log_msg("keeper: signals: %m");
 		return -errno;
 	}
+	/* Our few lines must not stall us either when stderr does not keep up; a worker is
+	 * forked from here, but it only execs. */
+	if (log_start() < 0)
+		log_msg("keeper: cannot start the log writer; logging directly");
 	if (env) {
 		for (uint32_t i = 0; i < k->table->nslots; i++)
 			kept += k->table->slot[i].fd >= 0;

@@ -85,7 +85,9 @@ drop(struct devwld *d, struct oci_conn *conn, const char *fmt, ...)
 
 int listener_open(struct devwld *d)
 {
-	int fd = socket_listen(d->cfg.listen_path, 0600);
+	/* With --allow-uid anyone may connect: SO_PEERCRED (peer_allowed) is the check, and
+	 * what an allowed user may then do is confined by the mapping (PEER_SUBTREE/UID). */
+	int fd = socket_listen(d->cfg.listen_path, d->cfg.n_listen_uids ? 0666 : 0600);
 
 	if (fd < 0)
 		return fd;
@@ -150,7 +152,8 @@ void listener_accept(struct devwld *d)
 		conn->deadline = now_ms() + d->cfg.conn_timeout_ms;
 		list_add_tail(&conn->link, &d->oci_conns);
 		d->noci_conns++;
-		loop_arm(d, &conn->src, POLLIN);
+		if (loop_arm(d, &conn->src, POLLIN) < 0)
+			drop(d, conn, "cannot watch the connection");
 	}
 }
 
@@ -468,5 +471,6 @@ void oci_conn_ready(struct devwld *d, struct source *src, int revents)
 			return;
 		}
 	}
-	loop_arm(d, src, POLLIN);
+	if (loop_arm(d, src, POLLIN) < 0)
+		drop(d, conn, "cannot watch the connection");
 }

@@ -5,6 +5,13 @@
  * "node=PATH", then the first matching "match" rule, then the Kubernetes template,
  * then the default template. Pure: no I/O, no logging; errors carry the reason.
  *
+ * A node a container names itself is only as trustworthy as whoever wrote it: pod
+ * authors write annotations, so org.devwl.node is not looked at unless the policy says
+ * where it may point; listenerMetadata is in the seccomp profile (in Kubernetes the
+ * admin's), so it may name any node but the root, whose allow-all nobody wrote, unless
+ * the policy narrows or widens that. A runtime connecting as a uid other than root
+ * (--allow-uid) is confined to PEER_SUBTREE/UID whatever it sends.
+ *
  * A node path decides what a container may touch, and parts of it come from the
  * container's own annotations, so nothing here is lenient: a template is checked when
  * it is loaded, and a value that is not a plain name is refused, never rewritten (a
@@ -189,13 +196,19 @@ static void rule_clear(struct map_rule *r)
 	free(r->node);
 }
 
+static void source_clear(struct node_source *s)
+{
+	for (size_t i = 0; i < s->nunder; i++)
+		free(s->under[i]);
+	free(s->under);
+}
+
 void mapping_clear(struct mapping *m)
 {
 	free(m->k8s_template);
 	free(m->default_template);
-	for (size_t i = 0; i < m->nunder; i++)
-		free(m->under[i]);
-	free(m->under);
+	source_clear(&m->annotation);
+	source_clear(&m->metadata);
 	for (size_t i = 0; i < m->nrules; i++)
 		rule_clear(&m->rules[i]);
 	free(m->rules);
@@ -280,15 +293,14 @@ static int parse_rule(struct json_object *obj, size_t i, const char *file, struc
 	return 0;
 }
 
-static int parse_node_annotation(struct json_object *v, const char *file, struct mapping *m,
-				 struct devwl_error *err)
+/* "node_annotation" or "node_metadata" (where names it): true, false or templates. */
+static int parse_node_source(struct json_object *v, const char *file, const char *where,
+			     struct node_source *s, struct devwl_error *err)
 {
-	static const char where[] = "\"containers\".\"node_annotation\"";
 	size_t n;
 
 	if (json_object_is_type(v, json_type_boolean)) {
-		m->node_annotation =
-			json_object_get_boolean(v) ? NODE_ANNOTATION_ANY : NODE_ANNOTATION_IGNORE;
+		s->choice = json_object_get_boolean(v) ? NODE_CHOICE_ANY : NODE_CHOICE_IGNORE;
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_array))
@@ -297,20 +309,20 @@ static int parse_node_annotation(struct json_object *v, const char *file, struct
 				       "templates, not %s",
 				       file, where, type_word(v));
 	n = json_object_array_length(v);
-	m->under = calloc(n + 1, sizeof(*m->under));
-	if (!m->under)
+	s->under = calloc(n + 1, sizeof(*s->under));
+	if (!s->under)
 		return -ENOMEM;
-	m->node_annotation = NODE_ANNOTATION_UNDER;
+	s->choice = NODE_CHOICE_UNDER;
 	for (size_t i = 0; i < n; i++) {
-		char w[80];
+		char w[128];
 		int r;
 
 		snprintf(w, sizeof(w), "%s[%zu]", where, i);
 		r = take_template(json_object_array_get_idx(v, i), true, file, w,
-				  &m->under[m->nunder], err);
+				  &s->under[s->nunder], err);
 		if (r < 0)
 			return r;
-		m->nunder++;
+		s->nunder++;
 	}
 	return 0;
 }
@@ -337,8 +349,9 @@ int mapping_from_json(struct json_object *obj, const char *file, struct mapping 
 			r = take_template(val, true, file, w, &m.k8s_template, err);
 		} else if (!strcmp(key, "default_template")) {
 			r = take_template(val, false, file, w, &m.default_template, err);
-		} else if (!strcmp(key, "node_annotation")) {
-			r = parse_node_annotation(val, file, &m, err);
+		} else if (!strcmp(key, "node_annotation") || !strcmp(key, "node_metadata")) {
+			r = parse_node_source(val, file, w,
+					      key[5] == 'a' ? &m.annotation : &m.metadata, err);
 		} else if (!strcmp(key, "match")) {
 			size_t n;
 
@@ -363,7 +376,8 @@ int mapping_from_json(struct json_object *obj, const char *file, struct mapping 
 			r = devwl_error_set(
 				err, -EINVAL, 0,
 				"%s: \"containers\": unknown key \"%.32s\" (known: "
-				"k8s_template, default_template, node_annotation, match)",
+				"k8s_template, default_template, node_annotation, node_metadata, "
+				"match)",
 				file, key);
 		}
 		if (r < 0)
@@ -387,16 +401,72 @@ static bool path_under(const char *path, const char *node)
 	return !strncmp(path, node, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+/*
+ * May a container name node through source s (what names the source in messages)?
+ * 0, or -EPERM with the reason. A root whose placeholders this container lacks admits
+ * nothing.
+ */
+static int admitted(const struct node_source *s, bool metadata, const char *what, const char *node,
+		    const char *const vals[VAR_COUNT], struct devwl_error *err)
+{
+	const char *key = metadata ? "node_metadata" : "node_annotation";
+
+	switch (s->choice) {
+	case NODE_CHOICE_ANY:
+		return 0;
+	case NODE_CHOICE_DEFAULT:
+	case NODE_CHOICE_IGNORE: /* not asked: an ignored source decides nothing */
+		if (strcmp(node, "/"))
+			return 0;
+		return devwl_error_set(err, -EPERM, 0,
+				       "%s \"/\": the root is not a container's node (the "
+				       "policy's \"%s\" can allow it)",
+				       what, key);
+	case NODE_CHOICE_UNDER:
+		for (size_t i = 0; i < s->nunder; i++) {
+			_cleanup_free_ char *root = NULL;
+
+			if (expand(s->under[i], vals, ALL_VARS, &root, NULL) >= 0 &&
+			    path_under(node, root))
+				return 0;
+		}
+		break;
+	}
+	return devwl_error_set(err, -EPERM, 0, "%s \"%s\" is outside the policy's \"%s\" subtrees",
+			       what, node, key);
+}
+
+/* A node a container names (annotation or metadata): valid, admitted, copied. */
+static int named_node(const struct node_source *s, bool metadata, const char *node,
+		      const char *const vals[VAR_COUNT], char **ret, struct devwl_error *err)
+{
+	const char *what = metadata ? "listenerMetadata node" : "annotation org.devwl.node";
+	char q[64];
+	int r;
+
+	if (devwl_node_path_valid(node) < 0) {
+		printable(node, q, sizeof(q));
+		return devwl_error_set(err, -EINVAL, 0, "%s \"%s\" is not a node path", what, q);
+	}
+	r = admitted(s, metadata, what, node, vals, err);
+	if (r < 0)
+		return r;
+	*ret = strdup(node);
+	return *ret ? 0 : devwl_error_set(err, -ENOMEM, 0, "out of memory");
+}
+
 int mapping_node_path(const struct mapping *m, const char *k8s_override,
-		      const char *default_override, const struct oci_state *st, char **ret_path,
-		      const char **ret_source, struct devwl_error *err)
+		      const char *default_override, const struct oci_state *st, uid_t peer_uid,
+		      char **ret_path, const char **ret_source, struct devwl_error *err)
 {
 	const char *vals[VAR_COUNT] = {st->id, NULL, NULL, NULL};
 	const char *node = oci_annotation(st, "org.devwl.node");
+	const char *meta =
+		st->metadata && !strncmp(st->metadata, "node=", 5) ? st->metadata + 5 : NULL;
 	const char *type = first_annotation(st, type_keys, ARRAY_SIZE(type_keys));
 	struct devwl_error e = {0};
-	char *path = NULL;
-	char q[64];
+	_cleanup_free_ char *path = NULL;
+	char peer_root[sizeof(PEER_SUBTREE) + 16];
 	int r;
 
 	vals[VAR_NAMESPACE] = first_annotation(st, ns_keys, ARRAY_SIZE(ns_keys));
@@ -405,42 +475,21 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 	if (!vals[VAR_CONTAINER] && type && !strcmp(type, "sandbox") &&
 	    (vals[VAR_NAMESPACE] || vals[VAR_POD]))
 		vals[VAR_CONTAINER] = SANDBOX_CONTAINER;
+	snprintf(peer_root, sizeof(peer_root), PEER_SUBTREE "/%u", (unsigned int)peer_uid);
 
-	if (node && m->node_annotation != NODE_ANNOTATION_IGNORE) {
+	if (node && m->annotation.choice != NODE_CHOICE_IGNORE &&
+	    m->annotation.choice != NODE_CHOICE_DEFAULT) {
 		*ret_source = "annotation org.devwl.node";
-		if (devwl_node_path_valid(node) < 0) {
-			printable(node, q, sizeof(q));
-			return devwl_error_set(
-				err, -EINVAL, 0,
-				"annotation org.devwl.node \"%s\" is not a node path", q);
-		}
-		if (m->node_annotation == NODE_ANNOTATION_UNDER) {
-			bool ok = false;
-
-			/* A root whose placeholders this container lacks admits nothing. */
-			for (size_t i = 0; i < m->nunder && !ok; i++) {
-				_cleanup_free_ char *root = NULL;
-
-				if (expand(m->under[i], vals, ALL_VARS, &root, NULL) >= 0)
-					ok = path_under(node, root);
-			}
-			if (!ok)
-				return devwl_error_set(
-					err, -EPERM, 0,
-					"annotation org.devwl.node \"%s\" is outside "
-					"the policy's \"node_annotation\" subtrees",
-					node);
-		}
-		path = strdup(node);
-	} else if (st->metadata && !strncmp(st->metadata, "node=", 5)) {
+		r = named_node(&m->annotation, false, node, vals, &path, err);
+	} else if (meta && m->metadata.choice != NODE_CHOICE_IGNORE) {
 		*ret_source = "listenerMetadata";
-		if (devwl_node_path_valid(st->metadata + 5) < 0) {
-			printable(st->metadata + 5, q, sizeof(q));
-			return devwl_error_set(err, -EINVAL, 0,
-					       "listenerMetadata node \"%s\" is not a node path",
-					       q);
-		}
-		path = strdup(st->metadata + 5);
+		r = named_node(&m->metadata, true, meta, vals, &path, err);
+	} else if (peer_uid != 0) {
+		/* Its annotations are its own: no "match" rule or template applies. */
+		*ret_source = "the subtree of its uid";
+		r = asprintf(&path, "%s/%s", peer_root, st->id) < 0 ? -ENOMEM : 0;
+		if (r < 0)
+			path = NULL;
 	} else {
 		const struct map_rule *rule = NULL;
 		const char *tmpl;
@@ -470,8 +519,16 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 		if (r < 0)
 			return devwl_error_set(err, r, 0, "%s: %s", *ret_source, e.msg);
 	}
-	if (!path)
-		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
-	*ret_path = path;
+	if (r < 0)
+		return r == -ENOMEM ? devwl_error_set(err, r, 0, "out of memory") : r;
+	if (devwl_node_path_valid(path) < 0)
+		return devwl_error_set(err, -EINVAL, 0, "container id \"%.64s\" makes no node path",
+				       st->id);
+	if (peer_uid != 0 && !path_under(path, peer_root))
+		return devwl_error_set(err, -EPERM, 0,
+				       "%s: \"%s\" is outside %s, the only subtree a runtime "
+				       "running as uid %u may use",
+				       *ret_source, path, peer_root, (unsigned int)peer_uid);
+	*ret_path = TAKE_PTR(path);
 	return 0;
 }

@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The event loop: one io_uring watching every notify fd, the two sockets, their
- * connections and a signalfd, with one-shot POLL_ADDs re-armed after each event.
- *
- * The hot path is shaped by one measurement (KERNEL-NOTES): SYNC_WAKE_UP only pays
- * when the supervisor sleeps on the notify fd's own wait queue; waiting in io_uring
- * loses half of it. So after answering a notification we look at the same fd again
- * with poll() and handle the next one at once, at most cfg.burst in a row, before
- * going back to the ring: a busy container stays off the ring, and no container gets
- * more than a bounded amount of work per round. The look is non-blocking by default:
- * measured here (open-loop under devwl-run --connect, 2 vCPUs, noisy), waiting on the
- * fd (--spin-us 20..200) gave no steady gain over it (CONTINUE 6-10 µs either way,
- * injected opens 20-40 µs) and costs an idle wait at the end of every burst, while
- * DEFER_TASKRUN (below) already brought the ring's own wait path to ~6 µs.
+ * connections, a signalfd and the handler threads' eventfd, with one-shot POLL_ADDs
+ * re-armed after each event. This thread is the ring's only user (SINGLE_ISSUER,
+ * DEFER_TASKRUN, below) and never handles a notification itself: a ready notify fd goes
+ * to the handler threads (serve.c), and comes back through their eventfd to be re-armed,
+ * so a call that blocks costs one handler thread, never the loop.
  */
 #include <errno.h>
 #include <poll.h>
@@ -25,13 +18,62 @@
 #include <time.h>
 
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
-/* A notification that keeps failing for a reason other than a vanished target would
- * re-fire forever: drop that process after this many failures in a row. */
-#define MAX_CONSECUTIVE_ERRORS 64
 /* How long a planned restart waits for open runtime and devwlctl connections. */
 #define HANDOVER_WAIT_MS 2000
+
+#ifdef DEVWL_TEST_HOOKS
+/*
+ * Fault injection, compiled only with -DDEVWL_TEST_HOOKS=ON (tests/oci/81-83):
+ *   DEVWLD_TEST_FAIL_ARM=ID:N[,ID:N...]  arming a notify fd of container ID fails from
+ *                               its N-th arm on (1: at once; 2: after its first call)
+ *   DEVWLD_TEST_NO_SQE=destroy  loop_destroy finds no free SQE (the sync cancel serves)
+ *   DEVWLD_TEST_NO_SQE=all      ... and the sync cancel fails too (the deferred retry)
+ */
+static struct {
+	struct {
+		char id[64];
+		unsigned int from, seen;
+	} arm[4];
+	int no_sqe; /* 1 destroy, 2 all */
+} test_hook;
+
+static void test_hooks_init(void)
+{
+	const char *v = secure_getenv("DEVWLD_TEST_FAIL_ARM");
+
+	for (size_t i = 0; v && *v && i < ARRAY_SIZE(test_hook.arm); i++) {
+		size_t len = strcspn(v, ":,");
+
+		if (v[len] != ':' || len >= sizeof(test_hook.arm[i].id))
+			break;
+		memcpy(test_hook.arm[i].id, v, len);
+		test_hook.arm[i].from = (unsigned int)strtoul(v + len + 1, NULL, 10);
+		v += len + 1 + strcspn(v + len + 1, ",");
+		v += *v == ',';
+	}
+	v = secure_getenv("DEVWLD_TEST_NO_SQE");
+	test_hook.no_sqe = !v ? 0 : !strcmp(v, "all") ? 2 : 1;
+}
+
+static bool test_arm_fails(const struct source *src)
+{
+	const struct cproc *p = container_of(src, struct cproc, src);
+
+	if (src->kind != SOURCE_NOTIFY)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(test_hook.arm); i++)
+		if (test_hook.arm[i].from && !strcmp(p->container->id, test_hook.arm[i].id))
+			return ++test_hook.arm[i].seen >= test_hook.arm[i].from;
+	return false;
+}
+#else
+static void test_hooks_init(void)
+{
+}
+#endif
 
 static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 {
@@ -46,8 +88,13 @@ static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 
 int loop_arm(struct devwld *d, struct source *src, short events)
 {
-	struct io_uring_sqe *sqe = get_sqe(&d->ring);
+	struct io_uring_sqe *sqe = NULL;
 
+#ifdef DEVWL_TEST_HOOKS
+	if (test_arm_fails(src))
+		return -EBUSY;
+#endif
+	sqe = get_sqe(&d->ring);
 	if (!sqe)
 		return -EBUSY;
 	io_uring_prep_poll_add(sqe, src->fd, (unsigned)events);
@@ -57,24 +104,87 @@ int loop_arm(struct devwld *d, struct source *src, short events)
 	return 0;
 }
 
+void loop_fatal(struct devwld *d, const char *what, int err)
+{
+	log_msg("%s: %s; exiting so that a new worker takes over", what, strerror(-err));
+	d->failed = err;
+	d->quit = true;
+}
+
+/*
+ * Ask the ring to cancel src's poll; its completion then frees src. An SQE if there is
+ * one (after submitting what is queued), else a synchronous cancel, which needs none; if
+ * that fails too, false: the caller retries each round (loop_run), never leaks.
+ */
+static bool cancel_poll(struct devwld *d, struct source *src, bool first)
+{
+	struct io_uring_sync_cancel_reg reg = {
+		.addr = (__u64)(uintptr_t)src,
+		.timeout = {.tv_sec = -1, .tv_nsec = -1},
+	};
+	struct io_uring_sqe *sqe = NULL;
+	int r;
+
+	(void)first; /* only the test hooks look at it */
+#ifdef DEVWL_TEST_HOOKS
+	if (!first || !test_hook.no_sqe)
+#endif
+		sqe = get_sqe(&d->ring);
+	if (sqe) {
+		io_uring_prep_poll_remove(sqe, (__u64)(uintptr_t)src);
+		io_uring_sqe_set_data(sqe, NULL);
+		return true;
+	}
+	/* The poll's own SQE may still be queued: it must reach the kernel first. */
+	if (io_uring_submit(&d->ring) < 0 && io_uring_sq_ready(&d->ring) > 0)
+		return false;
+#ifdef DEVWL_TEST_HOOKS
+	if (first && test_hook.no_sqe == 2)
+		return false;
+#endif
+	r = io_uring_register_sync_cancel(&d->ring, &reg);
+	/* -ENOENT: it completed meanwhile; that completion frees it. */
+	return r >= 0 || r == -ENOENT || r == -EALREADY;
+}
+
 void loop_destroy(struct devwld *d, struct source *src)
 {
-	if (src->fd >= 0) {
+	if (src->fd >= 0 && !src->held) {
 		close(src->fd);
 		src->fd = -1;
 	}
 	/* At exit the ring goes away unread: nothing will complete, free at once. */
 	if (src->armed && !d->quit) {
-		struct io_uring_sqe *sqe = get_sqe(&d->ring);
-
 		src->dead = true;
-		if (sqe) {
-			io_uring_prep_poll_remove(sqe, (__u64)(uintptr_t)src);
-			io_uring_sqe_set_data(sqe, NULL);
+		if (!cancel_poll(d, src, true)) {
+			log_msg("no io_uring entry to cancel a poll: retrying next round");
+			src->cancel_next = d->cancel_later;
+			d->cancel_later = src;
+			src->cancel_queued = true;
 		}
 		return;
 	}
 	src->free_fn(src);
+}
+
+/* Retry the cancels loop_destroy could not make; those done leave the list (and those
+ * whose poll completed meanwhile are freed here, not by dispatch()). */
+static void cancel_retry(struct devwld *d)
+{
+	struct source **pp = &d->cancel_later;
+
+	while (*pp) {
+		struct source *src = *pp;
+
+		if (!src->armed || cancel_poll(d, src, false)) {
+			*pp = src->cancel_next;
+			src->cancel_queued = false;
+			if (!src->armed)
+				src->free_fn(src);
+		} else {
+			pp = &src->cancel_next;
+		}
+	}
 }
 
 int loop_init(struct devwld *d)
@@ -98,11 +208,8 @@ int loop_init(struct devwld *d)
 	}
 	if (r < 0)
 		return r;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR2);
+	test_hooks_init();
+	devwld_signals(&mask);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return negerrno();
 	d->signal_src.kind = SOURCE_SIGNAL;
@@ -114,6 +221,12 @@ int loop_init(struct devwld *d)
 
 void loop_fini(struct devwld *d)
 {
+	while (d->cancel_later) {
+		struct source *src = d->cancel_later;
+
+		d->cancel_later = src->cancel_next;
+		src->free_fn(src);
+	}
 	if (d->signal_src.fd >= 0)
 		close(d->signal_src.fd);
 	d->signal_src.fd = -1;
@@ -123,6 +236,7 @@ void loop_fini(struct devwld *d)
 static void signal_ready(struct devwld *d)
 {
 	struct signalfd_siginfo si;
+	int r;
 
 	while (read(d->signal_src.fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
@@ -144,18 +258,9 @@ static void signal_ready(struct devwld *d)
 			d->quit = true;
 		}
 	}
-	loop_arm(d, &d->signal_src, POLLIN);
-}
-
-/* Is another notification pending on fd? Waits up to spin_us on the fd itself. */
-static bool next_pending(int fd, unsigned int spin_us)
-{
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)spin_us * 1000};
-
-	if (ppoll(&pfd, 1, &ts, NULL) <= 0)
-		return false;
-	return (pfd.revents & (POLLIN | POLLHUP | POLLERR)) == POLLIN;
+	r = loop_arm(d, &d->signal_src, POLLIN);
+	if (r < 0)
+		loop_fatal(d, "cannot watch for signals", r);
 }
 
 int handover_begin(struct devwld *d)
@@ -170,13 +275,14 @@ int handover_begin(struct devwld *d)
 	return 0;
 }
 
+#ifdef DEVWL_TEST_HOOKS
 /*
- * Tests only (DEVWLD_TEST_STOP_FILE): when that file names the container whose
- * notification was just received, remove it and stop, holding the notification, so a
- * test can kill a worker mid-call: after the keeper's table records the call, or before
+ * Tests only (DEVWLD_TEST_STOP_FILE, built with -DDEVWL_TEST_HOOKS=ON): when that file names the
+ * container whose notification was just received, remove it and stop, holding the notification, so
+ * a test can kill a worker mid-call: after the keeper's table records the call, or before
  * ("ID unrecorded": the window between RECV and the record).
  */
-static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
+void loop_test_stop(struct devwld *d, const char *id, bool recorded)
 {
 	static const char unrecorded[] = " unrecorded";
 	char buf[1100];
@@ -197,106 +303,30 @@ static void test_stop(struct devwld *d, const struct cproc *p, bool recorded)
 	} else if (!recorded) {
 		return;
 	}
-	if (strcmp(buf, p->container->id))
+	if (strcmp(buf, id))
 		return;
 	unlink(d->test_stop_file);
 	log_msg("test: stopping with a notification of container %s in hand", buf);
 	raise(SIGSTOP);
 }
-
-/* Called by the library between receiving a notification and answering it. */
-void loop_on_recv(int notify_fd, uint64_t id, void *userdata)
+#else
+void loop_test_stop(struct devwld *d, const char *id, bool recorded)
 {
-	struct devwld *d = userdata;
-	struct cproc *p = d->current;
-
-	(void)notify_fd;
-	if (!p)
-		return;
-	if (d->test_stop_file)
-		test_stop(d, p, false);
-	if (p->has_slot && d->keeper.table)
-		keeper_link_inflight(d, p->slot, id);
-	if (d->test_stop_file)
-		test_stop(d, p, true);
+	(void)d, (void)id, (void)recorded;
 }
-
-/*
- * Is any other source waiting? A busy container keeps its burst only while nobody else
- * needs the loop: measured (bench/fairness.sh), a flood's full bursts of 16 kept quiet
- * containers waiting 20x longer than unloaded. With DEFER_TASKRUN completions only
- * arrive when asked for, so ask.
- */
-static bool others_ready(struct devwld *d)
-{
-	io_uring_get_events(&d->ring);
-	return io_uring_cq_ready(&d->ring) > d->round_seen;
-}
-
-static void notify_ready(struct devwld *d, struct cproc *p, int revents)
-{
-	struct container *c = p->container;
-	unsigned int n = 0;
-
-	if (revents & POLLIN) {
-		for (;;) {
-			struct devwl_event ev;
-			int r;
-
-			d->current = p;
-			r = devwl_notify_handle(d->notify, p->src.fd, c->node, &ev);
-			d->current = NULL;
-			if (p->has_slot && d->keeper.table)
-				keeper_link_answered(d, p->slot);
-
-			if (r >= 0) {
-				c->notifications++;
-				audit_event(&d->audit, &ev, c);
-				p->errors = 0;
-			} else if (r == -ENOENT) {
-				/* The target went away mid-call: nothing to answer. */
-				d->audit.gone++;
-			} else if (r == -EAGAIN || r == -EINTR) {
-				break;
-			} else {
-				audit_error(&d->audit);
-				/* Worth a line, but a flood must not fill the log. */
-				if (d->audit.errors <= 100 || p->errors == 0)
-					log_msg("container %s pid %d: handling a notification: %s",
-						c->id, (int)p->pid, strerror(-r));
-				if (++p->errors == MAX_CONSECUTIVE_ERRORS) {
-					log_msg("container %s pid %d: %d failures in a row, last: "
-						"%s;"
-						" dropping this process",
-						c->id, (int)p->pid, MAX_CONSECUTIVE_ERRORS,
-						strerror(-r));
-					cproc_gone(d, p);
-					return;
-				}
-				break;
-			}
-			if (++n >= d->cfg.burst || others_ready(d) ||
-			    !next_pending(p->src.fd, d->cfg.spin_us))
-				break;
-		}
-	} else if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
-		/* The container's last task using this filter has exited. */
-		cproc_gone(d, p);
-		return;
-	}
-	loop_arm(d, &p->src, POLLIN);
-}
+#endif
 
 static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 {
 	struct source *src = io_uring_cqe_get_data(cqe);
-	int res = cqe->res;
+	int res = cqe->res, r;
 
 	if (!src || cqe->user_data == LIBURING_UDATA_TIMEOUT)
 		return;
 	src->armed = false;
 	if (src->dead) {
-		src->free_fn(src);
+		if (!src->cancel_queued)
+			src->free_fn(src);
 		return;
 	}
 	if (res < 0) {
@@ -312,13 +342,17 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 		if (d->handover)
 			break;
 		listener_accept(d);
-		loop_arm(d, src, POLLIN);
+		r = loop_arm(d, src, POLLIN);
+		if (r < 0)
+			loop_fatal(d, "cannot watch the listener socket", r);
 		break;
 	case SOURCE_CONTROL:
 		if (d->handover)
 			break;
 		control_accept(d);
-		loop_arm(d, src, POLLIN);
+		r = loop_arm(d, src, POLLIN);
+		if (r < 0)
+			loop_fatal(d, "cannot watch the control socket", r);
 		break;
 	case SOURCE_OCI_CONN:
 		oci_conn_ready(d, src, res);
@@ -327,10 +361,16 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 		ctl_conn_ready(d, src, res);
 		break;
 	case SOURCE_NOTIFY:
-		notify_ready(d, container_of(src, struct cproc, src), res);
+		serve_notify_ready(d, container_of(src, struct cproc, src), res);
+		break;
+	case SOURCE_SERVE:
+		serve_completions(d);
 		break;
 	case SOURCE_WATCH:
 		watch_ready(d);
+		break;
+	case SOURCE_STATE:
+		state_ready(d);
 		break;
 	}
 }
@@ -340,13 +380,18 @@ int loop_run(struct devwld *d)
 	while (!d->quit) {
 		/* Wake at least this often for the runtimes' message deadlines. */
 		int wait_ms = watch_tick(d, now_ms());
-		struct __kernel_timespec ts = {
-			.tv_sec = 0,
-			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
-		};
+		int state_ms = state_flush(d);
+		struct __kernel_timespec ts;
 		struct io_uring_cqe *cqe = NULL;
 		unsigned int head, seen = 0;
 		int r;
+
+		if (state_ms >= 0 && (wait_ms < 0 || state_ms < wait_ms))
+			wait_ms = state_ms;
+		ts = (struct __kernel_timespec){
+			.tv_sec = 0,
+			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
+		};
 
 		r = io_uring_submit_and_wait_timeout(&d->ring, &cqe, 1, &ts, NULL);
 		if (r < 0 && r != -ETIME && r != -EINTR) {
@@ -355,18 +400,19 @@ int loop_run(struct devwld *d)
 		}
 		io_uring_for_each_cqe(&d->ring, head, cqe)
 		{
-			d->round_seen = seen + 1;
 			dispatch(d, cqe);
 			seen++;
 		}
 		io_uring_cq_advance(&d->ring, seen);
+		if (d->cancel_later)
+			cancel_retry(d);
 		oci_conn_expire(d, now_ms());
-		state_flush(d);
+		audit_report_drops(&d->audit, now_ms());
 		/* A runtime's message half read or a devwlctl batch half answered would be
 		 * lost with us: let them finish first, for a bounded time. */
 		if (d->handover && ((list_empty(&d->oci_conns) && list_empty(&d->ctl_conns)) ||
 				    now_ms() >= d->handover_deadline))
 			d->quit = true;
 	}
-	return 0;
+	return d->failed;
 }

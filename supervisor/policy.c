@@ -15,8 +15,9 @@
 #include <unistd.h>
 
 #include "allowlist.h"
-
+#include "defaults.h"
 #include "devwld.h"
+#include "serve.h"
 #include "util.h"
 
 /* As the library's loader: a policy file is small, anything bigger is a mistake. */
@@ -186,17 +187,39 @@ int store_load(struct devwld *d)
 	return r;
 }
 
-int store_node_path(struct devwld *d, const struct oci_state *st, char **ret_path)
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path)
 {
 	struct devwl_error err = {0};
 	const char *source = "";
 	int r;
 
 	r = mapping_node_path(&d->mapping, d->cfg.k8s_template, d->cfg.default_template, st,
-			      ret_path, &source, &err);
-	if (r < 0)
+			      peer_uid, ret_path, &source, &err);
+	if (r < 0) {
 		log_msg("container %s: no node: %s", st->id, err.msg[0] ? err.msg : strerror(-r));
+		return r;
+	}
+	if (oci_annotation(st, "org.devwl.node") && strcmp(source, "annotation org.devwl.node"))
+		log_msg("container %s: annotation org.devwl.node ignored (the policy's "
+			"\"node_annotation\" does not let containers name their node)",
+			st->id);
 	return r;
+}
+
+/*
+ * A top-level node nobody defined (not the policy file, not devwlctl mkdir) does not
+ * inherit the root's allow-all: that is the kernel's root cgroup, which nobody wrote, and
+ * a container connecting to devwld must never get more than its runtime would give it.
+ * It starts from the default set instead (lib/defaults.c), minus what the root denies.
+ * Below a root that denies by default, it is a plain copy: the policy chose that root.
+ */
+static int top_level_default(struct devwl_policy *policy, const char *path)
+{
+	const struct devwl_node *root = devwl_policy_find(policy, "/");
+
+	if (devwl_node_behavior(root) != DEVWL_BEHAVIOR_ALLOW)
+		return 0;
+	return devwl_node_set_defaults(devwl_policy_find(policy, path));
 }
 
 /* Find path, creating it and its missing ancestors (each inheriting from its parent);
@@ -223,6 +246,8 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct str
 			*slash = '\0';
 			if (!devwl_policy_find(policy, buf)) {
 				r = devwl_policy_mkdir(policy, buf);
+				if (r >= 0 && !strchr(buf + 1, '/'))
+					r = top_level_default(policy, buf);
 				if (r < 0)
 					return r;
 				r = strset_add(made, buf);
@@ -271,6 +296,8 @@ bool store_forget_node(struct devwld *d, const char *path)
 			break;
 		}
 		strset_del(&d->ondemand, (size_t)i);
+		/* A change devwlctl made to it lived as long as the node. */
+		edits_forget(&d->edits, p);
 		slash = strrchr(p, '/');
 		if (slash == p)
 			break;
@@ -299,6 +326,7 @@ static void container_free(struct devwld *d, struct container *c)
 {
 	list_del(&c->link);
 	d->ncontainers--;
+	serve_container_gone(c);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
@@ -312,7 +340,7 @@ static void container_free(struct devwld *d, struct container *c)
 
 /* The container id, made if needed on node_path, or on the node its state maps to. */
 static int container_get(struct devwld *d, const char *id, const char *node_path, bool created,
-			 const struct oci_state *st, struct container **ret)
+			 const struct oci_state *st, uid_t peer_uid, struct container **ret)
 {
 	_cleanup_free_ char *path = NULL;
 	struct devwl_node *node = NULL;
@@ -321,13 +349,21 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	int r = 0;
 
 	if (c) {
+		/* Another uid's runtime (--allow-uid) must not join a container to use its
+		 * node, nor may root's runtime join one of another uid's. */
+		if (c->owner_uid != peer_uid) {
+			log_msg("container %s: a runtime of uid %u cannot join the container of "
+				"uid %u",
+				id, (unsigned int)peer_uid, (unsigned int)c->owner_uid);
+			return -EPERM;
+		}
 		*ret = c;
 		return 0;
 	}
 	if (node_path)
 		path = strdup(node_path);
 	else
-		r = store_node_path(d, st, &path);
+		r = store_node_path(d, st, peer_uid, &path);
 	if (!path)
 		return node_path ? -ENOMEM : r;
 	r = store_ensure_node(d, path, &node, &made);
@@ -343,6 +379,7 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	c->node_path = TAKE_PTR(path);
 	c->node = node;
 	c->created_node = made || created;
+	c->owner_uid = peer_uid;
 	devwl_node_ref(node);
 	list_init(&c->procs);
 	list_add_tail(&c->link, &d->containers);
@@ -353,13 +390,15 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	return 0;
 }
 
-static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid,
-			       uid_t peer_uid, pid_t peer_pid)
+/* A process served from now on; on failure fd stays the caller's. */
+static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, uid_t peer_uid,
+		     pid_t peer_pid, struct cproc **ret)
 {
 	struct cproc *p = calloc(1, sizeof(*p));
+	int r;
 
 	if (!p)
-		return NULL;
+		return -ENOMEM;
 	(void)devwl_notify_fd_prepare(fd);
 	p->src.kind = SOURCE_NOTIFY;
 	p->src.fd = fd;
@@ -368,11 +407,19 @@ static struct cproc *cproc_add(struct devwld *d, struct container *c, int fd, pi
 	p->pid = pid;
 	p->peer_uid = peer_uid;
 	p->peer_pid = peer_pid;
+	r = loop_arm(d, &p->src, POLLIN);
+	if (r < 0) {
+		log_msg("container %s pid %d: cannot watch its notify fd (%s); not served, its"
+			" calls fail ENOSYS",
+			c->id, (int)pid, strerror(-r));
+		free(p);
+		return r;
+	}
 	list_add_tail(&p->link, &c->procs);
 	c->nprocs++;
 	d->nprocs++;
-	loop_arm(d, &p->src, POLLIN);
-	return p;
+	*ret = p;
+	return 0;
 }
 
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
@@ -380,12 +427,12 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 {
 	_cleanup_close_ int fd = notify_fd;
 	struct container *c = NULL;
-	struct cproc *p;
+	struct cproc *p = NULL;
 	uint32_t slot = 0;
 	uint64_t tag = 0;
 	int r;
 
-	r = container_get(d, st->id, NULL, false, st, &c);
+	r = container_get(d, st->id, NULL, false, st, peer_uid, &c);
 	if (r < 0)
 		return r;
 	/* The keeper holds the fd from now on: a worker dying after this leaves the
@@ -400,22 +447,23 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 			return r;
 		}
 	}
-	p = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid);
-	if (!p) {
+	r = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* The keeper lets go of its copy too: with ours, the last one goes. */
 		if (d->keeper.table)
 			keeper_link_del(d, slot);
 		if (c->nprocs == 0)
 			container_free(d, c);
-		return -ENOMEM;
+		return r;
 	}
 	TAKE_FD(fd);
 	p->has_slot = d->keeper.table != NULL;
 	p->slot = slot;
 	p->tag = tag;
 	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
-	/* Now, not at the end of the round: a successor must know whose the slot is. */
+	/* In the next write (within STATE_INTERVAL_MS): until then a successor after a
+	 * crash does not know whose the slot is and lets it go (fail closed). */
 	state_changed(d);
-	state_flush(d);
 	return 0;
 }
 
@@ -423,17 +471,19 @@ int container_restore(struct devwld *d, const char *id, const char *node_path, b
 		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag)
 {
 	struct container *c = NULL;
-	struct cproc *p;
+	struct cproc *p = NULL;
 	int r;
 
-	r = container_get(d, id, node_path, created, NULL, &c);
-	if (r < 0)
-		return r;
-	p = cproc_add(d, c, fd, pid, peer_uid, peer_pid);
-	if (!p) {
-		if (c->nprocs == 0)
+	r = container_get(d, id, node_path, created, NULL, peer_uid, &c);
+	if (r >= 0)
+		r = cproc_add(d, c, fd, pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* Not served: every copy of the fd goes, so its calls fail ENOSYS. */
+		close(fd);
+		keeper_link_del(d, slot);
+		if (c && c->nprocs == 0)
 			container_free(d, c);
-		return -ENOMEM;
+		return r;
 	}
 	p->has_slot = true;
 	p->slot = slot;
@@ -480,12 +530,54 @@ int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
 	return r;
 }
 
-int store_apply_text(struct devwld *d, char *text, size_t len)
+/*
+ * Apply the devwlctl changes e to fresh (a policy just loaded), in order; those that still
+ * apply go to kept. A change to a node that is missing was made to a node made on demand
+ * for a container (edits_forget() drops the others): it is made again, as the container's
+ * will be. One that no longer applies (the file's parent now refuses an allow, say) is
+ * logged and dropped: what the file says then stands.
+ */
+static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_policy *fresh,
+			struct strset *made, struct edits *kept)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		const struct edit *x = &e->v[i];
+		_cleanup_free_ char *answer = NULL;
+		size_t size = 0;
+		char node[4096];
+		FILE *f = open_memstream(&answer, &size);
+		int r;
+
+		if (!f)
+			return -ENOMEM;
+		r = edit_exec(fresh, x->line, x->len, f);
+		if (r == -ENOENT && strncmp(x->line, "mkdir ", 6) &&
+		    edit_target(x->line, x->len, node, sizeof(node)) >= 0 &&
+		    ensure_node(fresh, node, made, &(struct devwl_node *){NULL}, NULL) >= 0) {
+			rewind(f);
+			r = edit_exec(fresh, x->line, x->len, f);
+		}
+		if (fclose(f) != 0)
+			return -ENOMEM;
+		if (r >= 0)
+			r = edits_add(kept, x->line, x->len);
+		else
+			log_msg("devwlctl change \"%.200s\" no longer applies to %s (%.*s): "
+				"dropped",
+				x->line, d->cfg.policy_file, size ? (int)size - 1 : 0, answer);
+		if (r == -ENOMEM)
+			return r;
+	}
+	return 0;
+}
+
+static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 {
 	_cleanup_free_ char *owned = text;
 	struct devwl_policy *fresh = NULL;
 	struct mapping mapping = {0};
 	struct strset made = {0};
+	struct edits kept = {0};
 	struct devwl_error err = {0};
 	_cleanup_free_ struct devwl_node **nodes = NULL;
 	_cleanup_free_ bool *created = NULL;
@@ -503,6 +595,14 @@ int store_apply_text(struct devwld *d, char *text, size_t len)
 	if (!nodes || !created) {
 		r = -ENOMEM;
 		goto fail;
+	}
+	if (replay) {
+		r = replay_edits(d, &d->edits, fresh, &made, &kept);
+		if (r < 0) {
+			log_msg("reload of %s failed, keeping the current policy: %s",
+				d->cfg.policy_file, strerror(-r));
+			goto fail;
+		}
 	}
 	/* First find every container's node in the new policy; only then switch, so a
 	 * failure leaves everything as it was. A running container keeps its node path:
@@ -533,21 +633,34 @@ int store_apply_text(struct devwld *d, char *text, size_t len)
 	d->mapping = mapping;
 	strset_clear(&d->ondemand);
 	d->ondemand = made;
+	if (!replay && d->edits.n)
+		log_msg("reset: %zu devwlctl changes dropped", d->edits.n);
+	edits_clear(&d->edits);
+	d->edits = kept;
 	free(d->policy_text);
 	d->policy_text = TAKE_PTR(owned);
 	d->policy_len = len;
 	state_changed(d);
-	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed)",
-		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers);
+	serve_policy_changed(d);
+	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed, "
+		"%zu devwlctl changes applied again)",
+		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers,
+		d->edits.n);
 	return 0;
 fail:
 	devwl_policy_free(fresh);
 	mapping_clear(&mapping);
 	strset_clear(&made);
+	edits_clear(&kept);
 	return r;
 }
 
-int store_reload(struct devwld *d)
+int store_apply_text(struct devwld *d, char *text, size_t len)
+{
+	return apply_text(d, text, len, true);
+}
+
+static int reload(struct devwld *d, bool replay)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -560,7 +673,17 @@ int store_reload(struct devwld *d)
 	r = store_read_policy(d, &text, &len);
 	if (r < 0)
 		return r;
-	return store_apply_text(d, text, len);
+	return apply_text(d, text, len, replay);
+}
+
+int store_reload(struct devwld *d)
+{
+	return reload(d, true);
+}
+
+int store_reset(struct devwld *d)
+{
+	return reload(d, false);
 }
 
 void store_fini(struct devwld *d)
@@ -571,6 +694,7 @@ void store_fini(struct devwld *d)
 	d->policy = NULL;
 	mapping_clear(&d->mapping);
 	strset_clear(&d->ondemand);
+	edits_clear(&d->edits);
 	free(d->policy_text);
 	d->policy_text = NULL;
 }

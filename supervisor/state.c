@@ -2,13 +2,19 @@
 /*
  * The state file (--state, devwld(8) STATE): the live hierarchy (nodes, rules, mknod
  * waivers), the nodes made on demand, the policy text the hierarchy and the container
- * mapping came from, and the container table (id, node, and for each process its keeper
- * slot and tag, pid and peer). A new worker starts from it, after a restart or a crash.
+ * mapping came from, the devwlctl changes made since (edits.c), and the container table (id, node,
+ * and for each process its keeper slot and tag, pid and peer). A new worker starts from it, after a
+ * restart or a crash.
  *
  * Written whole and atomically (temporary file in the same directory, fsync, rename,
- * fsync of the directory) after every change: at once when a container process attaches
- * (the keeper holds its fd from then on, and a successor must know whose it is), before a
- * control answer is sent, otherwise at the end of the loop round, never per notification.
+ * fsync of the directory), off the serving path: the loop serialises a snapshot, a thread
+ * of its own writes it. At most one write per STATE_INTERVAL_MS, so a burst of attaches
+ * costs one serialisation and one write, not one each; a control command that changed
+ * something has its answer held until a write made after it is done (state_written), and
+ * a planned restart or a stop writes synchronously (state_sync). A crash loses at most the
+ * processes attached since the last finished write: a new worker lets their fds go (the
+ * keeper's too), so their calls fail ENOSYS, never hang; every process attached before
+ * that write is served again.
  * Read all or nothing: a file that does not parse or validate is renamed aside
  * (FILE.corrupt-TIMESTAMP) and devwld starts from the policy file instead.
  */
@@ -16,8 +22,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +38,7 @@
 #include "fileio.h"
 #include "jsonutil.h"
 #include "keeper.h"
+#include "sink.h"
 #include "util.h"
 
 #define STATE_VERSION 1
@@ -35,6 +46,8 @@
 #define STATE_TEXT_MAX (64u << 20)
 /* After a failed write (disk full, say), try again this much later, not every round. */
 #define RETRY_MS 1000
+/* At most one write per this long: attaches in between are coalesced into it. */
+#define STATE_INTERVAL_MS 100
 
 struct saved_proc {
 	uint32_t slot;
@@ -54,6 +67,7 @@ struct saved {
 	struct devwl_policy *policy;
 	char *policy_text;
 	struct strset ondemand;
+	struct edits edits;
 	struct saved_container *containers;
 	size_t ncontainers;
 };
@@ -63,6 +77,7 @@ static void saved_clear(struct saved *s)
 	devwl_policy_free(s->policy);
 	free(s->policy_text);
 	strset_clear(&s->ondemand);
+	edits_clear(&s->edits);
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		free(s->containers[i].id);
 		free(s->containers[i].node);
@@ -74,9 +89,12 @@ static void saved_clear(struct saved *s)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-static struct json_object *string_or_null(const char *s)
+/* json-c's null is the NULL object, which json_add() takes for a failed constructor. */
+static int add_string_or_null(struct json_object *obj, const char *key, const char *s)
 {
-	return s ? json_object_new_string(s) : json_object_new_null();
+	if (s)
+		return json_add(obj, key, json_object_new_string(s));
+	return json_object_object_add(obj, key, NULL) < 0 ? -ENOMEM : 0;
 }
 
 static struct json_object *container_json(const struct container *c)
@@ -144,9 +162,9 @@ static int state_text(struct devwld *d, char **ret_text)
 	if (r >= 0)
 		r = json_add(top, "devwld_state", json_object_new_int(STATE_VERSION));
 	if (r >= 0)
-		r = json_add(top, "policy_file", string_or_null(d->cfg.policy_file));
+		r = add_string_or_null(top, "policy_file", d->cfg.policy_file);
 	if (r >= 0)
-		r = json_add(top, "policy_text", string_or_null(d->policy_text));
+		r = add_string_or_null(top, "policy_text", d->policy_text);
 	if (r >= 0) {
 		r = json_add(top, "hierarchy", hier);
 		hier = NULL;
@@ -156,6 +174,13 @@ static int state_text(struct devwld *d, char **ret_text)
 		for (size_t i = 0; arr && r >= 0 && i < d->ondemand.n; i++)
 			r = json_push(arr, json_object_new_string(d->ondemand.v[i]));
 		r = r >= 0 ? json_add(top, "ondemand", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (size_t i = 0; arr && r >= 0 && i < d->edits.n; i++)
+			r = json_push(arr, json_object_new_string_len(d->edits.v[i].line,
+								      (int)d->edits.v[i].len));
+		r = r >= 0 ? json_add(top, "edits", arr) : (json_object_put(arr), r);
 	}
 	if (r >= 0) {
 		arr = json_object_new_array();
@@ -175,56 +200,310 @@ static int state_text(struct devwld *d, char **ret_text)
 	return r;
 }
 
+#ifdef DEVWL_TEST_HOOKS
+/* Tests (tests/oci/97): while the file DEVWLD_TEST_STATE_STALL names exists, a write
+ * waits before it starts (on whichever thread makes it), as on a disk that does not answer. */
+static void test_stall(void)
+{
+	const char *f = secure_getenv("DEVWLD_TEST_STATE_STALL");
+
+	while (f && access(f, F_OK) == 0)
+		usleep(10000);
+}
+#else
+static void test_stall(void)
+{
+}
+#endif
+
 static int write_atomic(const char *file, const char *text)
 {
-	int r = devwl_write_file_atomic(file, text, 0600);
+	int r;
+
+	test_stall();
+	r = devwl_write_file_atomic(file, text, 0600);
 
 	if (r == -ENOENT && mkdir_parents(file) >= 0)
 		r = devwl_write_file_atomic(file, text, 0600);
 	return r;
 }
 
-void state_changed(struct devwld *d)
+/* ---- the writer thread ---------------------------------------------------------------- */
+
+/*
+ * The loop serialises (it owns the data); this thread writes, fsyncs and renames, and
+ * hands the text back. One write at a time: changes made meanwhile go into the next.
+ */
+struct state_writer {
+	struct source src; /* an eventfd: a write finished */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* work for the thread; a finished write for state_sync() */
+	pthread_t thread;
+	const char *file;
+	bool stop;
+	bool busy;  /* todo taken, being written */
+	char *todo; /* the text to write next, or NULL */
+	uint64_t todo_seq;
+	bool has_done; /* done* hold a finished write the loop has not seen */
+	char *done;
+	uint64_t done_seq;
+	int done_result;
+};
+
+static void *writer_main(void *arg)
 {
-	d->state_dirty = true;
+	struct state_writer *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		uint64_t one = 1, seq;
+		char *text;
+		int r;
+
+		while (!w->todo && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->todo)
+			break;
+		text = TAKE_PTR(w->todo);
+		seq = w->todo_seq;
+		w->busy = true;
+		pthread_mutex_unlock(&w->lock);
+		r = write_atomic(w->file, text);
+		pthread_mutex_lock(&w->lock);
+		free(w->done);
+		w->done = text;
+		w->done_seq = seq;
+		w->done_result = r;
+		w->has_done = true;
+		w->busy = false;
+		pthread_cond_broadcast(&w->cond);
+		(void)!write(w->src.fd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
 }
 
-int state_flush(struct devwld *d)
+static void writer_src_free(struct source *src)
 {
-	_cleanup_free_ char *text = NULL;
-	uint64_t now;
+	(void)src; /* part of struct state_writer, freed by state_fini() */
+}
+
+/* Start the thread (once, lazily: after the feature probe's fork). Without it, writes
+ * happen on the loop, as a fallback. */
+static struct state_writer *writer_get(struct devwld *d)
+{
+	struct state_writer *w = d->state_writer;
 	int r;
 
-	if (!d->state_dirty || d->state_frozen || !d->cfg.state_file)
-		return 0;
-	now = now_ms();
-	if (now < d->state_retry_ms)
-		return -EAGAIN;
-	r = state_text(d, &text);
-	if (r >= 0 && d->state_last && !strcmp(text, d->state_last)) {
-		d->state_dirty = false;
-		return 0;
+	if (w || d->state_no_thread)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		goto fail;
+	w->file = d->cfg.state_file;
+	w->src.kind = SOURCE_STATE;
+	w->src.free_fn = writer_src_free;
+	w->src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->src.fd < 0)
+		goto fail;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	r = thread_start(&w->thread, writer_main, w);
+	if (r != 0) {
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		errno = r;
+		goto fail;
 	}
-	if (r >= 0)
-		r = write_atomic(d->cfg.state_file, text);
+	/* Unwatched, finished writes are still seen each round (state_flush). */
+	if (loop_arm(d, &w->src, POLLIN) < 0)
+		log_msg("state: cannot watch the writer's eventfd; checking each round");
+	d->state_writer = w;
+	return w;
+fail:
+	log_msg("state: no writer thread (%m): writing on the event loop");
+	if (w && w->src.fd >= 0)
+		close(w->src.fd);
+	free(w);
+	d->state_no_thread = true;
+	return NULL;
+}
+
+/* A write finished (text written, or not: r): take it into account. */
+static void finished(struct devwld *d, char *text, uint64_t seq, int r)
+{
 	if (r < 0) {
 		if (!d->state_retry_ms)
 			log_msg("state %s: cannot write: %s (retrying)", d->cfg.state_file,
 				strerror(-r));
-		d->state_retry_ms = now + RETRY_MS;
-		return r;
+		d->state_retry_ms = now_ms() + RETRY_MS;
+		d->state_dirty = true;
+		free(text);
+	} else {
+		if (d->state_retry_ms)
+			log_msg("state %s: written again", d->cfg.state_file);
+		d->state_retry_ms = 0;
+		free(d->state_last);
+		d->state_last = text;
+		d->state_writes++;
 	}
-	if (d->state_retry_ms)
-		log_msg("state %s: written again", d->cfg.state_file);
-	d->state_retry_ms = 0;
+	/* Tried, at least: what waited for it may go on (a failure is logged). */
+	if (seq > d->state_tried_seq)
+		d->state_tried_seq = seq;
+	control_state_written(d);
+}
+
+/* Take a finished write, if there is one. */
+static void collect(struct devwld *d, struct state_writer *w)
+{
+	char *text;
+	uint64_t seq;
+	int r;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->has_done) {
+		pthread_mutex_unlock(&w->lock);
+		return;
+	}
+	w->has_done = false;
+	text = TAKE_PTR(w->done);
+	seq = w->done_seq;
+	r = w->done_result;
+	pthread_mutex_unlock(&w->lock);
+	finished(d, text, seq, r);
+}
+
+static bool writer_idle(struct state_writer *w)
+{
+	bool idle;
+
+	pthread_mutex_lock(&w->lock);
+	idle = !w->todo && !w->busy;
+	pthread_mutex_unlock(&w->lock);
+	return idle;
+}
+
+void state_ready(struct devwld *d)
+{
+	struct state_writer *w = d->state_writer;
+	uint64_t n;
+
+	while (read(w->src.fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		;
+	collect(d, w);
+	if (loop_arm(d, &w->src, POLLIN) < 0)
+		log_msg("state: cannot watch the writer's eventfd; checking each round");
+}
+
+/* Serialise now and hand the text on (or write it here, without a thread). */
+static void start_write(struct devwld *d, struct state_writer *w)
+{
+	char *text = NULL;
+	uint64_t seq = d->state_seq;
+	int r = state_text(d, &text);
+
+	d->state_last_start_ms = now_ms();
+	d->state_urgent = false;
+	if (r < 0) {
+		finished(d, NULL, seq, r);
+		return;
+	}
 	d->state_dirty = false;
-	free(d->state_last);
-	d->state_last = TAKE_PTR(text);
-	return 0;
+	if (d->state_last && !strcmp(text, d->state_last)) {
+		free(text);
+		if (seq > d->state_tried_seq)
+			d->state_tried_seq = seq;
+		control_state_written(d);
+		return;
+	}
+	if (!w) {
+		finished(d, text, seq, write_atomic(d->cfg.state_file, text));
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	w->todo = text;
+	w->todo_seq = seq;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void state_changed(struct devwld *d)
+{
+	d->state_dirty = true;
+	d->state_seq++;
+}
+
+void state_urgent(struct devwld *d)
+{
+	d->state_urgent = true;
+}
+
+bool state_written(const struct devwld *d, uint64_t seq)
+{
+	return d->state_tried_seq >= seq;
+}
+
+int state_flush(struct devwld *d)
+{
+	struct state_writer *w;
+	uint64_t now, due;
+
+	if (!d->cfg.state_file || d->state_frozen)
+		return -1;
+	w = writer_get(d);
+	if (w)
+		collect(d, w);
+	if (!d->state_dirty || (w && !writer_idle(w)))
+		return -1;
+	now = now_ms();
+	due = d->state_urgent ? now : d->state_last_start_ms + STATE_INTERVAL_MS;
+	if (due < d->state_retry_ms)
+		due = d->state_retry_ms;
+	if (now < due)
+		return (int)(due - now);
+	start_write(d, w);
+	return -1;
+}
+
+void state_sync(struct devwld *d)
+{
+	struct state_writer *w;
+
+	if (!d->cfg.state_file || d->state_frozen)
+		return;
+	w = writer_get(d);
+	for (int pass = 0; pass < 2; pass++) {
+		if (w) {
+			pthread_mutex_lock(&w->lock);
+			while (w->todo || w->busy)
+				pthread_cond_wait(&w->cond, &w->lock);
+			pthread_mutex_unlock(&w->lock);
+			collect(d, w);
+		}
+		/* The first pass writes what changed, the second waits for that write. */
+		if (pass == 0 && d->state_dirty)
+			start_write(d, w);
+	}
 }
 
 void state_fini(struct devwld *d)
 {
+	struct state_writer *w = d->state_writer;
+
+	if (w) {
+		pthread_mutex_lock(&w->lock);
+		w->stop = true;
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		free(w->todo);
+		free(w->done);
+		close(w->src.fd);
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		d->state_writer = NULL;
+	}
 	free(d->state_last);
 	d->state_last = NULL;
 }
@@ -374,6 +653,22 @@ static int parse_state(const char *file, const char *text, struct saved *s, stru
 		else
 			r = strset_add(&s->ondemand, json_object_get_string(e));
 	}
+	/* Optional: states written before edits were kept have none. */
+	if (r >= 0 && json_object_object_get_ex(top, "edits", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			r = devwl_error_set(err, -EINVAL, 0, "\"edits\" has the wrong type");
+		for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+			struct json_object *e = json_object_array_get_idx(arr, i);
+			const char *line = json_object_get_string(e);
+			size_t len = (size_t)json_object_get_string_len(e);
+
+			if (!json_object_is_type(e, json_type_string) || !edit_is_change(line, len))
+				r = devwl_error_set(err, -EINVAL, 0,
+						    "\"edits\"[%zu] is not a devwlctl change", i);
+			else
+				r = edits_add(&s->edits, line, len);
+		}
+	}
 	if (r >= 0)
 		r = get(top, "containers", json_type_array, &arr, false, err);
 	if (r >= 0) {
@@ -418,6 +713,9 @@ static void commit(struct devwld *d, struct saved *s)
 	strset_clear(&d->ondemand);
 	d->ondemand = s->ondemand;
 	s->ondemand = (struct strset){0};
+	edits_clear(&d->edits);
+	d->edits = s->edits;
+	s->edits = (struct edits){0};
 	if (d->cfg.policy_file && s->policy_text) {
 		struct devwl_error err = {0};
 		struct mapping m = {0};

@@ -136,7 +136,11 @@ void watch_ready(struct devwld *d)
 	}
 	if (any)
 		schedule(d, now_ms());
-	loop_arm(d, &d->watch_src, POLLIN);
+	if (loop_arm(d, &d->watch_src, POLLIN) < 0) {
+		log_msg("watch: cannot watch %s any more: it is reloaded on SIGHUP only",
+			d->cfg.policy_file);
+		watch_close(d);
+	}
 }
 
 static bool same_text(const char *a, size_t alen, const char *b, size_t blen)

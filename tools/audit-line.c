@@ -221,22 +221,29 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
+int audit_line(const struct devwl_event *ev, const char *container, const char *node,
+	       char small[static AUDIT_LINE_SMALL], char **ret_big, const char **ret_line)
+{
+	int n = audit_format(ev, container, node, small, AUDIT_LINE_SMALL);
+
+	*ret_line = small;
+	if (n != -ENOSPC)
+		return n;
+	*ret_big = malloc(AUDIT_LINE_MAX);
+	if (!*ret_big)
+		return -ENOMEM;
+	*ret_line = *ret_big;
+	return audit_format(ev, container, node, *ret_big, AUDIT_LINE_MAX);
+}
+
 int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node)
 {
-	char small[4096];
+	char small[AUDIT_LINE_SMALL];
 	_cleanup_free_ char *big = NULL;
-	char *buf = small;
-	int n;
+	const char *line = NULL;
+	int n = audit_line(ev, container, node, small, &big, &line);
 
-	n = audit_format(ev, container, node, small, sizeof(small));
-	if (n == -ENOSPC) {
-		big = malloc(AUDIT_LINE_MAX);
-		if (!big)
-			return -ENOMEM;
-		buf = big;
-		n = audit_format(ev, container, node, big, AUDIT_LINE_MAX);
-	}
 	if (n < 0)
 		return n;
-	return devwl_write_all(fd, buf, (size_t)n);
+	return devwl_write_all(fd, line, (size_t)n);
 }

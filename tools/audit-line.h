@@ -21,6 +21,14 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 /* Escaped path (6 bytes per input byte at worst) + hex copy + the other fields. */
 #define AUDIT_LINE_MAX (4096 * 8 + 8192)
 
+/*
+ * Format ev into small, or into a heap buffer (*ret_big, caller frees) when the line is
+ * longer than a typical one; *ret_line is where it is. Returns the length or -ENOMEM.
+ */
+#define AUDIT_LINE_SMALL 4096
+int audit_line(const struct devwl_event *ev, const char *container, const char *node,
+	       char small[static AUDIT_LINE_SMALL], char **ret_big, const char **ret_line);
+
 /* Write ev to fd as one line, in one write(2) so lines of concurrent writers do not mix. */
 int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node);
 

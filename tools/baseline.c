@@ -86,21 +86,16 @@ static bool list_has(const char *list, const char *item)
 	return false;
 }
 
-/*
- * Where the hierarchy is mounted: for v1 the cgroup mount whose super options name the
- * devices controller, for v2 the cgroup2 mount. ret_root is the mount's root inside the
- * hierarchy (not "/" inside a cgroup namespace or for a bind mount).
- */
-static int find_mount(enum baseline_kind kind, char **ret_mnt, char **ret_root)
+int baseline_each_mount(baseline_mount_fn fn, void *data)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
-	int r = -ENOENT;
+	int r = 0;
 
 	if (!f)
 		return negerrno();
-	while (getline(&line, &cap, f) > 0) {
+	while (r == 0 && getline(&line, &cap, f) > 0) {
 		char *fields[10] = {0}, *save = NULL, *tok;
 		int n = 0;
 		const char *fstype, *super;
@@ -117,27 +112,52 @@ static int find_mount(enum baseline_kind kind, char **ret_mnt, char **ret_root)
 		fstype = strtok_r(NULL, " ", &save);
 		strtok_r(NULL, " ", &save);
 		super = strtok_r(NULL, " ", &save);
-		if (!fstype)
-			continue;
-		if (kind == BASELINE_V1
-			    ? strcmp(fstype, "cgroup") != 0 || !list_has(super, "devices")
-			    : strcmp(fstype, "cgroup2") != 0)
+		if (!fstype || (strcmp(fstype, "cgroup") != 0 && strcmp(fstype, "cgroup2") != 0))
 			continue;
 		unescape_octal(fields[3]);
 		unescape_octal(fields[4]);
-		*ret_mnt = strdup(fields[4]);
-		*ret_root = strdup(fields[3]);
-		if (!*ret_mnt || !*ret_root) {
-			free(*ret_mnt);
-			free(*ret_root);
-			r = -ENOMEM;
-		} else {
-			r = 0;
-		}
-		break;
+		r = fn(strcmp(fstype, "cgroup") == 0 ? BASELINE_V1 : BASELINE_V2, fields[4],
+		       fields[3], super ? super : "", data);
 	}
 	fclose(f);
 	return r;
+}
+
+struct found_mount {
+	enum baseline_kind kind;
+	char *mnt, *root;
+};
+
+static int match_mount(enum baseline_kind kind, const char *mnt, const char *root,
+		       const char *super, void *data)
+{
+	struct found_mount *m = data;
+
+	if (kind != m->kind || (kind == BASELINE_V1 && !list_has(super, "devices")))
+		return 0;
+	m->mnt = strdup(mnt);
+	m->root = strdup(root);
+	return m->mnt && m->root ? 1 : -ENOMEM;
+}
+
+/*
+ * Where the hierarchy is mounted: for v1 the cgroup mount whose super options name the
+ * devices controller, for v2 the cgroup2 mount. ret_root is the mount's root inside the
+ * hierarchy (not "/" inside a cgroup namespace or for a bind mount).
+ */
+static int find_mount(enum baseline_kind kind, char **ret_mnt, char **ret_root)
+{
+	struct found_mount m = {.kind = kind};
+	int r = baseline_each_mount(match_mount, &m);
+
+	if (r <= 0) {
+		free(m.mnt);
+		free(m.root);
+		return r < 0 ? r : -ENOENT;
+	}
+	*ret_mnt = m.mnt;
+	*ret_root = m.root;
+	return 0;
 }
 
 /* Our own cgroup in the hierarchy ("/" at the top), from /proc/self/cgroup. */

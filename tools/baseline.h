@@ -61,6 +61,16 @@ int baseline_add(const struct baseline *b, pid_t pid);
  */
 int baseline_join_shared(enum baseline_kind want, const char *name, struct baseline *ret);
 
+/*
+ * Call fn for every cgroup (kind BASELINE_V1) and cgroup2 (BASELINE_V2) mount in
+ * /proc/self/mountinfo, with its mount point, its root inside the hierarchy and its super
+ * options, until fn returns non-zero. Returns that value, 0 when all were seen, or <0 when
+ * mountinfo cannot be read.
+ */
+typedef int (*baseline_mount_fn)(enum baseline_kind kind, const char *mnt, const char *root,
+				 const char *super, void *data);
+int baseline_each_mount(baseline_mount_fn fn, void *data);
+
 /* SIGKILL every process in the baseline. Returns how many were still there, or <0. */
 int baseline_kill(const struct baseline *b);
 

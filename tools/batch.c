@@ -6,6 +6,7 @@
 
 #include "allowlist.h"
 #include "batch.h"
+#include "devname.h"
 #include "util.h"
 
 static int hexval(char c)
@@ -179,6 +180,26 @@ static void do_check(struct devwl_policy *policy, const char *path, const char *
 		fputs(r ? "allow\n" : "deny\n", out);
 }
 
+/*
+ * A device name (devname.h) is the writes of the rules it resolves to, in order, up to
+ * the first refused one; one answer for the line, as for a rule.
+ */
+static int write_named(struct devwl_policy *policy, const char *path, enum devwl_file file,
+		       const char *name, size_t len)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	struct devwl_node *node = devwl_policy_find(policy, path);
+	size_t n = 0;
+	int r;
+
+	if (!node)
+		return -ENOENT;
+	r = devwl_devname_resolve(name, len, NULL, &rules, &n, NULL);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = devwl_node_update(node, file, &rules[i]);
+	return r;
+}
+
 void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
 {
 	char cmd[16], path[4096];
@@ -219,6 +240,9 @@ void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE 
 		n = batch_unescape(line + pos, len - pos, rule);
 		if (n < 0)
 			r = n;
+		else if (devwl_devname_is_name(rule, (size_t)n))
+			r = write_named(policy, path, cmd[0] == 'a' ? DEVWL_ALLOW : DEVWL_DENY,
+					rule, (size_t)n);
 		else
 			r = devwl_policy_write(policy, path,
 					       cmd[0] == 'a' ? DEVWL_ALLOW : DEVWL_DENY, rule,

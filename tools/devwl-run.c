@@ -4,9 +4,9 @@
  *
  * The parent builds the policy and the kernel baseline, forks, and supervises: it answers
  * the child's trapped calls from one poll() loop over the notify fd and a signalfd. The
- * child joins the baseline (the parent moves it before letting it go on), sets
- * no_new_privs, drops capabilities, installs the filter, hands the notify fd over and
- * execs.
+ * child joins the baseline (the parent moves it before letting it go on), is contained in
+ * it (tools/contain.c), sets no_new_privs, drops capabilities, installs the filter, hands
+ * the notify fd over and execs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "baseline.h"
+#include "contain.h"
+#include "defaults.h"
 #include "devwl.h"
 #include "audit-line.h"
 #include "util.h"
@@ -33,18 +35,6 @@
 #define EXIT_USAGE	 2
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND	 127
-
-/* What a container gets by default: the devices OCI runtimes create in every container. */
-static const char *const default_rules[] = {
-	"c 1:3 rwm",   /* null */
-	"c 1:5 rwm",   /* zero */
-	"c 1:7 rwm",   /* full */
-	"c 1:8 rwm",   /* random */
-	"c 1:9 rwm",   /* urandom */
-	"c 5:0 rwm",   /* tty */
-	"c 5:2 rwm",   /* ptmx */
-	"c 136:* rwm", /* pts */
-};
 
 /* Signals passed on to the command. */
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -90,6 +80,7 @@ struct options {
 	const char *id;
 	enum baseline_kind baseline;
 	enum run_mode mode;
+	bool keep_caps;
 	bool allow_io_uring;
 	char **argv;
 };
@@ -115,6 +106,8 @@ static void usage(FILE *f)
 	      "      --mode=MODE        who enforces opens: kernel (the policy in the device\n"
 	      "                         cgroup, only mknod trapped), authoritative (every open\n"
 	      "                         trapped), auto (default: kernel where it can be)\n"
+	      "      --keep-caps        leave COMMAND every capability and a writable cgroup\n"
+	      "                         hierarchy: run as root, it can leave its baseline\n"
 	      "      --allow-io-uring   do not refuse io_uring_setup (io_uring bypasses devwl)\n"
 	      "  -h, --help             show this help\n"
 	      "  -V, --version          show the version\n"
@@ -147,6 +140,7 @@ enum {
 	OPT_NO_BASELINE = 256,
 	OPT_BASELINE,
 	OPT_ALLOW_IO_URING,
+	OPT_KEEP_CAPS,
 	OPT_ID,
 	OPT_MODE,
 };
@@ -167,6 +161,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"allow-io-uring", no_argument, NULL, OPT_ALLOW_IO_URING},
+		{"keep-caps", no_argument, NULL, OPT_KEEP_CAPS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -188,7 +183,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return EXIT_USAGE;
 	}
 	o->rules = calloc((size_t)argc, sizeof(*o->rules));
-	o->drop_caps = calloc((size_t)argc, sizeof(*o->drop_caps));
+	/* Room for the containment's own as well (restrict_command). */
+	o->drop_caps = calloc((size_t)argc + contain_n_caps, sizeof(*o->drop_caps));
 	if (!o->rules || !o->drop_caps) {
 		fputs("devwl-run: out of memory\n", stderr);
 		return EXIT_FAILURE;
@@ -246,6 +242,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_ALLOW_IO_URING:
 			o->allow_io_uring = true;
+			break;
+		case OPT_KEEP_CAPS:
+			o->keep_caps = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -331,12 +330,9 @@ static int build_policy(const struct options *o, struct devwl_policy **ret_polic
 		policy = devwl_policy_new();
 		if (!policy)
 			goto oom;
-		node = devwl_policy_find(policy, "/");
-		r = write_rule(node, DEVWL_DENY, "a", "default");
-		for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(default_rules); i++)
-			r = write_rule(node, DEVWL_ALLOW, default_rules[i], "default");
-		if (r < 0)
-			goto fail;
+		/* What a container gets by default: what OCI runtimes give every one. */
+		if (devwl_node_set_defaults(devwl_policy_find(policy, "/")) < 0)
+			goto oom;
 	}
 	r = mkdir_p(policy, path);
 	if (r < 0) {
@@ -364,7 +360,6 @@ static int build_policy(const struct options *o, struct devwl_policy **ret_polic
 	return -1;
 oom:
 	fputs("devwl-run: out of memory\n", stderr);
-fail:
 	devwl_policy_free(policy);
 	return EXIT_FAILURE;
 }
@@ -374,7 +369,7 @@ fail:
 /* What the child tells the parent: 0 and the notify fd, or the errno of a failed step. */
 struct child_msg {
 	int error;
-	char step[64];
+	char step[200];
 };
 
 static int send_msg(int sock, const struct child_msg *msg, int fd)
@@ -468,6 +463,78 @@ static int drop_caps(const cap_value_t *caps, size_t n, const char **ret_step)
 	return r;
 }
 
+/*
+ * Everything the command gives up before exec, as root or not: contained in its baseline
+ * of kind unless told to keep its capabilities (BASELINE_NONE: there is no baseline to
+ * keep it in), no_new_privs, and the capabilities it was told to drop plus, contained,
+ * those that would let it out. On failure step (of size) says what failed; the caller
+ * must not run the command.
+ */
+static int restrict_command(const struct options *o, enum baseline_kind kind, char *step,
+			    size_t size)
+{
+	bool contain = kind != BASELINE_NONE && !o->keep_caps;
+	size_t n = o->n_drop_caps;
+	const char *what = NULL;
+	int r, fd = -1;
+
+	if (contain) {
+		r = contain_enter(kind, &what);
+		if (r < 0) {
+			snprintf(step, size,
+				 "containing the command (--keep-caps runs it uncontained, able "
+				 "to leave its baseline): %s",
+				 what);
+			return r;
+		}
+		r = contain_check_fds(&fd);
+		if (r == -EBADF) {
+			snprintf(step, size,
+				 "fd %d: the command would inherit a directory or a cgroup file, "
+				 "and reach past its read-only cgroup hierarchy through it (close "
+				 "it, or --keep-caps)",
+				 fd);
+			return r;
+		}
+		what = "checking the inherited file descriptors";
+		if (r < 0)
+			goto fail;
+		/* parse_args left room for these. */
+		memcpy(o->drop_caps + n, contain_caps, contain_n_caps * sizeof(*contain_caps));
+		n += contain_n_caps;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		what = "PR_SET_NO_NEW_PRIVS";
+		r = negerrno();
+		goto fail;
+	}
+	r = drop_caps(o->drop_caps, n, &what);
+	if (r >= 0)
+		return 0;
+fail:
+	snprintf(step, size, "%s", what ? what : "containing the command");
+	return r;
+}
+
+/* Say loudly where the baseline does not hold: with --keep-caps the command can leave it,
+ * and io_uring without one reaches devices devwl never sees. */
+static void warn_uncontained(const struct options *o, const struct baseline *b)
+{
+	if (o->allow_io_uring && b->kind == BASELINE_NONE)
+		fputs("devwl-run: WARNING: --allow-io-uring without a kernel baseline: io_uring "
+		      "opens never reach devwl, so they reach every device the kernel lets this "
+		      "user open\n",
+		      stderr);
+	if (!o->keep_caps || b->kind == BASELINE_NONE)
+		return;
+	fprintf(stderr,
+		"devwl-run: WARNING: --keep-caps: the command keeps every capability and a "
+		"writable cgroup hierarchy: run as root it can leave its kernel baseline (%s, %s) "
+		"or rewrite it, and a call devwl lets through (CONTINUE) can then reach any "
+		"device; see devwl-run(1), CONTAINMENT\n",
+		baseline_kind_name(b->kind), b->dir ? b->dir : "?");
+}
+
 static unsigned int filter_flags(const struct options *o, bool kernel_mode)
 {
 	return (o->allow_io_uring ? DEVWL_FILTER_ALLOW_IO_URING : 0) |
@@ -476,7 +543,8 @@ static unsigned int filter_flags(const struct options *o, bool kernel_mode)
 
 /* Everything between the go from the parent and exec. Does not return. */
 static void __attribute__((noreturn))
-child_run(const struct options *o, bool kernel_mode, int sock, const sigset_t *saved_mask)
+child_run(const struct options *o, enum baseline_kind kind, bool kernel_mode, int sock,
+	  const sigset_t *saved_mask)
 {
 	struct child_msg msg = {0};
 	const char *step = NULL;
@@ -497,14 +565,9 @@ child_run(const struct options *o, bool kernel_mode, int sock, const sigset_t *s
 		r = negerrno();
 		goto fail;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		step = "PR_SET_NO_NEW_PRIVS";
-		r = negerrno();
-		goto fail;
-	}
-	r = drop_caps(o->drop_caps, o->n_drop_caps, &step);
+	r = restrict_command(o, kind, msg.step, sizeof(msg.step));
 	if (r < 0)
-		goto fail;
+		goto fail; /* msg.step says what failed */
 	r = devwl_filter_install(filter_flags(o, kernel_mode), &notify_fd);
 	if (r < 0) {
 		step = "installing the seccomp filter";
@@ -522,7 +585,8 @@ child_run(const struct options *o, bool kernel_mode, int sock, const sigset_t *s
 	_exit(r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 fail:
 	msg.error = -r;
-	snprintf(msg.step, sizeof(msg.step), "%s", step);
+	if (step)
+		snprintf(msg.step, sizeof(msg.step), "%s", step);
 	(void)send_msg(sock, &msg, -1);
 	_exit(EXIT_FAILURE);
 }
@@ -826,6 +890,7 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 		sock_child = sv[1];
 	}
 
+	warn_uncontained(o, &s.baseline);
 	fflush(NULL);
 	s.child = fork();
 	if (s.child < 0) {
@@ -838,7 +903,7 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 			close(s.signal_fd);
 		if (s.audit_fd >= 0)
 			close(s.audit_fd);
-		child_run(o, s.kernel_mode, sock_child, &saved);
+		child_run(o, s.baseline.kind, s.kernel_mode, sock_child, &saved);
 	}
 	close(TAKE_FD(sock_child));
 	/* Ours only: the command gets the default disposition back through exec. */
@@ -899,7 +964,7 @@ out:
 static int run_connected(const struct options *o)
 {
 	struct baseline b = BASELINE_INIT;
-	const char *step = NULL;
+	char step[200] = "";
 	int notify_fd = -1, r;
 
 	r = -1;
@@ -921,13 +986,10 @@ static int run_connected(const struct options *o)
 				return EXIT_FAILURE;
 			}
 		}
-		free(b.dir);
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		fprintf(stderr, "devwl-run: PR_SET_NO_NEW_PRIVS: %m\n");
-		return EXIT_FAILURE;
-	}
-	r = drop_caps(o->drop_caps, o->n_drop_caps, &step);
+	warn_uncontained(o, &b);
+	free(b.dir);
+	r = restrict_command(o, b.kind, step, sizeof(step));
 	if (r < 0) {
 		fprintf(stderr, "devwl-run: %s: %s\n", step, strerror(-r));
 		return EXIT_FAILURE;

@@ -11,7 +11,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "batch.h"
+#include "devname.h"
 #include "devwl.h"
 #include "fileio.h"
 #include "util.h"
@@ -24,15 +27,21 @@ static void usage(FILE *f)
 	      "\n"
 	      "Commands to a running devwld (its control socket, root only):\n"
 	      "  allow NODE RULE | deny NODE RULE   write RULE (\"c 1:3 rwm\") to the node\n"
+	      "                                     (or a name: /dev/fuse rw, char-pts rw)\n"
 	      "  mkdir NODE | rmdir NODE            create / remove a node\n"
 	      "  list NODE | show NODE              devices.list / the full listing\n"
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
 	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS per line\n"
 	      "  stats                              counters and handling times\n"
-	      "  reload                             reload the policy file (as SIGHUP)\n"
+	      "  reload                             reload the policy file (as SIGHUP); the\n"
+	      "                                     changes made with devwlctl stay\n"
+	      "  reset                              reload it and drop those changes\n"
 	      "  restart                            hand devwld over to a new devwld (as\n"
 	      "                                     SIGUSR2); returns once the new one serves\n"
+	      "  events [--container ID] [--all] [--json]\n"
+	      "                                     follow devwld's decisions as they happen\n"
+	      "                                     (--all: also calls that reach no device)\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
 	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
@@ -182,6 +191,7 @@ static int cmd_daemon(int argc, char **argv)
 		{"containers", "containers", 0, false},
 		{"stats", "stats", 0, false},
 		{"reload", "reload", 0, false},
+		{"reset", "reset", 0, false},
 		{"restart", "restart", 0, false},
 	};
 	_cleanup_free_ char *line = NULL, *answer = NULL;
@@ -301,6 +311,115 @@ static int cmd_restart(int argc, char **argv)
 	}
 }
 
+/* One decision as a line for people: time, container, node, pid, call, path, device. */
+static void print_event(const char *line, bool json)
+{
+	static const char *const keys[] = {"container", "node",	  "pid",    "syscall",
+					   "path",	"device", "access", "decision"};
+	struct json_object *obj = json_tokener_parse(line), *v = NULL;
+	const char *t;
+
+	if (obj && json_object_object_get_ex(obj, "missed", &v)) {
+		fprintf(stderr, "devwlctl: %s decisions missed (devwlctl did not keep up)\n",
+			json_object_get_string(v));
+	} else if (json || !obj) {
+		puts(line);
+	} else {
+		t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
+		/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */
+		printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+			const char *s = json_object_object_get_ex(obj, keys[i], &v) && v
+						? json_object_get_string(v)
+						: "-";
+			printf(" %s", *s ? s : "-");
+		}
+		if (json_object_object_get_ex(obj, "errno", &v))
+			printf(" %s", json_object_get_string(v));
+		putchar('\n');
+	}
+	fflush(stdout);
+	json_object_put(obj);
+}
+
+/* Follow devwld's decisions until it or we stop. */
+static int cmd_events(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"container", required_argument, NULL, 'c'},
+		{"all", no_argument, NULL, 'a'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	_cleanup_free_ char *req = NULL, *line = NULL;
+	const char *container = NULL;
+	bool all = false, json = false, first = true;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *in;
+	int c, fd;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:ajh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			container = optarg;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc || (container && !plain_word(container))) {
+		fputs("devwlctl events: expects [--container ID] [--all] [--json]\n", stderr);
+		return 2;
+	}
+	if (asprintf(&req, "events%s%s%s\n", all ? " all" : "", container ? " container=" : "",
+		     container ? container : "") < 0)
+		return 1;
+	fd = devwl_unix_connect(socket_path);
+	if (fd < 0) {
+		print_errno(fd);
+		return 1;
+	}
+	/* The request, and no half-close: devwld takes that for the end of the stream. */
+	c = devwl_write_all(fd, req, strlen(req));
+	if (c < 0 || !(in = fdopen(fd, "r"))) {
+		print_errno(c < 0 ? c : -ENOMEM);
+		close(fd);
+		return 1;
+	}
+	while ((n = getline(&line, &cap, in)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (first) {
+			first = false;
+			if (!strcmp(line, "ok"))
+				continue;
+			fprintf(stderr, "devwlctl: %s\n",
+				!strncmp(line, "error ", 6) ? line + 6 : line);
+			fclose(in);
+			return 1;
+		}
+		print_event(line, json);
+	}
+	fclose(in);
+	if (first) {
+		print_errno(-ECONNRESET);
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_batch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -375,6 +494,40 @@ static int cmd_batch(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * allow|deny NODE NAME [ACCESS] with a device name (devname.h): resolved here, so devwld gets the
+ * kernel's rules, and each rule is printed as it is written.
+ */
+static int cmd_named(int argc, char **argv)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	_cleanup_free_ char *name = NULL;
+	struct devwl_error err = {0};
+	size_t n = 0;
+	int r;
+
+	/* "NAME ACCESS" as one argument or two. */
+	if (asprintf(&name, "%s%s%s", argv[2], argc == 4 ? " " : "", argc == 4 ? argv[3] : "") < 0)
+		return 1;
+	r = devwl_devname_resolve(name, strlen(name), NULL, &rules, &n, &err);
+	if (r < 0) {
+		fprintf(stderr, "devwlctl: %s\n", err.msg);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char rule[DEVWL_RULE_STR_MAX];
+
+		if (devwl_rule_format(&rules[i], rule, sizeof(rule)) < 0)
+			return 1;
+		printf("%s %s %s\n", argv[0], argv[1], rule);
+		fflush(stdout);
+		r = cmd_daemon(3, (char *[]){argv[0], argv[1], rule, NULL});
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1;
@@ -408,5 +561,11 @@ int main(int argc, char **argv)
 		return cmd_batch(argc - i, argv + i);
 	if (!strcmp(argv[i], "restart"))
 		return cmd_restart(argc - i, argv + i);
+	if (!strcmp(argv[i], "events"))
+		return cmd_events(argc - i, argv + i);
+	if ((argc - i == 3 || argc - i == 4) &&
+	    (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
+	    devwl_devname_is_name(argv[i + 2], strlen(argv[i + 2])))
+		return cmd_named(argc - i, argv + i);
 	return cmd_daemon(argc - i, argv + i);
 }

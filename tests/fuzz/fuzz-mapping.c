@@ -11,8 +11,10 @@
  * annotations without going through JSON, so that the fuzzer reaches odd values
  * quickly. mapping_from_json() converts the mapping, oci_state_from_json() the state,
  * and mapping_node_path() must then give a valid node path or a reason, the same one
- * twice, and honour node_annotation: a node path taken from the container's own
- * annotation never escapes the subtrees the policy allows.
+ * twice, and honour node_annotation and node_metadata: a node path taken from the
+ * container's own annotation or metadata never escapes the subtrees the policy allows,
+ * the root only where the policy says true, and a peer other than root (uid 1000 in a
+ * second pass) never leaves PEER_SUBTREE/1000.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -46,14 +48,18 @@ static void check_mapping(const struct mapping *m)
 	if ((m->k8s_template && template_check(m->k8s_template, true, &err) < 0) ||
 	    (m->default_template && template_check(m->default_template, false, &err) < 0))
 		abort();
-	for (size_t i = 0; i < m->nunder; i++)
-		if (template_check(m->under[i], true, &err) < 0)
+	for (size_t i = 0; i < m->annotation.nunder; i++)
+		if (template_check(m->annotation.under[i], true, &err) < 0)
+			abort();
+	for (size_t i = 0; i < m->metadata.nunder; i++)
+		if (template_check(m->metadata.under[i], true, &err) < 0)
 			abort();
 	for (size_t i = 0; i < m->nrules; i++)
 		if (!m->rules[i].annotation || !m->rules[i].annotation[0] || !m->rules[i].node ||
 		    template_check(m->rules[i].node, true, &err) < 0)
 			abort();
-	if (m->node_annotation != NODE_ANNOTATION_UNDER && m->nunder)
+	if ((m->annotation.choice != NODE_CHOICE_UNDER && m->annotation.nunder) ||
+	    (m->metadata.choice != NODE_CHOICE_UNDER && m->metadata.nunder))
 		abort();
 }
 
@@ -86,10 +92,14 @@ static void add_raw(struct oci_state *st, const char *raw, size_t len)
 /* Is path at or below the node one of under[] names for this container? Checked the
  * slow way: every template must admit a prefix of path with this container's values.
  * Only the plain (placeholder-free) templates are checked exactly; the rest loosely. */
-static bool admitted(const struct mapping *m, const char *path)
+static bool admitted(const struct node_source *s, const char *path)
 {
-	for (size_t i = 0; i < m->nunder; i++) {
-		const char *t = m->under[i];
+	if (s->choice == NODE_CHOICE_ANY)
+		return true;
+	if (s->choice != NODE_CHOICE_UNDER)
+		return strcmp(path, "/") != 0;
+	for (size_t i = 0; i < s->nunder; i++) {
+		const char *t = s->under[i];
 		size_t n = strcspn(t, "{");
 
 		if (!strcmp(t, "/"))
@@ -113,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct devwl_error err = {0};
 	struct mapping m = {0};
 	struct oci_state st = {0};
-	const char *k8s, *dflt, *src1 = NULL, *src2 = NULL, *anno;
+	const char *k8s, *dflt, *src1 = NULL, *src2 = NULL, *anno, *meta;
 	char *p1 = NULL, *p2 = NULL;
 	json_tokener *tok;
 	int r1, r2;
@@ -131,10 +141,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 
 	json_object_object_get_ex(top, "containers", &containers);
-	m.node_annotation = (enum node_annotation) - 1; /* written only on success */
+	m.annotation.choice = (enum node_choice) - 1; /* written only on success */
 	r1 = mapping_from_json(containers, "fuzz.json", &m, &err);
 	if (r1 < 0) {
-		if (r1 != -EINVAL || !err.msg[0] || m.node_annotation != (enum node_annotation) - 1)
+		if (r1 != -EINVAL || !err.msg[0] || m.annotation.choice != (enum node_choice) - 1)
 			abort();
 		goto out;
 	}
@@ -147,27 +157,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nul)
 		add_raw(&st, nul + 1, size - json_len - 1);
 
-	r1 = mapping_node_path(&m, k8s, dflt, &st, &p1, &src1, &err);
-	r2 = mapping_node_path(&m, k8s, dflt, &st, &p2, &src2, &err);
-	if (r1 != r2 || !p1 != !p2 || (p1 && strcmp(p1, p2)))
-		abort();
-	if (r1 < 0) {
-		if (p1 || !err.msg[0] ||
-		    (r1 != -EINVAL && r1 != -ENOENT && r1 != -EPERM && r1 != -ENOMEM))
+	for (uid_t uid = 0; uid <= 1000; uid += 1000) {
+		bool anno_on;
+
+		free(p1);
+		free(p2);
+		p1 = p2 = NULL;
+		r1 = mapping_node_path(&m, k8s, dflt, &st, uid, &p1, &src1, &err);
+		r2 = mapping_node_path(&m, k8s, dflt, &st, uid, &p2, &src2, &err);
+		if (r1 != r2 || !p1 != !p2 || (p1 && strcmp(p1, p2)))
 			abort();
-		goto out;
-	}
-	if (!src1 || devwl_node_path_valid(p1) < 0)
-		abort();
-	anno = oci_annotation(&st, "org.devwl.node");
-	if (!strcmp(src1, "annotation org.devwl.node")) {
-		if (!anno || m.node_annotation == NODE_ANNOTATION_IGNORE || strcmp(p1, anno))
+		if (r1 < 0) {
+			if (p1 || !err.msg[0] ||
+			    (r1 != -EINVAL && r1 != -ENOENT && r1 != -EPERM && r1 != -ENOMEM))
+				abort();
+			continue;
+		}
+		if (!src1 || devwl_node_path_valid(p1) < 0)
 			abort();
-		if (m.node_annotation == NODE_ANNOTATION_UNDER && !admitted(&m, p1))
+		if (uid && strncmp(p1, PEER_SUBTREE "/1000", strlen(PEER_SUBTREE "/1000")))
 			abort();
-	} else if (anno && m.node_annotation != NODE_ANNOTATION_IGNORE) {
-		/* A container that names its node gets that node or an error. */
-		abort();
+		anno = oci_annotation(&st, "org.devwl.node");
+		meta = st.metadata && !strncmp(st.metadata, "node=", 5) ? st.metadata + 5 : NULL;
+		anno_on = anno && (m.annotation.choice == NODE_CHOICE_ANY ||
+				   m.annotation.choice == NODE_CHOICE_UNDER);
+		if (!strcmp(src1, "annotation org.devwl.node")) {
+			if (!anno_on || strcmp(p1, anno) || !admitted(&m.annotation, p1))
+				abort();
+		} else if (anno_on) {
+			/* A container that names its node gets that node or an error. */
+			abort();
+		} else if (!strcmp(src1, "listenerMetadata")) {
+			if (!meta || m.metadata.choice == NODE_CHOICE_IGNORE || strcmp(p1, meta) ||
+			    !admitted(&m.metadata, p1))
+				abort();
+		} else if (meta && m.metadata.choice != NODE_CHOICE_IGNORE) {
+			abort();
+		}
 	}
 out:
 	free(p1);

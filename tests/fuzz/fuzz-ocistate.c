@@ -108,7 +108,7 @@ static void convert(struct json_object *obj, bool listener, struct oci_state *re
 		return;
 	}
 	check_state(&st, listener);
-	r = mapping_node_path(&none, NULL, NULL, &st, &path, &source, &err);
+	r = mapping_node_path(&none, NULL, NULL, &st, 0, &path, &source, &err);
 	if (r >= 0 && (devwl_node_path_valid(path) < 0 || !source))
 		abort();
 	if (r < 0 && (path || !err.msg[0]))

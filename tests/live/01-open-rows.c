@@ -72,21 +72,6 @@ static const struct tcase cases[] = {
 	 "ok |ok *rdev=1:5"},
 };
 
-static void subst(char *out, size_t size, const char *in, const char *dir)
-{
-	size_t len = 0;
-
-	for (; *in && len + strlen(dir) + 2 < size; in++) {
-		if (*in == '@') {
-			strcpy(out + len, dir);
-			len += strlen(dir);
-		} else {
-			out[len++] = *in;
-		}
-	}
-	out[len] = '\0';
-}
-
 int main(void)
 {
 	struct lt_nodes nodes;
@@ -105,7 +90,7 @@ int main(void)
 
 		lt_sup_init(&s, cases[i].policy);
 		s.cgroup = cg.ok ? &cg : NULL;
-		subst(args, sizeof(args), cases[i].args, nodes.dir);
+		lt_subst(args, sizeof(args), cases[i].args, nodes.dir);
 		out = lt_probe_run(&s, args);
 		LT_CHECK(lt_match(out, cases[i].want), "probe %s\n  want: %s\n  got:  %s", args,
 			 cases[i].want, out);

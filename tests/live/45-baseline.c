@@ -101,10 +101,15 @@ static int run_kind(enum baseline_kind kind, const char *node)
 		_exit(0);
 	}
 	CHECK(baseline_add(&b, pid) == 0, "add sleeper");
-	CHECK(baseline_kill(&b) == 1, "kill should find exactly the sleeper");
+	/* How many pids it still lists is a race (v2's cgroup.kill may have emptied the
+	 * list already; a task just reaped may linger): what counts is that it dies. */
+	r = baseline_kill(&b);
+	CHECK(r == 0 || r == 1, "kill: %d", r);
 	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 	      "sleeper not killed");
-	CHECK(baseline_kill(&b) == 0, "nothing left to kill");
+	for (int i = 0; i < 400 && (r = baseline_kill(&b)) > 0; i++)
+		nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
+	CHECK(r == 0, "still listed 2 s after the last task was reaped: %d", r);
 	r = baseline_destroy(&b);
 	CHECK(r == 0, "destroy: %s", strerror(-r));
 	CHECK(access(dir, F_OK) < 0 && errno == ENOENT, "%s left behind", dir);

@@ -16,7 +16,7 @@ no_cgroup() { # no devwl-run.PID anywhere in either hierarchy
 gone() { # the pid in file $1 no longer runs
 	local p
 	p=$(cat "$1" 2>/dev/null) || fail "$2: no pid recorded"
-	for _ in $(seq 100); do
+	for _ in $(seq 3000); do
 		kill -0 "$p" 2>/dev/null || return 0
 		sleep 0.02
 	done
@@ -35,13 +35,12 @@ for b in v1 v2; do
 
 	# A background child: devwl-run returns at once with the command's status.
 	rm -f "$T/bg"
-	SECONDS=0
-	timeout 20 "$RUN" -- sh -c "sleep 1000 & echo \$! >$T/bg; exit 4" &
+	# A devwl-run that waited for the child (sleep 1000) is killed by timeout: 124, not 4.
+	timeout 120 "$RUN" -- sh -c "sleep 1000 & echo \$! >$T/bg; exit 4" &
 	pid=$!
 	wait $pid
 	rc=$?
-	[ "$rc" = 4 ] || fail "$b: background: exited $rc, expected 4"
-	[ $SECONDS -lt 10 ] || fail "$b: devwl-run waited for the background child"
+	[ "$rc" = 4 ] || fail "$b: background: exited $rc, expected 4 (124: it waited for the child)"
 	gone "$T/bg" "$b: background"
 	no_cgroup $pid "$b: background"
 

@@ -17,6 +17,20 @@ rc=$?
 grep -q "only deny-only enforcement is possible" "$T/err" || fail "no warning: $(cat "$T/err")"
 [[ "$(sed -n 1p <<<"$out")" == "ok fd="*" rdev=1:5 "*"read=00000000" ]] || fail "zero: $out"
 [ "$(sed -n 2p <<<"$out")" = EPERM ] || fail "mem not refused: $out"
+# Without a baseline nothing but devwl stands between an O_PATH fd (never trapped) of a
+# denied device and its reopen through a magic link: refused; an allowed one granted as
+# asked, and not upgraded to write.
+out=$(nobody "$RUN" --deny "c 1:5 w" -- "$PROBE" open "$T/mem" path ';' open "/proc/self/fd/%L" rdonly \
+	';' close 0 ';' open "$T/mem" path ';' open /dev/stdin rdonly \
+	';' open "/proc/%P/fd/%L" rdonly ';' open "$T/zero" path ';' open /proc/self/fd/%L rdonly \
+	';' open /proc/self/fd/%L wronly 2>"$T/err")
+rc=$?
+[ "$rc" = 0 ] || fail "reopen: exited $rc: $(cat "$T/err")"
+[ "$(sed -n 2p <<<"$out")" = EPERM ] || fail "mem reopened through /proc/self/fd: $out"
+[ "$(sed -n 5p <<<"$out")" = EPERM ] || fail "mem reopened through /dev/stdin: $out"
+[ "$(sed -n 6p <<<"$out")" = EPERM ] || fail "mem reopened through /proc/PID/fd: $out"
+[[ "$(sed -n 8p <<<"$out")" == "ok fd="*" rdev=1:5 "*"read=00000000" ]] || fail "zero reopen: $out"
+[ "$(sed -n 9p <<<"$out")" = EPERM ] || fail "read-only zero reopened for writing: $out"
 # Asking for a baseline explicitly does not make it possible.
 nobody "$RUN" --baseline=v1 -- true 2>"$T/err2" || fail "--baseline=v1 as nobody: $(cat "$T/err2")"
 grep -q "deny-only" "$T/err2" || fail "--baseline=v1 as nobody: no warning"

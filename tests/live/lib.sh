@@ -21,3 +21,15 @@ live_init() {
 	T=$(mktemp -d)
 	trap 'rm -rf "$T"' EXIT
 }
+
+# hold_here NAME: a line for a command's script that writes its pid to $T/NAME.pid and
+# waits for $T/NAME.go, so the test can look at the running process from outside.
+hold_here() {
+	echo "echo \$\$ >$T/$1.pid; while [ ! -e $T/$1.go ]; do sleep 0.05; done"
+}
+# await_pid NAME PID: wait until the command has written $T/NAME.pid (or PID, the
+# devwl-run behind it, is gone), and print the pid it wrote.
+await_pid() {
+	while [ ! -s "$T/$1.pid" ] && kill -0 "$2" 2>/dev/null; do sleep 0.05; done
+	cat "$T/$1.pid" 2>/dev/null
+}

@@ -460,6 +460,22 @@ static inline bool lt_glob(const char *line, char *pat)
 	return true;
 }
 
+/* Copy in to out (size bytes), each '@' replaced by dir: a test case's paths. */
+static inline void lt_subst(char *out, size_t size, const char *in, const char *dir)
+{
+	size_t len = 0;
+
+	for (; *in && len + strlen(dir) + 2 < size; in++) {
+		if (*in == '@') {
+			strcpy(out + len, dir);
+			len += strlen(dir);
+		} else {
+			out[len++] = *in;
+		}
+	}
+	out[len] = '\0';
+}
+
 /* Does every line of got start with the corresponding "|"-separated prefix in want? */
 static inline bool lt_match(const char *got, const char *want)
 {

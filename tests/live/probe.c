@@ -18,8 +18,13 @@
  *   probe close FD                          close(2)
  *   probe thread OP ARGS...                 run one op in a new thread (not the leader)
  *   probe umask MODE                        set the umask (octal), prints ok
+ *   probe gethandle PATH                    name_to_handle_at: "TYPE HEX" (or the errno)
+ *   probe openhandle MOUNTDIR TYPE HEX FLAGS open_by_handle_at of that handle
+ *   probe clone-into DIR CMD [ARG]...       clone3(CLONE_INTO_CGROUP) into the cgroup2
+ *                                           directory DIR, the child runs CMD; prints
+ *                                           ok and CMD's exit status, or the errno name
  * In any argument "%L" stands for the fd the previous operation returned, so tests can
- * name it in /proc/self/fd/%L whatever fds the process started with.
+ * name it in /proc/self/fd/%L whatever fds the process started with; "%P" for its pid.
  *   probe stat PATH                         lstat: "ok rdev=MAJ:MIN type=X mode=OOOO
  *                                           uid=U gid=G"
  *
@@ -40,10 +45,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <linux/io_uring.h>
+#include <linux/sched.h>
+#include <signal.h>
 
 static long last_fd = -1; /* what the previous operation returned, for "%L" */
 
@@ -343,6 +351,46 @@ static int run_op(struct op *op)
 		close(mfd);
 		free(fh);
 		report_fd(op->out, sizeof(op->out), ret, err);
+	} else if (strcmp(cmd, "gethandle") == 0 || strcmp(cmd, "openhandle") == 0) {
+		struct file_handle *fh = calloc(1, sizeof(*fh) + MAX_HANDLE_SZ);
+		int mount_id = 0, mfd = -1;
+		size_t n = 0, len = 0;
+
+		if (!fh)
+			usage("out of memory");
+		fh->handle_bytes = MAX_HANDLE_SZ;
+		if (cmd[0] == 'g') {
+			NEED(2);
+			if (name_to_handle_at(AT_FDCWD, argv[1], fh, &mount_id, 0) < 0) {
+				snprintf(op->out, sizeof(op->out), "%s", strerrorname_np(errno));
+				free(fh);
+				return 0;
+			}
+			len = (size_t)snprintf(op->out, sizeof(op->out), "%d ", fh->handle_type);
+			for (unsigned int i = 0; i < fh->handle_bytes && len + 3 < sizeof(op->out);
+			     i++)
+				len += (size_t)snprintf(op->out + len, sizeof(op->out) - len,
+							"%02x", fh->f_handle[i]);
+			free(fh);
+			return 0;
+		}
+		NEED(5);
+		fh->handle_type = (int)parse_num(argv[2], 10);
+		n = strlen(argv[3]) / 2;
+		if (n > MAX_HANDLE_SZ)
+			usage("handle too long");
+		for (size_t i = 0; i < n; i++)
+			if (sscanf(argv[3] + 2 * i, "%2hhx", &fh->f_handle[i]) != 1)
+				usage("bad handle");
+		fh->handle_bytes = (unsigned int)n;
+		mfd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (mfd < 0)
+			usage("cannot open the mount directory");
+		ret = syscall(SYS_open_by_handle_at, mfd, fh, parse_flags(argv[4]));
+		err = errno;
+		close(mfd);
+		free(fh);
+		report_fd(op->out, sizeof(op->out), ret, err);
 	} else if (strcmp(cmd, "iouring") == 0) {
 		struct io_uring_params p = {0};
 
@@ -391,6 +439,37 @@ static int run_op(struct op *op)
 	return 0;
 }
 
+/* clone-into takes the rest of the command line: it is never one of several. */
+static int clone_into(int argc, char **argv)
+{
+	struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD};
+	int status = 0, dfd;
+	long pid;
+
+	if (argc < 4)
+		usage("clone-into DIR CMD [ARG]...");
+	dfd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		printf("open=%s\n", strerrorname_np(errno));
+		return 0;
+	}
+	args.cgroup = (uint64_t)dfd;
+	fflush(stdout);
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0) {
+		printf("%s\n", strerrorname_np(errno));
+		return 0;
+	}
+	if (pid == 0) {
+		execvp(argv[3], argv + 3);
+		_exit(127);
+	}
+	if (waitpid((pid_t)pid, &status, 0) < 0)
+		usage("waitpid");
+	printf("ok status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int start = 1;
@@ -398,6 +477,8 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage("usage: probe OP ARGS... [; OP ARGS...]...");
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(argv[1], "clone-into") == 0)
+		return clone_into(argc, argv);
 	while (start < argc) {
 		int end = start;
 		struct op op = {0};
@@ -407,15 +488,21 @@ int main(int argc, char **argv)
 		if (end == start)
 			usage("empty operation");
 		for (int i = start; i < end; i++) {
-			char *at = strstr(argv[i], "%L");
+			/* Substituted arguments live until exit, reachable from here. */
+			static char *subs[256];
+			static size_t nsubs;
+			char *at = NULL;
 
-			if (at && last_fd >= 0) {
+			while (((at = strstr(argv[i], "%L")) && last_fd >= 0) ||
+			       (at = strstr(argv[i], "%P"))) {
 				char *sub = NULL;
+				long v = at[1] == 'L' ? last_fd : (long)getpid();
 
 				*at = '\0';
-				if (asprintf(&sub, "%s%ld%s", argv[i], last_fd, at + 2) < 0)
+				if (nsubs == sizeof(subs) / sizeof(subs[0]) ||
+				    asprintf(&sub, "%s%ld%s", argv[i], v, at + 2) < 0)
 					usage("out of memory");
-				argv[i] = sub; /* lives until exit */
+				argv[i] = subs[nsubs++] = sub;
 			}
 		}
 		op.argv = argv + start;

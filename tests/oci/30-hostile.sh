@@ -15,6 +15,8 @@ start_devwld --timeout-ms 3000
 chmod 666 "$T/listen.sock"
 
 declare -A bad_pid
+# Before the first connection: no hostile connection is older than the time since.
+bad_start=$(date +%s%N)
 modes="malformed truncated nofds extrafds wrongfd nostate huge slow silent nonroot"
 for m in $modes; do
 	"$CLIENT" "$T/listen.sock" "$m" 2>"$T/$m.err" &
@@ -36,9 +38,15 @@ for pid in "${good[@]}"; do
 	wait "$pid" || fail "a well-behaved client was not served: $(cat "$T/good.err")"
 done
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-kill -0 "${bad_pid[silent]}" 2>/dev/null ||
-	fail "the silent client was dropped before the deadline"
-pass "20 well-behaved clients served in $elapsed_ms ms while 10 hostile ones were connected"
+# Dropped early is a bug only if the deadline has not passed: on a loaded machine the
+# good clients may take longer than it, and the silent one is then rightly gone.
+if [ $((($(date +%s%N) - bad_start) / 1000000)) -lt 2500 ]; then
+	kill -0 "${bad_pid[silent]}" 2>/dev/null ||
+		fail "the silent client was dropped before the deadline (${elapsed_ms} ms)"
+	pass "20 well-behaved clients served in $elapsed_ms ms while 10 hostile ones were connected"
+else
+	pass "20 well-behaved clients served in $elapsed_ms ms (a loaded machine: past the deadline)"
+fi
 
 for m in $modes; do
 	wait "${bad_pid[$m]}" || fail "$m: devwld did not drop the connection: $(cat "$T/$m.err")"

@@ -48,7 +48,7 @@ done
 [ "$bad" = 0 ] || fail "$bad of $N workloads failed: $(tail -5 "$T/workloads.err")"
 stats=$(ctl stats)
 echo "$stats" | grep -q '^errors 0$' || fail "devwld counted errors: $stats"
-for ((i = 0; i < 50; i++)); do
+for ((i = 0; i < 600; i++)); do
 	ctl stats | grep -q '^containers 0$' && break
 	sleep 0.1
 done

@@ -25,9 +25,9 @@ publish() {
 	[ -L "$CM/policy.json" ] || ln -s ..data/policy.json "$CM/policy.json"
 }
 reloads() { grep -c "^devwld: reloaded $CM/policy.json" "$T/devwld.log"; }
-# wait_reloads N: until N reloads are logged (5 s at most).
+# wait_reloads N: until N reloads are logged (60 s at most).
 wait_reloads() {
-	for _ in $(seq 100); do
+	for _ in $(seq 1200); do
 		[ "$(reloads)" -ge "$1" ] && return 0
 		sleep 0.05
 	done

@@ -8,7 +8,7 @@ LISTEN=$OCI_BIN/notify-listen
 [ -x "$LISTEN" ] || skip "notify-listen not built at $LISTEN"
 
 echo '{ "version": 1 }' >"$T/policy.json"
-"$LISTEN" "$T/notify.sock" 20 "$T/listen.sock" "$T/control.sock" >"$T/notify.out" 2>&1 &
+"$LISTEN" "$T/notify.sock" 120 "$T/listen.sock" "$T/control.sock" >"$T/notify.out" 2>&1 &
 listener=$!
 CHILD_PIDS+=("$listener")
 wait_for "$T/notify.out" listening 5 || fail "notify-listen did not start: $(cat "$T/notify.out")"
@@ -21,7 +21,7 @@ pass "READY=1 sent once both sockets exist: $(grep '^message' "$T/notify.out" | 
 # SIGHUP (ExecReload): RELOADING=1 with MONOTONIC_USEC, then READY=1 again, as
 # systemd >= 253's Type=notify-reload expects.
 kill -HUP "$DEVWLD_PID"
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
 	[ "$(grep -c 'READY=1' "$T/notify.out")" -ge 2 ] && break
 	sleep 0.05
 done

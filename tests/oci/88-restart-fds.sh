@@ -17,7 +17,7 @@ nfds() { ls -l /proc/"$1"/fd | grep -c -e 'socket:' -e 'anon_inode' -e 'memfd:';
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status; }
 
 start_hammers 3
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
 	[ "$(stat_of processes)" = 3 ] && break
 	sleep 0.05
 done
@@ -34,7 +34,7 @@ for i in $(seq 20); do
 	1) kill -USR2 "$DEVWLD_PID" ;;
 	2) kill -9 "$(stat_of pid)" ;;
 	esac
-	for _ in $(seq 500); do
+	for _ in $(seq 6000); do
 		[ "$(stat_of generation)" != "$g" ] && break
 		sleep 0.01
 	done

@@ -63,7 +63,7 @@ wait "$flood" || fail "the flood workload failed: $(cat "$T/flood.out")"
 grep -q 'errors 0 ' "$T/flood.out" || fail "the flood saw failed opens: $(cat "$T/flood.out")"
 stats=$(ctl stats)
 echo "$stats" | grep -q '^errors 0$' || fail "devwld counted errors: $stats"
-for ((i = 0; i < 50; i++)); do
+for ((i = 0; i < 600; i++)); do
 	ctl stats | grep -q '^containers 0$' && break
 	sleep 0.1
 done

@@ -58,7 +58,8 @@ cat >"$T/policy.json" <<'JSON'
              { "path": "/soak/g3" }, { "path": "/soak/g4" },
              { "path": "/rc", "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm",
                "allow c 1:7 rwm", "allow c 1:8 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm",
-               "allow c 136:* rwm"], "mknod_needs_cap": false } ] }
+               "allow c 136:* rwm"], "mknod_needs_cap": false } ],
+  "containers": { "node_annotation": [ "/rc" ] } }
 JSON
 GROUPS_=(g0 g1 g2 g3 g4 rc)
 node_of() { [ "$1" = rc ] && echo /rc || echo "/soak/$1"; }
@@ -79,6 +80,7 @@ procs_of_tag() {
 # At the SIGKILL the worker is first stopped holding a call of workload w7 (a test hook
 # of devwld's, see 86-crash.sh), so a held call is certain: it must fail ENOSYS, and the
 # calls every other workload makes meanwhile must wait for the next worker, not fail.
+need_test_hooks "killing the worker with a call in hand"
 DEVWLD_TEST_STOP_FILE=$T/stop-on start_devwld --no-audit
 nfd() { ls /proc/"$1"/fd | wc -l; }
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status; }
@@ -330,7 +332,7 @@ for ev in "${events[@]}"; do
 		;;
 	usr2) kill -USR2 "$KEEPER" ;;
 	esac
-	for _ in $(seq 500); do
+	for _ in $(seq 6000); do
 		g2=$(stat_of generation) && [ -n "$g2" ] && [ "$g2" != "$g" ] && break
 		sleep 0.01
 	done

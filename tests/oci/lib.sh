@@ -114,16 +114,26 @@ make_bundle() {
 }
 
 # DEVWLD_WRAP: a command prefix for devwld, e.g. valgrind (tests/oci/valgrind.sh).
+# DEVWLD_POLICY: the policy file [$T/policy.json]; empty: devwld runs without --policy.
 start_devwld() {
+	local policy=${DEVWLD_POLICY-$T/policy.json}
 	${DEVWLD_WRAP:-} "$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" \
-		--policy "$T/policy.json" --audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
+		${policy:+--policy "$policy"} --audit "$T/audit.jsonl" "$@" 2>>"$T/devwld.log" &
 	DEVWLD_PID=$!
-	for _ in $(seq 100); do
+	# Bounds here are for a machine loaded by other work (and ASan): generous, since a
+	# wait ends as soon as its condition holds.
+	for _ in $(seq 1200); do
 		[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && return 0
 		kill -0 "$DEVWLD_PID" 2>/dev/null || fail "devwld exited at start"
 		sleep 0.05
 	done
-	fail "devwld not ready after 5 s"
+	fail "devwld not ready after 60 s"
+}
+
+# need_test_hooks: skip unless devwld was built with -DDEVWL_TEST_HOOKS=ON.
+need_test_hooks() {
+	[ "${DEVWL_TEST_HOOKS:-0}" = 1 ] ||
+		skip "$* needs devwld's test hooks (configure with -DDEVWL_TEST_HOOKS=ON, as scripts/devwl test does)"
 }
 
 ctl() {
@@ -157,9 +167,10 @@ run_fg() {
 	return $rc
 }
 
-# wait_for FILE PATTERN [SECONDS]
+# wait_for FILE PATTERN [SECONDS]: at least 60 s, whatever SECONDS asks (load).
 wait_for() {
-	local file=$1 pattern=$2 secs=${3:-10} i
+	local file=$1 pattern=$2 secs=${3:-60} i
+	[ "$secs" -ge 60 ] || secs=60
 	for ((i = 0; i < secs * 20; i++)); do
 		grep -q -- "$pattern" "$file" 2>/dev/null && return 0
 		sleep 0.05
@@ -202,9 +213,19 @@ start_hammers() {
 	done
 }
 
-# wait_containers N: until devwlctl lists N containers (5 s), else fail.
+# wait_until SECONDS CMD...: until CMD succeeds (at most SECONDS); its status.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.05
+	done
+}
+
+# wait_containers N: until devwlctl lists N containers (60 s), else fail.
 wait_containers() {
-	for _ in $(seq 100); do
+	for _ in $(seq 1200); do
 		[ "$(ctl containers | wc -l)" = "$1" ] && return 0
 		sleep 0.05
 	done

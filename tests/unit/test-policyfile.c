@@ -793,10 +793,13 @@ static char *read_file(const char *path)
 {
 	FILE *f = fopen(path, "re");
 	char *buf = calloc(1, 1 << 20);
+	size_t n = 0;
 
 	assert_non_null(f);
 	assert_non_null(buf);
-	fread(buf, 1, (1 << 20) - 1, f);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	assert_false(ferror(f));
+	buf[n] = '\0';
 	fclose(f);
 	return buf;
 }

@@ -123,7 +123,7 @@ static struct row *load_table(size_t *ret_n)
 	if (!f)
 		fail_msg("cannot open %s (set DEVWL_TEST_DATA)", path);
 	while (fgets(line, sizeof(line), f)) {
-		char *cells[FIELDS], *p = line;
+		char *cells[FIELDS] = {NULL}, *p = line;
 		size_t k = 0;
 		struct row *r;
 
@@ -138,8 +138,11 @@ static struct row *load_table(size_t *ret_n)
 				break;
 			*p++ = '\0';
 		}
-		if (k != FIELDS - 1 || p)
+		if (k != FIELDS - 1 || p) {
+			/* cmocka's fail_msg() is not declared noreturn: leave the loop. */
 			fail_msg("rules.tsv:%u: want %d tab-separated fields", lineno, FIELDS);
+			break;
+		}
 		rows = realloc(rows, (n + 1) * sizeof(*rows));
 		assert_non_null(rows);
 		r = &rows[n++];

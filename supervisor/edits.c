@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The devwlctl changes (mkdir, rmdir, allow, deny, mknod_needs_cap) made since the
+ * policy file was loaded, in order, as the control lines that made them. A reload, an
+ * automatic one included, and a start that finds the file changed apply the file and
+ * then these again (policy.c), so a `devwlctl deny` is never silently undone by an
+ * unrelated change of the file; `devwlctl reset` drops them (devwld(8) RELOAD).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "devwld.h"
+#include "util.h"
+
+static const char *const change_cmds[] = {"mkdir ", "rmdir ", "allow ", "deny ",
+					  "mknod_needs_cap "};
+
+bool edit_is_change(const char *line, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(change_cmds); i++) {
+		size_t n = strlen(change_cmds[i]);
+
+		if (len > n && !memcmp(line, change_cmds[i], n))
+			return true;
+	}
+	return false;
+}
+
+int edit_target(const char *line, size_t len, char *buf, size_t size)
+{
+	const char *sp = memchr(line, ' ', len);
+	const char *end;
+	size_t n;
+
+	if (!sp)
+		return -EINVAL;
+	sp++;
+	end = memchr(sp, ' ', len - (size_t)(sp - line));
+	n = end ? (size_t)(end - sp) : len - (size_t)(sp - line);
+	if (n == 0 || n >= size || memchr(sp, '\0', n))
+		return -EINVAL;
+	memcpy(buf, sp, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int edits_add(struct edits *e, const char *line, size_t len)
+{
+	struct edit *v;
+	char *copy;
+
+	if (e->n >= EDITS_MAX)
+		return -ENOSPC;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	v = realloc(e->v, (e->n + 1) * sizeof(*v));
+	if (!v) {
+		free(copy);
+		return -ENOMEM;
+	}
+	memcpy(copy, line, len);
+	copy[len] = '\0';
+	e->v = v;
+	e->v[e->n++] = (struct edit){.line = copy, .len = len};
+	return 0;
+}
+
+void edits_clear(struct edits *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->v[i].line);
+	free(e->v);
+	*e = (struct edits){0};
+}
+
+/* path is node or below it. */
+static bool at_or_below(const char *path, const char *node)
+{
+	size_t n = strlen(node);
+
+	return !strncmp(path, node, n) && (path[n] == '\0' || path[n] == '/' || !strcmp(node, "/"));
+}
+
+void edits_forget(struct edits *e, const char *path)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < e->n; i++) {
+		char node[4096];
+
+		if (edit_target(e->v[i].line, e->v[i].len, node, sizeof(node)) >= 0 &&
+		    at_or_below(node, path))
+			free(e->v[i].line);
+		else
+			e->v[kept++] = e->v[i];
+	}
+	e->n = kept;
+}
+
+static int mknod_cap(struct devwl_policy *policy, const char *args, size_t len)
+{
+	_cleanup_free_ char *copy = strndup(args, len);
+	struct devwl_node *node;
+	char *value;
+
+	if (!copy)
+		return -ENOMEM;
+	value = strchr(copy, ' ');
+	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false")))
+		return -EINVAL;
+	*value++ = '\0';
+	node = devwl_policy_find(policy, copy);
+	if (!node)
+		return -ENOENT;
+	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
+	return 0;
+}
+
+int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
+{
+	static const char cap[] = "mknod_needs_cap ";
+	_cleanup_free_ char *answer = NULL;
+	size_t size = 0;
+	FILE *f;
+	int r;
+
+	if (len > strlen(cap) && !memcmp(line, cap, strlen(cap))) {
+		r = mknod_cap(policy, line + strlen(cap), len - strlen(cap));
+		if (r < 0)
+			batch_reply_errno(out, r);
+		else
+			fputs("ok\n", out);
+		return r;
+	}
+	f = open_memstream(&answer, &size);
+	if (!f)
+		return -ENOMEM;
+	batch_exec(policy, line, len, f);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	fputs(answer, out);
+	if (!strcmp(answer, "ok\n"))
+		return 0;
+	/* "error ENAME": the errno it names, for the caller's decision. */
+	if (!strcmp(answer, "error ENOENT\n"))
+		return -ENOENT;
+	return -EINVAL;
+}
