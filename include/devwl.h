@@ -358,8 +358,9 @@ int devwl_cgroup_open(const char *dir, unsigned int flags, struct devwl_cgroup *
  * the node or an ancestor. On failure the cgroup denies every device.
  * Returns the program's size in instructions (v2) or the number of writes (v1).
  * Errors: -EINVAL, -ENOMEM, -E2BIG (see devwl_node_compile_bpf), -EOPNOTSUPP (v1:
- * DENY to ALLOW without DEVWL_CGROUP_OWN_PARENT while tasks are in the cgroup), -EBUSY/-EINVAL/-EPERM the kernel
- * refused a write (v1: the cgroup has children; a parent denies), errors of bpf(2).
+ * DENY to ALLOW without DEVWL_CGROUP_OWN_PARENT while tasks are in the cgroup),
+ * -EBUSY/-EINVAL/-EPERM the kernel refused a write (v1: the cgroup has children; a
+ * parent denies), errors of bpf(2).
  */
 int devwl_cgroup_apply(struct devwl_cgroup *cgroup, const struct devwl_node *node);
 
