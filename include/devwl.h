@@ -238,6 +238,9 @@ unsigned int devwl_features(void);
  * supervisor is handling, and the call restarts as a new notification (tests use it to
  * exercise what kernels before 5.19 do). */
 #define DEVWL_FILTER_NO_WAIT_KILLABLE_RECV (1u << 1)
+/* Trap only mknod/mknodat of device nodes: for a workload whose device cgroup devwl has
+ * programmed (devwl_cgroup_apply), where the kernel itself enforces every open. */
+#define DEVWL_FILTER_MKNOD_ONLY (1u << 2)
 
 /*
  * Install the devwl filter on the calling process (all threads must be the caller's
@@ -313,6 +316,60 @@ int devwl_notify_handle(struct devwl_notify *notify, int notify_fd, const struct
 typedef void (*devwl_notify_recv_fn)(int notify_fd, uint64_t id, void *userdata);
 void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_fn fn,
 				void *userdata);
+
+/* ---------------------------------------------------------------------------------- */
+/* Kernel enforcement: a device cgroup programmed with a node's allow list.            */
+
+struct bpf_insn; /* <linux/bpf.h> */
+
+/*
+ * Compile the node's allow list into a BPF_PROG_TYPE_CGROUP_DEVICE program that decides
+ * every (type, major, minor, access) exactly as devwl_node_check() does, partial overlaps
+ * of an ALLOW node's denials included. Pure: no syscalls. Balanced searches per device
+ * type: size grows linearly with the exceptions, a check logarithmically. The caller
+ * frees *ret_insns with free(). Errors: -EINVAL, -ENOMEM, -E2BIG too many exceptions of
+ * one device type for the ISA's 16-bit jumps (about 14,000) or the verifier's limit.
+ */
+int devwl_node_compile_bpf(const struct devwl_node *node, struct bpf_insn **ret_insns,
+			   size_t *ret_count);
+
+struct devwl_cgroup;
+
+/* The cgroup's parent is devwl's own and holds only it (v1: needed to turn a DENY cgroup
+ * into an ALLOW one without a moment of allow-all; see libdevwl(3)). */
+#define DEVWL_CGROUP_OWN_PARENT (1u << 0)
+
+/*
+ * Take over the device controls of the cgroup directory dir: a cgroup2 directory (a BPF
+ * device program is attached, ALLOW_MULTI, so programs above it still apply) or a
+ * cgroup-v1 devices directory (devices.allow/deny written). Until the first
+ * devwl_cgroup_apply() the cgroup denies every device. Needs CAP_SYS_ADMIN (v1) or
+ * CAP_BPF+CAP_SYS_ADMIN (v2) in the initial user namespace.
+ * Errors: -EINVAL bad flags, or OWN_PARENT with a parent that does not allow all;
+ * -ENOTDIR not a cgroup directory with device controls; -EPERM/-EACCES not privileged;
+ * -ENOMEM; others from open(2) and bpf(2).
+ */
+int devwl_cgroup_open(const char *dir, unsigned int flags, struct devwl_cgroup **ret_cgroup);
+
+/*
+ * Make the cgroup enforce the node's allow list now. v2 replaces the attached program
+ * in one step; v1 writes the difference in an order that never lets a task in the
+ * cgroup hold more than the old or the new list. Call it again after every change of
+ * the node or an ancestor. On failure the cgroup denies every device.
+ * Returns the program's size in instructions (v2) or the number of writes (v1).
+ * Errors: -EINVAL, -ENOMEM, -E2BIG (see devwl_node_compile_bpf), -EOPNOTSUPP (v1:
+ * DENY to ALLOW without DEVWL_CGROUP_OWN_PARENT while tasks are in the cgroup),
+ * -EBUSY/-EINVAL/-EPERM the kernel refused a write (v1: the cgroup has children; a
+ * parent denies), errors of bpf(2).
+ */
+int devwl_cgroup_apply(struct devwl_cgroup *cgroup, const struct devwl_node *node);
+
+/* 1 or 2 for a cgroup-v1 devices directory or a cgroup2 one; -EINVAL for NULL. */
+int devwl_cgroup_version(const struct devwl_cgroup *cgroup);
+
+/* Close the handle. What was last applied stays in force until the cgroup is removed.
+ * Accepts NULL. */
+void devwl_cgroup_free(struct devwl_cgroup *cgroup);
 
 /* ---------------------------------------------------------------------------------- */
 /* Hand-off to devwld                                                                  */

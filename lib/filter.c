@@ -265,19 +265,23 @@ static int add_device_rules(scmp_filter_ctx ctx, uint32_t action, unsigned int f
 {
 	int r = 0;
 
-	r = add_open_rule(ctx, action, SCMP_SYS(open), 1);
-	if (r >= 0)
-		r = add_open_rule(ctx, action, SCMP_SYS(openat), 2);
-	if (r >= 0)
-		r = add_mknod_rules(ctx, action, SCMP_SYS(mknod), 1);
+	r = add_mknod_rules(ctx, action, SCMP_SYS(mknod), 1);
 	if (r >= 0)
 		r = add_mknod_rules(ctx, action, SCMP_SYS(mknodat), 2);
+	/* With the policy in the device cgroup the kernel judges every open itself. */
+	if (flags & DEVWL_FILTER_MKNOD_ONLY)
+		goto io_uring;
+	if (r >= 0)
+		r = add_open_rule(ctx, action, SCMP_SYS(open), 1);
+	if (r >= 0)
+		r = add_open_rule(ctx, action, SCMP_SYS(openat), 2);
 	if (r >= 0)
 		r = seccomp_rule_add(ctx, action, SCMP_SYS(creat), 0);
 	if (r >= 0)
 		r = seccomp_rule_add(ctx, action, SCMP_SYS(openat2), 0);
 	if (r >= 0)
 		r = seccomp_rule_add(ctx, action, SCMP_SYS(open_by_handle_at), 0);
+io_uring:
 	if (r >= 0 && !(flags & DEVWL_FILTER_ALLOW_IO_URING))
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
 	return r;
@@ -379,7 +383,8 @@ DEVWL_EXPORT int devwl_filter_install(unsigned int flags, int *ret_notify_fd)
 	int fd = -1, r = 0;
 
 	if (!ret_notify_fd ||
-	    (flags & ~(DEVWL_FILTER_ALLOW_IO_URING | DEVWL_FILTER_NO_WAIT_KILLABLE_RECV)))
+	    (flags & ~(DEVWL_FILTER_ALLOW_IO_URING | DEVWL_FILTER_NO_WAIT_KILLABLE_RECV |
+		       DEVWL_FILTER_MKNOD_ONLY)))
 		return -EINVAL;
 	features = devwl_features();
 	if (!(features & DEVWL_FEATURE_USER_NOTIF))

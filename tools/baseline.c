@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "baseline.h"
+#include "devwl.h"
 #include "util.h"
 
 int baseline_kind_parse(const char *s, enum baseline_kind *ret_kind)
@@ -283,9 +284,15 @@ static int attach_deny_all(const char *dir)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The cgroup the workload goes in, handed to devwl_cgroup_open(), which makes it deny every
+ * device until a policy is applied. devwl-run programs it before any task is in it, and
+ * its policy does not change, so the parent needs to be no cgroup of ours.
+ */
 static int create_kind(enum baseline_kind kind, const char *name, struct baseline *ret)
 {
 	_cleanup_free_ char *parent = NULL, *dir = NULL;
+	struct devwl_cgroup *cg = NULL;
 	int r;
 
 	r = parent_dir(kind, &parent);
@@ -300,17 +307,22 @@ static int create_kind(enum baseline_kind kind, const char *name, struct baselin
 		if (rmdir(dir) < 0 || mkdir(dir, 0755) < 0)
 			return negerrno();
 	}
-	if (kind == BASELINE_V1)
-		r = write_file(dir, "devices.deny", "a");
-	else
-		r = attach_deny_all(dir);
+	r = devwl_cgroup_open(dir, 0, &cg);
 	if (r < 0) {
 		rmdir(dir);
 		return r;
 	}
 	ret->kind = kind;
 	ret->dir = TAKE_PTR(dir);
+	ret->cgroup = cg;
 	return 0;
+}
+
+int baseline_program(struct baseline *b, const struct devwl_node *node)
+{
+	if (!b || !b->cgroup)
+		return -EOPNOTSUPP;
+	return devwl_cgroup_apply(b->cgroup, node);
 }
 
 static int read_small(const char *dir, const char *file, char *buf, size_t size)
@@ -470,6 +482,8 @@ int baseline_destroy(struct baseline *b)
 
 	if (!b || !b->dir)
 		return 0;
+	devwl_cgroup_free(b->cgroup);
+	b->cgroup = NULL;
 	/* A task that has been reaped can still hold the cgroup for a moment. */
 	for (int i = 0; i < 200; i++) {
 		r = rmdir(b->dir) < 0 ? negerrno() : 0;

@@ -18,13 +18,15 @@ enum baseline_kind {
 };
 
 struct baseline {
-	enum baseline_kind kind; /* BASELINE_V1 or _V2 once created, else _NONE */
-	char *dir;		 /* absolute path of the scratch cgroup */
+	enum baseline_kind kind;     /* BASELINE_V1 or _V2 once created, else _NONE */
+	char *dir;		     /* absolute path of the scratch cgroup */
+	char *outer;		     /* v1: its parent, devwl-run's own too; else NULL */
+	struct devwl_cgroup *cgroup; /* programs dir (baseline_create only) */
 };
 
 #define BASELINE_INIT                                                                              \
 	{                                                                                          \
-		.kind = BASELINE_NONE, .dir = NULL                                                 \
+		.kind = BASELINE_NONE, .dir = NULL, .cgroup = NULL                                 \
 	}
 
 /* "auto", "none", "v1", "v2". Returns 0, or -EINVAL. */
@@ -38,6 +40,15 @@ const char *baseline_kind_name(enum baseline_kind kind);
  * mkdir/write/bpf.
  */
 int baseline_create(enum baseline_kind want, const char *name, struct baseline *ret);
+
+struct devwl_node;
+/*
+ * Make the baseline enforce the node's allow list in the kernel (devwl_cgroup_apply):
+ * the fast mode, where opens need not be trapped. On failure it denies every device
+ * again, a baseline as before. Returns what devwl_cgroup_apply returns; -EOPNOTSUPP for
+ * a baseline that baseline_create did not make.
+ */
+int baseline_program(struct baseline *b, const struct devwl_node *node);
 
 /* Move a process into the baseline. */
 int baseline_add(const struct baseline *b, pid_t pid);

@@ -39,6 +39,30 @@
 /* Signals passed on to the command. */
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
+/* Who enforces opens: the kernel (the policy programmed into the device cgroup, only
+ * mknod trapped) or devwl (every open trapped and decided, grants made on behalf). */
+enum run_mode {
+	MODE_AUTO = 0,
+	MODE_KERNEL,
+	MODE_AUTHORITATIVE,
+};
+
+static const char *const mode_names[] = {
+	[MODE_AUTO] = "auto",
+	[MODE_KERNEL] = "kernel",
+	[MODE_AUTHORITATIVE] = "authoritative",
+};
+
+static int mode_parse(const char *s, enum run_mode *ret)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
+		if (s && strcmp(s, mode_names[i]) == 0) {
+			*ret = (enum run_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 struct rule_arg {
 	enum devwl_file file;
 	const char *text;
@@ -55,6 +79,7 @@ struct options {
 	const char *connect;
 	const char *id;
 	enum baseline_kind baseline;
+	enum run_mode mode;
 	bool keep_caps;
 	bool allow_io_uring;
 	char **argv;
@@ -78,6 +103,9 @@ static void usage(FILE *f)
 	      "      --id ID            container id sent with --connect (default devwl-run-PID)\n"
 	      "      --baseline=KIND    kernel baseline: auto (default), v1, v2 or none\n"
 	      "      --no-baseline      the same as --baseline=none (not recommended)\n"
+	      "      --mode=MODE        who enforces opens: kernel (the policy in the device\n"
+	      "                         cgroup, only mknod trapped), authoritative (every open\n"
+	      "                         trapped), auto (default: kernel where it can be)\n"
 	      "      --keep-caps        leave COMMAND every capability and a writable cgroup\n"
 	      "                         hierarchy: run as root, it can leave its baseline\n"
 	      "      --allow-io-uring   do not refuse io_uring_setup (io_uring bypasses devwl)\n"
@@ -114,6 +142,7 @@ enum {
 	OPT_ALLOW_IO_URING,
 	OPT_KEEP_CAPS,
 	OPT_ID,
+	OPT_MODE,
 };
 
 /* Returns -1 to go on, or an exit status. */
@@ -130,6 +159,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"id", required_argument, NULL, OPT_ID},
 		{"baseline", required_argument, NULL, OPT_BASELINE},
 		{"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
+		{"mode", required_argument, NULL, OPT_MODE},
 		{"allow-io-uring", no_argument, NULL, OPT_ALLOW_IO_URING},
 		{"keep-caps", no_argument, NULL, OPT_KEEP_CAPS},
 		{"help", no_argument, NULL, 'h'},
@@ -137,8 +167,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{0},
 	};
 	const char *env = secure_getenv("DEVWL_BASELINE");
+	const char *mode_env = secure_getenv("DEVWL_MODE");
 	int c;
 
+	if (mode_env && *mode_env && mode_parse(mode_env, &o->mode) < 0) {
+		fprintf(stderr,
+			"devwl-run: DEVWL_MODE=%s: expected kernel, authoritative or auto\n",
+			mode_env);
+		return EXIT_USAGE;
+	}
 	o->baseline = BASELINE_AUTO;
 	if (env && *env && baseline_kind_parse(env, &o->baseline) < 0) {
 		fprintf(stderr, "devwl-run: DEVWL_BASELINE=%s: expected auto, v1, v2 or none\n",
@@ -187,6 +224,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (baseline_kind_parse(optarg, &o->baseline) < 0) {
 				fprintf(stderr,
 					"devwl-run: --baseline=%s: expected auto, v1, v2 or none\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_MODE:
+			if (mode_parse(optarg, &o->mode) < 0) {
+				fprintf(stderr,
+					"devwl-run: --mode=%s: expected kernel, authoritative or "
+					"auto\n",
 					optarg);
 				return EXIT_USAGE;
 			}
@@ -489,14 +535,16 @@ static void warn_uncontained(const struct options *o, const struct baseline *b)
 		baseline_kind_name(b->kind), b->dir ? b->dir : "?");
 }
 
-static unsigned int filter_flags(const struct options *o)
+static unsigned int filter_flags(const struct options *o, bool kernel_mode)
 {
-	return o->allow_io_uring ? DEVWL_FILTER_ALLOW_IO_URING : 0;
+	return (o->allow_io_uring ? DEVWL_FILTER_ALLOW_IO_URING : 0) |
+	       (kernel_mode ? DEVWL_FILTER_MKNOD_ONLY : 0);
 }
 
 /* Everything between the go from the parent and exec. Does not return. */
 static void __attribute__((noreturn))
-child_run(const struct options *o, enum baseline_kind kind, int sock, const sigset_t *saved_mask)
+child_run(const struct options *o, enum baseline_kind kind, bool kernel_mode, int sock,
+	  const sigset_t *saved_mask)
 {
 	struct child_msg msg = {0};
 	const char *step = NULL;
@@ -520,7 +568,7 @@ child_run(const struct options *o, enum baseline_kind kind, int sock, const sigs
 	r = restrict_command(o, kind, msg.step, sizeof(msg.step));
 	if (r < 0)
 		goto fail; /* msg.step says what failed */
-	r = devwl_filter_install(filter_flags(o), &notify_fd);
+	r = devwl_filter_install(filter_flags(o, kernel_mode), &notify_fd);
 	if (r < 0) {
 		step = "installing the seccomp filter";
 		goto fail;
@@ -553,6 +601,7 @@ struct supervisor {
 	int notify_fd, signal_fd, audit_fd;
 	pid_t child;
 	int child_status; /* wait status once the child is reaped, else -1 */
+	bool kernel_mode;
 	unsigned warned;
 };
 
@@ -727,6 +776,50 @@ static int setup_baseline(struct supervisor *s)
 	return EXIT_FAILURE;
 }
 
+/* Say in the audit who enforces what. */
+static void audit_mode(struct supervisor *s, int size, int error)
+{
+	char line[256];
+	int n;
+
+	if (s->audit_fd < 0)
+		return;
+	if (s->kernel_mode)
+		n = snprintf(
+			line, sizeof(line),
+			"{\"event\":\"mode\",\"mode\":\"kernel\",\"cgroup\":\"v%d\",\"%s\":%d}\n",
+			s->baseline.kind == BASELINE_V1 ? 1 : 2,
+			s->baseline.kind == BASELINE_V1 ? "writes" : "instructions", size);
+	else
+		n = snprintf(line, sizeof(line),
+			     "{\"event\":\"mode\",\"mode\":\"authoritative\",\"reason\":\"%s\"}\n",
+			     error ? strerror(-error) : "asked for");
+	if (n > 0 && write(s->audit_fd, line, (size_t)n) < 0 && s->warned++ < 10)
+		fprintf(stderr, "devwl-run: writing the audit: %m\n");
+}
+
+/*
+ * Kernel mode where the policy can be programmed into the baseline cgroup; authoritative
+ * otherwise (no cgroup we may program: unprivileged, in a user namespace, --no-baseline;
+ * or a policy the kernel cannot hold). A failed attempt leaves the baseline denying every
+ * device, which is what authoritative mode needs. Returns -1 to go on, or an exit status.
+ */
+static int choose_mode(struct supervisor *s)
+{
+	int r = -EOPNOTSUPP;
+
+	if (s->o->mode != MODE_AUTHORITATIVE)
+		r = s->baseline.dir ? baseline_program(&s->baseline, s->node) : -EOPNOTSUPP;
+	s->kernel_mode = r >= 0;
+	if (!s->kernel_mode && s->o->mode == MODE_KERNEL) {
+		fprintf(stderr, "devwl-run: --mode=kernel: cannot program the device cgroup: %s\n",
+			strerror(-r));
+		return EXIT_FAILURE;
+	}
+	audit_mode(s, r, s->o->mode == MODE_AUTHORITATIVE ? 0 : r);
+	return -1;
+}
+
 static int run_supervised(const struct options *o, struct devwl_node *node)
 {
 	struct supervisor s = {
@@ -760,6 +853,11 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 		goto out;
 	}
 	r = setup_baseline(&s);
+	if (r >= 0) {
+		ret = r;
+		goto out;
+	}
+	r = choose_mode(&s);
 	if (r >= 0) {
 		ret = r;
 		goto out;
@@ -805,7 +903,7 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 			close(s.signal_fd);
 		if (s.audit_fd >= 0)
 			close(s.audit_fd);
-		child_run(o, s.baseline.kind, sock_child, &saved);
+		child_run(o, s.baseline.kind, s.kernel_mode, sock_child, &saved);
 	}
 	close(TAKE_FD(sock_child));
 	/* Ours only: the command gets the default disposition back through exec. */
@@ -896,7 +994,7 @@ static int run_connected(const struct options *o)
 		fprintf(stderr, "devwl-run: %s: %s\n", step, strerror(-r));
 		return EXIT_FAILURE;
 	}
-	r = devwl_filter_install(filter_flags(o), &notify_fd);
+	r = devwl_filter_install(filter_flags(o, false), &notify_fd);
 	if (r < 0) {
 		fprintf(stderr, "devwl-run: installing the seccomp filter: %s\n", strerror(-r));
 		return EXIT_FAILURE;

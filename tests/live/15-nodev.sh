@@ -7,6 +7,8 @@
 # a host-made node fails (EACCES); a denied device stays EPERM; a node the caller may not
 # open (mode 000, and the container root's CAP_DAC_OVERRIDE is not mirrored) stays EACCES.
 set -u
+# devwl opens on behalf: the authoritative mode (devwl-run --mode).
+export DEVWL_MODE=authoritative
 . "$(dirname "$0")/lib.sh"
 live_init "device cgroup baseline, user namespaces"
 command -v unshare >/dev/null || skip "no unshare(1)"

@@ -3,6 +3,8 @@
 # device (devices.list empty), named devwl-run.<pid> under devwl-run's own; once devwl-run
 # has exited the cgroup is gone.
 set -u
+# devwl opens on behalf: the authoritative mode (devwl-run --mode).
+export DEVWL_MODE=authoritative
 . "$(dirname "$0")/lib.sh"
 live_init "device cgroup"
 V1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)

@@ -3,6 +3,8 @@
 # on the caller's behalf and injects the fd (v1 and v2 baselines); a device open by the
 # command that devwl did not grant stays refused.
 set -u
+# devwl opens on behalf: the authoritative mode (devwl-run --mode).
+export DEVWL_MODE=authoritative
 . "$(dirname "$0")/lib.sh"
 live_init "mknod, device cgroup baseline"
 mknod "$T/zero" c 1 5 && mknod "$T/mem" c 1 1 || skip "cannot mknod in $T"

@@ -3,6 +3,8 @@
 # decision continue/allow/deny, device "c MAJ:MIN" or null, errno name when not 0, and the
 # path escaped whatever bytes it holds (path_hex when they are not UTF-8).
 set -u
+# Decisions on opens: the authoritative mode (devwl-run --mode).
+export DEVWL_MODE=authoritative
 . "$(dirname "$0")/lib.sh"
 live_init "mknod, device cgroup baseline"
 command -v jq >/dev/null || skip "no jq"
@@ -16,6 +18,11 @@ weird=$(printf '%s/a"b\\c\001\377\303\251' "$T")
 # Every line parses on its own and has every field with the right type.
 n=0
 while IFS= read -r line; do
+	# The first line says who enforces (devwl-run --mode), not a decision.
+	if [ $n = 0 ] && [[ "$line" == '{"event":"mode",'* ]]; then
+		grep -q '"mode":"authoritative"' <<<"$line" || fail "mode line: $line"
+		continue
+	fi
 	n=$((n + 1))
 	jq -e '.decision as $d | (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{9}Z$"))
 		and (.pid | type == "number" or (. == null and $d == "continue"))

@@ -4,6 +4,8 @@
 # own; while it runs, the baseline's devices.list is still empty, and a denied node opened
 # O_PATH and reopened through /proc/<pid>/fd/N is refused.
 set -u
+# The baseline denying every device: the authoritative mode (devwl-run --mode).
+export DEVWL_MODE=authoritative
 . "$(dirname "$0")/lib.sh"
 live_init "device cgroup"
 V1=$(awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)

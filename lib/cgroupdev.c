@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Program a device cgroup with a node's allow list, so that the kernel enforces it at
+ * native speed (see libdevwl(3), "KERNEL ENFORCEMENT").
+ *
+ * cgroup v2: the node compiled by lib/bpfdev.c, loaded and attached with ALLOW_MULTI;
+ * every change replaces it in one BPF_PROG_ATTACH with BPF_F_REPLACE, so a task sees the
+ * old program or the new one, never none. A program that cannot be built or loaded is
+ * replaced by a deny-all one loaded at open: failure never leaves the old grants.
+ *
+ * cgroup v1: the model is the v1 controller, so the node is replayed as writes. The
+ * kernel's state is mirrored in a devwl policy ("/p" the parent, "/p/w" the cgroup), each
+ * write applied to it after the kernel took it, so every diff starts from what the kernel
+ * really holds. The order of writes keeps a running task at every moment within the old
+ * policy or within the new one, never beyond both:
+ *  - narrowing writes first (removing grants of a DENY cgroup, adding denials to an ALLOW
+ *    one), so the state falls to within both policies; then widening writes up to the
+ *    new one;
+ *  - ALLOW -> DENY: "a" to devices.deny (deny all) first, then the grants;
+ *  - DENY -> ALLOW: "a" to devices.allow would allow everything for a moment. Instead
+ *    the parent (which must be devwl's own, holding only this cgroup) first gets the new
+ *    policy's denials, which the kernel propagates into the cgroup as removals (only
+ *    narrowing); then "a" to devices.allow makes the cgroup a copy of its parent: the new
+ *    policy, in one write. The parent's denials are lifted again afterwards (that does
+ *    not reach the child). Without an own parent this change is made only while the
+ *    cgroup has no tasks (before the workload joins it), and refused otherwise.
+ * A write the kernel refuses (a cgroup the workload gave children, which forbids "a"
+ * writes; a parent that denies) leaves the cgroup denying every device.
+ */
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+
+#include "bpfdev.h"
+#include "util.h"
+
+struct devwl_cgroup {
+	int version; /* 1 or 2 */
+	int dirfd;
+	/* v2 */
+	int deny_fd; /* {r0 = 0; exit}, loaded at open */
+	int cur_fd;  /* the program attached now (may be deny_fd) */
+	/* v1 */
+	int allow_fd, deny_fdw, pallow_fd, pdeny_fd; /* devices.allow/deny of cgroup, parent */
+	struct devwl_policy *shadow;
+	struct devwl_node *sp, *sw;
+};
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	long r = syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+
+	return r < 0 ? negerrno() : (int)r;
+}
+
+static int prog_load(const struct bpf_insn *insns, size_t n)
+{
+	static const char license[] = "GPL";
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+	attr.insns = (uint64_t)(uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uint64_t)(uintptr_t)license;
+	return sys_bpf(BPF_PROG_LOAD, &attr); /* O_CLOEXEC by the kernel */
+}
+
+/* Attach prog; with old >= 0 replace that one in the same step. */
+static int prog_attach(int dirfd, int prog, int old)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = (uint32_t)dirfd;
+	attr.attach_bpf_fd = (uint32_t)prog;
+	attr.attach_type = BPF_CGROUP_DEVICE;
+	attr.attach_flags = BPF_F_ALLOW_MULTI | (old >= 0 ? BPF_F_REPLACE : 0);
+	attr.replace_bpf_fd = old >= 0 ? (uint32_t)old : 0;
+	return sys_bpf(BPF_PROG_ATTACH, &attr) < 0 ? negerrno() : 0;
+}
+
+/* Put the deny-all program in place of whatever is attached. */
+static int v2_deny_all(struct devwl_cgroup *cg)
+{
+	int r;
+
+	if (cg->cur_fd == cg->deny_fd)
+		return 0;
+	r = prog_attach(cg->dirfd, cg->deny_fd, cg->cur_fd);
+	if (r < 0)
+		return r;
+	close(cg->cur_fd);
+	cg->cur_fd = cg->deny_fd;
+	return 0;
+}
+
+static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
+{
+	_cleanup_free_ struct bpf_insn *insns = NULL;
+	size_t n = 0;
+	int r, fd;
+
+	r = bpfdev_compile(node, &insns, &n);
+	if (r >= 0) {
+		fd = prog_load(insns, n);
+		r = fd;
+	}
+	if (r >= 0) {
+		r = prog_attach(cg->dirfd, fd, cg->cur_fd);
+		if (r < 0) {
+			close(fd);
+		} else {
+			if (cg->cur_fd != cg->deny_fd)
+				close(cg->cur_fd);
+			cg->cur_fd = fd;
+			return n > INT32_MAX ? INT32_MAX : (int)n;
+		}
+	}
+	/* Fail closed: never leave the old program's grants in force. */
+	(void)v2_deny_all(cg);
+	return r;
+}
+
+/* ---- v1 -------------------------------------------------------------------------------- */
+
+struct exlist {
+	struct devwl_rule *v;
+	size_t n;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct devwl_rule *a = x, *b = y;
+
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->major != b->major)
+		return a->major < b->major ? -1 : 1;
+	if (a->minor != b->minor)
+		return a->minor < b->minor ? -1 : 1;
+	return 0;
+}
+
+/* The node's exceptions sorted by key (those with access, the others decide nothing). */
+static int exlist_take(const struct devwl_node *node, struct exlist *l)
+{
+	size_t n = devwl_node_exception_count(node);
+
+	l->n = 0;
+	l->v = malloc((n ? n : 1) * sizeof(*l->v));
+	if (!l->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (devwl_node_exception(node, i, &l->v[l->n]) == 0 && l->v[l->n].access)
+			l->n++;
+	qsort(l->v, l->n, sizeof(*l->v), cmp_key);
+	return 0;
+}
+
+static unsigned exlist_access(const struct exlist *l, const struct devwl_rule *key)
+{
+	const struct devwl_rule *e = bsearch(key, l->v, l->n, sizeof(*l->v), cmp_key);
+
+	return e ? e->access : 0;
+}
+
+/* One write to the kernel, then the same to the mirror. */
+static int v1_write(struct devwl_cgroup *cg, bool parent, enum devwl_file file,
+		    const struct devwl_rule *rule)
+{
+	char text[DEVWL_RULE_STR_MAX];
+	int fd = parent ? (file == DEVWL_ALLOW ? cg->pallow_fd : cg->pdeny_fd)
+			: (file == DEVWL_ALLOW ? cg->allow_fd : cg->deny_fdw);
+	int len = devwl_rule_format(rule, text, sizeof(text));
+	ssize_t n;
+
+	if (len < 0)
+		return len;
+	if (fd < 0)
+		return -EOPNOTSUPP;
+	n = write(fd, text, (size_t)len);
+	if (n < 0)
+		return negerrno();
+	if (n != len)
+		return -EIO;
+	return devwl_node_update(parent ? cg->sp : cg->sw, file, rule);
+}
+
+static const struct devwl_rule rule_all = {
+	.type = DEVWL_DEV_ALL, .access = DEVWL_ACC_MASK, .major = DEVWL_ANY, .minor = DEVWL_ANY};
+
+/* Deny every device with writes that are never refused: denials on an ALLOW cgroup, the
+ * removal of every grant on a DENY one. */
+static void v1_deny_all(struct devwl_cgroup *cg)
+{
+	struct exlist have = {0};
+
+	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_ALLOW) {
+		for (uint8_t t = DEVWL_DEV_BLOCK; t <= DEVWL_DEV_CHAR; t++) {
+			struct devwl_rule r = rule_all;
+			r.type = t;
+			(void)v1_write(cg, false, DEVWL_DENY, &r);
+		}
+		return;
+	}
+	if (exlist_take(cg->sw, &have) < 0) {
+		(void)v1_write(cg, false, DEVWL_DENY, &rule_all); /* last resort */
+		return;
+	}
+	for (size_t i = 0; i < have.n; i++) {
+		struct devwl_rule r = have.v[i];
+		r.access = DEVWL_ACC_MASK;
+		(void)v1_write(cg, false, DEVWL_DENY, &r);
+	}
+	free(have.v);
+}
+
+/*
+ * For every exception of `from` (a sorted snapshot) that has bits `against` lacks, write
+ * to `file`: the whole exception (add), or only those bits (removal).
+ */
+static int v1_diff(struct devwl_cgroup *cg, bool parent, enum devwl_file file,
+		   const struct exlist *from, const struct exlist *against, bool add, int *writes)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		struct devwl_rule r = from->v[i];
+		unsigned other = against ? exlist_access(against, &r) : 0;
+		int ret;
+
+		if (!(r.access & ~other))
+			continue;
+		/* Adding ORs in the whole exception; removing clears just the extra bits. */
+		if (!add)
+			r.access = (uint8_t)(r.access & ~other);
+		ret = v1_write(cg, parent, file, &r);
+		if (ret < 0)
+			return ret;
+		(*writes)++;
+	}
+	return 0;
+}
+
+/* Lift every denial of the parent; this does not reach the child. */
+static int v1_clear_parent(struct devwl_cgroup *cg, int *writes)
+{
+	struct exlist p = {0};
+	int r;
+
+	if (!devwl_node_exception_count(cg->sp))
+		return 0;
+	r = exlist_take(cg->sp, &p);
+	if (r >= 0)
+		r = v1_diff(cg, true, DEVWL_ALLOW, &p, NULL, false, writes);
+	free(p.v);
+	return r;
+}
+
+/* Is the cgroup empty of tasks (cgroup.procs reads nothing)? */
+static bool v1_no_tasks(const struct devwl_cgroup *cg)
+{
+	_cleanup_close_ int fd = openat(cg->dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	char c;
+
+	return fd >= 0 && read(fd, &c, 1) == 0;
+}
+
+static int v1_apply_steps(struct devwl_cgroup *cg, const struct exlist *target, bool allow,
+			  int *writes)
+{
+	struct exlist have = {0}, p = {0};
+	int r;
+
+	if (!allow) {
+		if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_ALLOW) {
+			r = v1_write(cg, false, DEVWL_DENY, &rule_all);
+			if (r < 0)
+				return r;
+			(*writes)++;
+		}
+		/* Grants the target lacks go first, then the parent is cleared (its
+		 * denials would refuse grants), then the missing grants. */
+		r = exlist_take(cg->sw, &have);
+		if (r >= 0)
+			r = v1_diff(cg, false, DEVWL_DENY, &have, target, false, writes);
+		if (r >= 0)
+			r = v1_clear_parent(cg, writes);
+		free(have.v);
+		have.v = NULL;
+		if (r >= 0)
+			r = exlist_take(cg->sw, &have);
+		if (r >= 0)
+			r = v1_diff(cg, false, DEVWL_ALLOW, target, &have, true, writes);
+		free(have.v);
+		return r;
+	}
+	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY && cg->pallow_fd < 0) {
+		/* No parent of ours: only a cgroup without tasks can pass through
+		 * allow-all unseen. */
+		if (!v1_no_tasks(cg))
+			return -EOPNOTSUPP;
+		r = v1_write(cg, false, DEVWL_ALLOW, &rule_all);
+		if (r < 0)
+			return r;
+		(*writes)++;
+	}
+	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY) {
+		/* The parent becomes the target (denials first: they only narrow the child),
+		 * then the child copies it with one "a" write. */
+		r = exlist_take(cg->sp, &p);
+		if (r >= 0)
+			r = v1_diff(cg, true, DEVWL_DENY, target, &p, true, writes);
+		free(p.v);
+		p.v = NULL;
+		if (r >= 0)
+			r = exlist_take(cg->sp, &p);
+		if (r >= 0)
+			r = v1_diff(cg, true, DEVWL_ALLOW, &p, target, false, writes);
+		free(p.v);
+		if (r >= 0)
+			r = v1_write(cg, false, DEVWL_ALLOW, &rule_all);
+		if (r < 0)
+			return r;
+		(*writes)++;
+	}
+	r = v1_clear_parent(cg, writes);
+	if (r >= 0)
+		r = exlist_take(cg->sw, &have);
+	if (r >= 0)
+		r = v1_diff(cg, false, DEVWL_DENY, target, &have, true, writes);
+	free(have.v);
+	have.v = NULL;
+	if (r >= 0)
+		r = exlist_take(cg->sw, &have);
+	if (r >= 0)
+		r = v1_diff(cg, false, DEVWL_ALLOW, &have, target, false, writes);
+	free(have.v);
+	return r;
+}
+
+static int v1_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
+{
+	struct exlist target = {0};
+	int r, writes = 0;
+
+	r = exlist_take(node, &target);
+	if (r >= 0)
+		r = v1_apply_steps(cg, &target, devwl_node_behavior(node) == DEVWL_BEHAVIOR_ALLOW,
+				   &writes);
+	free(target.v);
+	if (r < 0) {
+		v1_deny_all(cg);
+		return r;
+	}
+	return writes;
+}
+
+/* ---- the handle ------------------------------------------------------------------------- */
+
+static int open_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+
+	return fd < 0 ? negerrno() : fd;
+}
+
+/* Does the parent allow everything, with nothing we cannot see? Only "a *:* rwm" in its
+ * list says ALLOW; its hidden denials would only make us stricter, never wider. */
+static bool parent_allows_all(int pdirfd)
+{
+	char buf[16] = {0};
+	_cleanup_close_ int fd = openat(pdirfd, "devices.list", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	return n > 0 && strcmp(buf, "a *:* rwm\n") == 0;
+}
+
+static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
+{
+	int r;
+
+	cg->allow_fd = open_at(cg->dirfd, "devices.allow");
+	cg->deny_fdw = open_at(cg->dirfd, "devices.deny");
+	if (cg->allow_fd < 0 || cg->deny_fdw < 0)
+		return cg->allow_fd < 0 ? cg->allow_fd : cg->deny_fdw;
+	if (flags & DEVWL_CGROUP_OWN_PARENT) {
+		_cleanup_close_ int pdir =
+			openat(cg->dirfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pdir < 0)
+			return negerrno();
+		if (!parent_allows_all(pdir))
+			return -EINVAL;
+		cg->pallow_fd = open_at(pdir, "devices.allow");
+		cg->pdeny_fd = open_at(pdir, "devices.deny");
+		if (cg->pallow_fd < 0 || cg->pdeny_fd < 0)
+			return cg->pallow_fd < 0 ? cg->pallow_fd : cg->pdeny_fd;
+	}
+	cg->shadow = devwl_policy_new();
+	if (!cg->shadow)
+		return -ENOMEM;
+	r = devwl_policy_mkdir(cg->shadow, "/p");
+	if (r >= 0)
+		r = devwl_policy_mkdir(cg->shadow, "/p/w");
+	if (r < 0)
+		return r;
+	cg->sp = devwl_policy_find(cg->shadow, "/p");
+	cg->sw = devwl_policy_find(cg->shadow, "/p/w");
+	/* Start from a state we know: nothing allowed. */
+	return v1_write(cg, false, DEVWL_DENY, &rule_all);
+}
+
+static int v2_open(struct devwl_cgroup *cg)
+{
+	static const struct bpf_insn deny[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int r;
+
+	r = prog_load(deny, ARRAY_SIZE(deny));
+	if (r < 0)
+		return r == -EPERM || r == -EACCES ? -EPERM : r;
+	cg->deny_fd = r;
+	r = prog_attach(cg->dirfd, cg->deny_fd, -1);
+	if (r < 0)
+		return r;
+	cg->cur_fd = cg->deny_fd;
+	return 0;
+}
+
+DEVWL_EXPORT void devwl_cgroup_free(struct devwl_cgroup *cg)
+{
+	int fds[] = {0, 0, 0, 0, 0, 0};
+
+	if (!cg)
+		return;
+	fds[0] = cg->dirfd;
+	fds[1] = cg->cur_fd != cg->deny_fd ? cg->cur_fd : -1;
+	fds[2] = cg->deny_fd;
+	fds[3] = cg->allow_fd;
+	fds[4] = cg->deny_fdw;
+	fds[5] = cg->pallow_fd;
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (cg->pdeny_fd >= 0)
+		close(cg->pdeny_fd);
+	devwl_policy_free(cg->shadow);
+	free(cg);
+}
+
+DEVWL_EXPORT int devwl_cgroup_open(const char *dir, unsigned int flags,
+				   struct devwl_cgroup **ret_cgroup)
+{
+	struct devwl_cgroup *cg;
+	struct statfs sfs;
+	int r;
+
+	if (!dir || !ret_cgroup || (flags & ~DEVWL_CGROUP_OWN_PARENT))
+		return -EINVAL;
+	cg = calloc(1, sizeof(*cg));
+	if (!cg)
+		return -ENOMEM;
+	cg->dirfd = cg->deny_fd = cg->cur_fd = -1;
+	cg->allow_fd = cg->deny_fdw = cg->pallow_fd = cg->pdeny_fd = -1;
+	cg->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->dirfd < 0) {
+		r = negerrno();
+		goto fail;
+	}
+	if (fstatfs(cg->dirfd, &sfs) < 0) {
+		r = negerrno();
+		goto fail;
+	}
+	if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
+		cg->version = 2;
+		r = v2_open(cg);
+	} else if (sfs.f_type == CGROUP_SUPER_MAGIC) {
+		cg->version = 1;
+		r = v1_open(cg, flags);
+		if (r == -ENOENT)
+			r = -ENOTDIR; /* a v1 hierarchy without the devices controller */
+	} else {
+		r = -ENOTDIR;
+	}
+	if (r < 0)
+		goto fail;
+	*ret_cgroup = cg;
+	return 0;
+fail:
+	devwl_cgroup_free(cg);
+	return r;
+}
+
+DEVWL_EXPORT int devwl_cgroup_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
+{
+	if (!cg || !node)
+		return -EINVAL;
+	return cg->version == 2 ? v2_apply(cg, node) : v1_apply(cg, node);
+}
+
+DEVWL_EXPORT int devwl_cgroup_version(const struct devwl_cgroup *cg)
+{
+	return cg ? cg->version : -EINVAL;
+}
