@@ -73,8 +73,12 @@ static void *writer(void *arg)
 			w = (ssize_t)n;
 		s->head = (s->head + (size_t)w) % s->cap;
 		s->len -= (size_t)w;
-		if (!s->len)
+		if (!s->len) {
+			/* Start again at the front: a sink that keeps up touches a few pages of
+			 * its buffer, not all of it as the lines go round (the worker's RSS). */
+			s->head = 0;
 			pthread_cond_broadcast(&s->drained);
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
