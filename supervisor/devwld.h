@@ -83,6 +83,9 @@ struct oci_state {
 	size_t nannos;
 };
 
+/* Is id a container id devwld takes: 1 to 1024 of runc's characters (listener.c)? */
+bool oci_id_valid(const char *id);
+
 /* The value of annotation key, or NULL (mapping.c). */
 const char *oci_annotation(const struct oci_state *st, const char *key);
 
@@ -403,7 +406,8 @@ void events_stats(unsigned int *ret_subscribers, uint64_t *ret_dropped);
 void events_fini(void);
 
 /* state.c: the state file (devwld(8) STATE). */
-/* Load the state file if there is one: 1 restored, 0 none or set aside as corrupt. */
+/* Load the state file if there is one: 1 restored (every inherited slot is served again
+ * or let go), 0 none or set aside as corrupt. */
 int state_restore(struct devwld *d);
 void state_changed(struct devwld *d);
 /* Each loop round: collect a finished write; if something changed, serialise it and hand
@@ -423,11 +427,20 @@ void state_fini(struct devwld *d);
 /* From the environment: 1 linked, 0 not started by a keeper, <0 broken. */
 int keeper_link_open(struct devwld *d);
 void keeper_link_close(struct devwld *d);
-/* Give the keeper a duplicate of a new notify fd: its slot and tag. */
-int keeper_link_add(struct devwld *d, int fd, uint32_t *ret_slot, uint64_t *ret_tag);
+/* Give the keeper a duplicate of a new notify fd with the record of whose it is: its
+ * slot and tag. -ENOSPC, -EIO, -ENAMETOOLONG (no record fits), or the send's error. */
+struct slot_owner;
+int keeper_link_add(struct devwld *d, int fd, const struct slot_owner *owner, uint32_t *ret_slot,
+		    uint64_t *ret_tag);
 void keeper_link_del(struct devwld *d, uint32_t slot);
 /* The inherited fd of slot if its tag matches (once per slot), else -ENOENT. */
 int keeper_link_claim(struct devwld *d, uint32_t slot, uint64_t tag);
+/* Until the claims are done: the slots inherited are below this (0 after). */
+uint32_t keeper_link_nslots(const struct devwld *d);
+/* An inherited, unclaimed slot's record copied into buf (KEEPER_REC_MAX bytes), not yet
+ * checked, and its tag: its length (0: it has none), -ENOENT (no fd there or claimed),
+ * -EBADMSG (its length is out of bounds). */
+ssize_t keeper_link_record(struct devwld *d, uint32_t slot, void *buf, uint64_t *ret_tag);
 /* Close and give back every inherited slot nobody claimed. */
 void keeper_link_release_unclaimed(struct devwld *d);
 int keeper_link_sockets(struct devwld *d);

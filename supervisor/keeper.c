@@ -5,7 +5,9 @@
  *
  *   - holds the listener and control sockets and a duplicate of every notify fd the
  *     worker adds (slot table in a MAP_SHARED memfd, keeper.h), so a dying worker takes
- *     no container's listener with it;
+ *     no container's listener with it, and with each fd the record the worker sent with
+ *     it, bytes it stores and drops but never reads: a new worker reads them to know
+ *     whose each fd is, also one the state file does not name yet;
  *   - starts the worker: fork, exec of its own binary (/proc/self/exe) with the same
  *     arguments, the fds inherited at the numbers the table names;
  *   - when the worker dies abnormally: answers ENOSYS to the notifications the worker had
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/falloc.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -118,6 +121,7 @@ static char **make_env(const char *extra, bool keep_notify)
 
 static int table_map(struct keeper *k, bool fresh)
 {
+	bool upgrade = false;
 	struct stat st;
 	void *p;
 
@@ -125,7 +129,15 @@ static int table_map(struct keeper *k, bool fresh)
 		k->table_fd = memfd_create("devwld-slots", MFD_CLOEXEC);
 		if (k->table_fd < 0 || ftruncate(k->table_fd, (off_t)KEEPER_TABLE_SIZE) < 0)
 			return negerrno();
-	} else if (fstat(k->table_fd, &st) < 0 || (size_t)st.st_size != KEEPER_TABLE_SIZE) {
+	} else if (fstat(k->table_fd, &st) < 0) {
+		return negerrno();
+	} else if ((size_t)st.st_size == KEEPER_SLOTS_SIZE) {
+		/* A version 1 keeper re-executed us (an upgrade): the same slots, no record
+		 * area. Grown here; checked to be version 1 below. */
+		if (ftruncate(k->table_fd, (off_t)KEEPER_TABLE_SIZE) < 0)
+			return negerrno();
+		upgrade = true;
+	} else if ((size_t)st.st_size != KEEPER_TABLE_SIZE) {
 		return -EINVAL;
 	}
 	p = mmap(NULL, KEEPER_TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, k->table_fd, 0);
@@ -135,9 +147,16 @@ static int table_map(struct keeper *k, bool fresh)
 	if (fresh) {
 		k->table->magic = KEEPER_MAGIC;
 		k->table->version = KEEPER_VERSION;
-	} else if (k->table->magic != KEEPER_MAGIC || k->table->version != KEEPER_VERSION ||
-		   k->table->nslots > KEEPER_SLOTS_MAX) {
+	} else if (k->table->magic != KEEPER_MAGIC || k->table->nslots > KEEPER_SLOTS_MAX ||
+		   k->table->version != (upgrade ? 1u : KEEPER_VERSION)) {
 		return -EPROTO;
+	} else if (upgrade) {
+		/* Its slots have rec_len 0 (it never wrote that field): no records. Their
+		 * processes are in the state it wrote before the handover. */
+		k->table->version = KEEPER_VERSION;
+		log_msg("keeper: slot table upgraded from version 1 (%u slots, none with a "
+			"record)",
+			k->table->nslots);
 	}
 	return 0;
 }
@@ -150,6 +169,13 @@ static void slot_close(struct keeper *k, uint32_t i)
 		close(s->fd);
 	s->fd = -1;
 	s->tag = 0;
+	if (s->rec_len) {
+		s->rec_len = 0;
+		/* The record goes with the fd, and its page back to the system. */
+		if (fallocate(k->table_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)KEEPER_REC_POS(i), KEEPER_REC_MAX) < 0)
+			memset(KEEPER_REC(k->table, i), 0, KEEPER_REC_MAX);
+	}
 	/* Not the in-flight mark: the worker may have marked the slot's next process before
 	 * we read this message; fail_inflight() clears it. */
 }
@@ -179,6 +205,9 @@ static void take_msg(struct keeper *k, const struct keeper_msg *m, int *fds, siz
 			slot_close(k, m->slot);
 			k->table->slot[m->slot].fd = fds[0];
 			k->table->slot[m->slot].tag = m->tag;
+			/* Whose the fd is, for the next worker: the bytes as they came. */
+			memcpy(KEEPER_REC(k->table, m->slot), m->data, m->len);
+			k->table->slot[m->slot].rec_len = m->len;
 			used = 1;
 		}
 		break;
@@ -190,7 +219,7 @@ static void take_msg(struct keeper *k, const struct keeper_msg *m, int *fds, siz
 		k->ever_ready = true;
 		break;
 	case KMSG_NOTIFY:
-		service_notify("%s", m->text);
+		service_notify("%.*s", (int)m->len, (const char *)m->data);
 		break;
 	}
 	for (size_t i = used; i < nfds; i++)
@@ -238,8 +267,9 @@ static bool read_msg(struct keeper *k, bool wait)
 				close(fd);
 		}
 	}
-	m.text[sizeof(m.text) - 1] = '\0';
-	if ((size_t)n == sizeof(m))
+	/* A message of another size than it says is ignored (its fds closed). */
+	if ((size_t)n >= KEEPER_MSG_HEAD && m.len <= sizeof(m.data) &&
+	    (size_t)n == KEEPER_MSG_HEAD + m.len && !(msg.msg_flags & MSG_TRUNC))
 		take_msg(k, &m, fds, nfds);
 	else
 		take_msg(k, &(struct keeper_msg){0}, fds, nfds);

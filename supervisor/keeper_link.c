@@ -6,7 +6,9 @@
  * Every notify fd the worker serves is also held by the keeper under a slot; a slot has
  * a random tag that the state file records with the process, so a new worker only ever
  * attaches a slot's fd to the container the state says it belongs to, even if a slot was
- * freed and reused after the state was last written.
+ * freed and reused after the state was last written. The fd goes to the keeper with its
+ * record (slotrec.h), so a slot the state does not name (added after the last write) still
+ * says whose it is.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 
 #include "devwld.h"
 #include "keeper.h"
+#include "slotrec.h"
 #include "util.h"
 
 #define USED_WORDS (KEEPER_SLOTS_MAX / 64)
@@ -47,7 +50,7 @@ static int send_msg(int sock, const struct keeper_msg *m, const int *fds, size_t
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} cmsg;
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = KEEPER_MSG_HEAD + m->len};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	if (sock < 0)
@@ -144,10 +147,30 @@ void keeper_link_close(struct devwld *d)
 	l->sock = link_sock = -1;
 }
 
-int keeper_link_add(struct devwld *d, int fd, uint32_t *ret_slot, uint64_t *ret_tag)
+#ifdef DEVWL_TEST_HOOKS
+/* Tests (tests/oci/98): the record of every process of container DEVWLD_TEST_BAD_RECORD
+ * is cut one byte short, as a record a new worker must refuse. */
+static void test_bad_record(const struct slot_owner *o, struct keeper_msg *m)
+{
+	const char *id = secure_getenv("DEVWLD_TEST_BAD_RECORD");
+
+	if (id && !strcmp(id, o->id))
+		m->len--;
+}
+#else
+static void test_bad_record(const struct slot_owner *o, struct keeper_msg *m)
+{
+	(void)o;
+	(void)m;
+}
+#endif
+
+int keeper_link_add(struct devwld *d, int fd, const struct slot_owner *owner, uint32_t *ret_slot,
+		    uint64_t *ret_tag)
 {
 	struct keeper_link *l = &d->keeper;
 	struct keeper_msg m = {.type = KMSG_ADD};
+	ssize_t len;
 	uint32_t i;
 	int r;
 
@@ -159,6 +182,13 @@ int keeper_link_add(struct devwld *d, int fd, uint32_t *ret_slot, uint64_t *ret_
 		return -ENOSPC;
 	if (getrandom(&m.tag, sizeof(m.tag), 0) != (ssize_t)sizeof(m.tag))
 		return -EIO;
+	/* Every id and node devwld accepts fits (slotrec.h): one that does not is a bug,
+	 * refused here rather than attached without a record a crash would lose. */
+	len = slotrec_encode(owner, m.data, sizeof(m.data));
+	if (len < 0)
+		return (int)len;
+	m.len = (uint32_t)len;
+	test_bad_record(owner, &m);
 	m.slot = i;
 	r = send_msg(l->sock, &m, &fd, 1);
 	if (r < 0)
@@ -197,6 +227,31 @@ int keeper_link_claim(struct devwld *d, uint32_t slot, uint64_t tag)
 	return l->table->slot[slot].fd;
 }
 
+uint32_t keeper_link_nslots(const struct devwld *d)
+{
+	return d->keeper.table && d->keeper.claimed ? d->keeper.table->nslots : 0;
+}
+
+ssize_t keeper_link_record(struct devwld *d, uint32_t slot, void *buf, uint64_t *ret_tag)
+{
+	struct keeper_link *l = &d->keeper;
+	const struct keeper_slot *s;
+	uint32_t len;
+
+	if (!l->table || !l->claimed || slot >= l->table->nslots)
+		return -ENOENT;
+	s = &l->table->slot[slot];
+	if (s->fd < 0 || (l->claimed[slot / 64] & (1ULL << (slot % 64))))
+		return -ENOENT;
+	/* Read once: the table is shared memory, and its record is checked on our copy. */
+	len = __atomic_load_n(&s->rec_len, __ATOMIC_RELAXED);
+	if (len > KEEPER_REC_MAX)
+		return -EBADMSG;
+	memcpy(buf, KEEPER_REC(l->table, slot), len);
+	*ret_tag = s->tag;
+	return (ssize_t)len;
+}
+
 void keeper_link_release_unclaimed(struct devwld *d)
 {
 	struct keeper_link *l = &d->keeper;
@@ -208,8 +263,9 @@ void keeper_link_release_unclaimed(struct devwld *d)
 
 		if (fd < 0 || (l->claimed[i / 64] & (1ULL << (i % 64))))
 			continue;
-		/* The worker that took this fd died before its state said whose it is. */
-		log_msg("keeper: slot %u belongs to no container in the state; let go", i);
+		/* Neither the state nor a record says whose it is (the reason is logged
+		 * before): fail closed, its calls get ENOSYS. */
+		log_msg("keeper: slot %u belongs to no container we know of; let go", i);
 		close(fd);
 		keeper_link_del(d, i);
 	}
@@ -242,7 +298,8 @@ bool keeper_link_notify(const char *text)
 
 	if (link_sock < 0)
 		return false;
-	snprintf(m.text, sizeof(m.text), "%s", text);
+	m.len = (uint32_t)strnlen(text, sizeof(m.data));
+	memcpy(m.data, text, m.len);
 	(void)send_msg(link_sock, &m, NULL, 0);
 	return true;
 }

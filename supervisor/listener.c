@@ -182,7 +182,7 @@ void oci_state_clear(struct oci_state *st)
 }
 
 /* Container ids become node path components and log words: keep runc's alphabet. */
-static bool valid_id(const char *id)
+bool oci_id_valid(const char *id)
 {
 	size_t len = strlen(id);
 
@@ -221,7 +221,7 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 		out.pid = (pid_t)json_object_get_int(v);
 	}
 	if (!json_object_object_get_ex(state, "id", &v) ||
-	    !json_object_is_type(v, json_type_string) || !valid_id(json_object_get_string(v)))
+	    !json_object_is_type(v, json_type_string) || !oci_id_valid(json_object_get_string(v)))
 		return devwl_error_set(err, -EINVAL, 0,
 				       "state \"id\" missing or not a valid container id");
 	if (json_object_object_get_ex(state, "annotations", &anno) &&

@@ -18,6 +18,7 @@
 #include "defaults.h"
 #include "devwld.h"
 #include "serve.h"
+#include "slotrec.h"
 #include "util.h"
 
 /* As the library's loader: a policy file is small, anything bigger is a mistake. */
@@ -435,10 +436,20 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	r = container_get(d, st->id, NULL, false, st, peer_uid, &c);
 	if (r < 0)
 		return r;
-	/* The keeper holds the fd from now on: a worker dying after this leaves the
-	 * process's calls waiting for the next one, not failing. */
+	/* The keeper holds the fd from now on, and the record of whose it is: a worker
+	 * dying after this leaves the process's calls waiting for the next one, which
+	 * serves it, whether a state write names it yet or not. */
 	if (d->keeper.table) {
-		r = keeper_link_add(d, fd, &slot, &tag);
+		const struct slot_owner owner = {
+			.id = c->id,
+			.node = c->node_path,
+			.created = c->created_node,
+			.pid = st->pid,
+			.peer_uid = peer_uid,
+			.peer_pid = peer_pid,
+		};
+
+		r = keeper_link_add(d, fd, &owner, &slot, &tag);
 		if (r < 0) {
 			log_msg("container %s: cannot hand the notify fd to the keeper: %s", c->id,
 				strerror(-r));
@@ -461,8 +472,8 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	p->slot = slot;
 	p->tag = tag;
 	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
-	/* In the next write (within STATE_INTERVAL_MS): until then a successor after a
-	 * crash does not know whose the slot is and lets it go (fail closed). */
+	/* In the next write (within STATE_INTERVAL_MS); until then a successor after a
+	 * crash restores it from the keeper's record. */
 	state_changed(d);
 	return 0;
 }

@@ -11,10 +11,10 @@
  * of its own writes it. At most one write per STATE_INTERVAL_MS, so a burst of attaches
  * costs one serialisation and one write, not one each; a control command that changed
  * something has its answer held until a write made after it is done (state_written), and
- * a planned restart or a stop writes synchronously (state_sync). A crash loses at most the
- * processes attached since the last finished write: a new worker lets their fds go (the
- * keeper's too), so their calls fail ENOSYS, never hang; every process attached before
- * that write is served again.
+ * a planned restart or a stop writes synchronously (state_sync). A crash loses no process:
+ * one attached since the last finished write is restored from the record the keeper holds
+ * with its fd (slotrec.h); only a slot without a usable record, or whose container cannot
+ * be restored, is let go (its calls fail ENOSYS, never hang).
  * Read all or nothing: a file that does not parse or validate is renamed aside
  * (FILE.corrupt-TIMESTAMP) and devwld starts from the policy file instead.
  */
@@ -39,6 +39,7 @@
 #include "jsonutil.h"
 #include "keeper.h"
 #include "sink.h"
+#include "slotrec.h"
 #include "util.h"
 
 #define STATE_VERSION 1
@@ -703,10 +704,61 @@ static void set_aside(const char *file)
 		log_msg("state %s: set aside as %s", file, to);
 }
 
+/*
+ * The inherited slots the state does not name: a process attached after the last write
+ * (or before a write that failed). The keeper's record says whose it is; it comes from
+ * shared memory a dead worker wrote, so it is checked like any input, and one that does
+ * not pass is let go loudly. Returns the processes restored.
+ */
+static unsigned int restore_recorded(struct devwld *d)
+{
+	unsigned char rec[KEEPER_REC_MAX];
+	uint32_t n = keeper_link_nslots(d);
+	unsigned int restored = 0;
+
+	for (uint32_t slot = 0; slot < n; slot++) {
+		struct slot_owner_buf b;
+		const char *why = "";
+		uint64_t tag = 0;
+		ssize_t len = keeper_link_record(d, slot, rec, &tag);
+		int fd, r;
+
+		if (len == -ENOENT)
+			continue;
+		if (len == 0) {
+			log_msg("keeper: slot %u is in no state and has no record", slot);
+			continue;
+		}
+		r = len < 0 ? (int)len : slotrec_decode(rec, (size_t)len, &b, &why);
+		if (r < 0) {
+			log_msg("keeper: slot %u: its record is unusable (%s)", slot,
+				len < 0 ? "length out of bounds" : why);
+			continue;
+		}
+		fd = keeper_link_claim(d, slot, tag);
+		if (fd < 0)
+			continue;
+		r = container_restore(d, b.owner.id, b.owner.node, b.owner.created, fd, b.owner.pid,
+				      b.owner.peer_uid, b.owner.peer_pid, slot, tag);
+		if (r < 0) {
+			/* container_restore let go of it (the keeper's copy too). */
+			log_msg("keeper: slot %u: process %d of container %s: cannot restore it "
+				"(%s); let go",
+				slot, (int)b.owner.pid, b.owner.id, strerror(-r));
+			continue;
+		}
+		log_msg("container %s: process %d restored from the keeper's record (slot %u, "
+			"attached after the last state write)",
+			b.owner.id, (int)b.owner.pid, slot);
+		restored++;
+	}
+	return restored;
+}
+
 /* Put what was read in place: it is all valid, so nothing here can half-fail. */
 static void commit(struct devwld *d, struct saved *s)
 {
-	unsigned int kept = 0, lost = 0;
+	unsigned int kept = 0, lost = 0, recorded;
 
 	devwl_policy_free(d->policy);
 	d->policy = TAKE_PTR(s->policy);
@@ -735,7 +787,6 @@ static void commit(struct devwld *d, struct saved *s)
 	}
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		struct saved_container *c = &s->containers[i];
-		unsigned int attached = 0;
 
 		for (size_t j = 0; j < c->nprocs; j++) {
 			struct saved_proc *p = &c->procs[j];
@@ -750,16 +801,22 @@ static void commit(struct devwld *d, struct saved *s)
 				lost++;
 				continue;
 			}
-			attached++;
 			kept++;
 		}
-		/* Gone while nobody watched: its node goes as it would have then. */
-		if (!attached)
-			store_forget_node(d, c->node);
 	}
+	/* Then those attached after the write, whose container may be one of the state's.
+	 * Only with a state: without one, the hierarchy they were served under (devwlctl's
+	 * revocations among it) is unknown, and the policy file alone could grant them
+	 * more; they are let go (daemon.c), as every process is. */
+	recorded = restore_recorded(d);
 	keeper_link_release_unclaimed(d);
-	log_msg("state: restored %zu nodes, %u containers, %u processes%s",
-		devwl_policy_count(d->policy), d->ncontainers, kept,
+	/* Gone while nobody watched: its node goes as it would have then. */
+	for (size_t i = 0; i < s->ncontainers; i++)
+		if (!container_find(d, s->containers[i].id))
+			store_forget_node(d, s->containers[i].node);
+	log_msg("state: restored %zu nodes, %u containers, %u processes (%u of them from the "
+		"keeper's records)%s",
+		devwl_policy_count(d->policy), d->ncontainers, kept + recorded, recorded,
 		lost ? " (processes that exited meanwhile were dropped)" : "");
 }
 

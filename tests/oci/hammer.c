@@ -9,6 +9,9 @@
  *                             failure; exit 0 only without failures.
  *   hammer --once GOFILE PATH wait for GOFILE, open PATH twice, print "first ERR" and
  *                             "second ERR" (ERR: OK or the errno name).
+ *   hammer --answers GOFILE PATH...
+ *                             print "waiting", wait for GOFILE (no trapped call meanwhile),
+ *                             open each PATH once and print "PATH ERR".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +48,17 @@ static int once(const char *go, const char *path)
 	return 0;
 }
 
+static int answers(const char *go, char **paths, int n)
+{
+	printf("waiting\n");
+	fflush(stdout);
+	while (access(go, F_OK) < 0)
+		usleep(10000);
+	for (int i = 0; i < n; i++)
+		printf("%s %s\n", paths[i], try_open(paths[i]));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long long opens = 0, errors = 0, last, maxgap = 0;
@@ -52,8 +66,12 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--once"))
 		return once(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "--answers"))
+		return answers(argv[2], argv + 3, argc - 3);
 	if (argc < 3) {
-		fputs("usage: hammer STOPFILE PATH... | hammer --once GOFILE PATH\n", stderr);
+		fputs("usage: hammer STOPFILE PATH... | hammer --once GOFILE PATH | "
+		      "hammer --answers GOFILE PATH...\n",
+		      stderr);
 		return 2;
 	}
 	last = now_us();

@@ -223,13 +223,6 @@ wait_until() {
 	done
 }
 
-# wait_state_procs N: until the state file names N processes (60 s), else fail: a crash
-# keeps what the last finished write names (devwld(8) STATE).
-wait_state_procs() {
-	wait_until 60 jq -e --argjson n "$1" '[.containers[].procs | length] | add == $n' \
-		"$T/state.json" >/dev/null 2>&1 || fail "the state does not name $1 processes"
-}
-
 # wait_containers N: until devwlctl lists N containers (60 s), else fail.
 wait_containers() {
 	for _ in $(seq 1200); do
