@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allowlist.h"
+#include "nodepath.h"
 #include "batch.h"
 #include "devname.h"
 #include "util.h"

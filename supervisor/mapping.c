@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allowlist.h"
+#include "nodepath.h"
 #include "devwld.h"
 #include "util.h"
 

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allowlist.h"
+#include "nodepath.h"
 #include "defaults.h"
 #include "devwld.h"
 #include "serve.h"
@@ -210,7 +210,7 @@ int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid
  * A top-level node nobody defined (not the policy file, not devwlctl mkdir) does not
  * inherit the root's allow-all: that is the kernel's root cgroup, which nobody wrote, and
  * a container connecting to devwld must never get more than its runtime would give it.
- * It starts from the default set instead (lib/defaults.c), minus what the root denies.
+ * It starts from the default set instead (common/defaults.c), minus what the root denies.
  * Below a root that denies by default, it is a plain copy: the policy chose that root.
  */
 static int top_level_default(struct devwl_policy *policy, const char *path)

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "allowlist.h"
+#include "nodepath.h"
 
 #include "devwld.h"
 #include "fileio.h"
