@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "devwl.h"
 
 /* What an fd watched by the ring is; the ring's user_data points at the struct source. */
@@ -336,7 +337,6 @@ int listener_open(struct devwld *d);
 void listener_accept(struct devwld *d);
 void oci_conn_ready(struct devwld *d, struct source *src, int revents);
 void oci_conn_expire(struct devwld *d, uint64_t now_ms);
-uint64_t now_ms(void);
 
 /* policy.c: the policy store and the container table. */
 int strset_add(struct strset *s, const char *str);

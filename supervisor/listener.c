@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "devwld.h"
+#include "fds.h"
 #include "util.h"
 
 #define MAX_FDS 16
@@ -41,14 +42,6 @@ struct oci_conn {
 	uint64_t deadline;
 	bool started; /* a non-blank byte arrived */
 };
-
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void oci_conn_free(struct source *src)
 {
@@ -335,26 +328,11 @@ static void message_complete(struct devwld *d, struct oci_conn *conn, struct jso
 	oci_state_clear(&st);
 }
 
+/* A message that fills the table may have carried more than it holds: refused. */
 static int take_fds(struct oci_conn *conn, struct msghdr *msg)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		size_t n;
-		int *in;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		in = (int *)(void *)CMSG_DATA(c);
-		for (size_t i = 0; i < n; i++) {
-			if (conn->nfds >= MAX_FDS) {
-				close(in[i]);
-				continue;
-			}
-			conn->fds[conn->nfds++] = in[i];
-		}
-		if (conn->nfds >= MAX_FDS && n)
-			return -E2BIG;
-	}
+	if (scm_rights_take(msg, conn->fds, MAX_FDS, &conn->nfds) && conn->nfds >= MAX_FDS)
+		return -E2BIG;
 	return 0;
 }
 
