@@ -46,14 +46,6 @@ static const char *const ctr_keys[] = {"io.kubernetes.container.name",
 static const char *const type_keys[] = {"io.kubernetes.cri.container-type",
 					"io.kubernetes.cri-o.ContainerType"};
 
-const char *oci_annotation(const struct oci_state *st, const char *key)
-{
-	for (size_t i = 0; i < st->nannos; i++)
-		if (!strcmp(st->annos[i].key, key))
-			return st->annos[i].value;
-	return NULL;
-}
-
 static const char *first_annotation(const struct oci_state *st, const char *const *keys, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
