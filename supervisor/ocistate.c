@@ -34,11 +34,7 @@ void oci_state_clear(struct oci_state *st)
 	*st = (struct oci_state){0};
 }
 
-/*
- * Container ids become node path components and log words: keep runc's alphabet. len is
- * the JSON string's: a NUL byte in it is outside the alphabet, not the end of the id.
- */
-static bool valid_id(const char *id, size_t len)
+bool oci_id_valid(const char *id, size_t len)
 {
 	if (len == 0 || len > 1024 || !strcmp(id, ".") || !strcmp(id, ".."))
 		return false;
@@ -83,7 +79,7 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 	}
 	if (!json_object_object_get_ex(state, "id", &v) ||
 	    !json_object_is_type(v, json_type_string) ||
-	    !valid_id(json_object_get_string(v), (size_t)json_object_get_string_len(v)))
+	    !oci_id_valid(json_object_get_string(v), (size_t)json_object_get_string_len(v)))
 		return devwl_error_set(err, -EINVAL, 0,
 				       "state \"id\" missing or not a valid container id");
 	if (json_object_object_get_ex(state, "annotations", &anno) &&

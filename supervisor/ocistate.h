@@ -22,6 +22,13 @@ struct oci_state {
 	size_t nannos;
 };
 
+/*
+ * Is id[0..len) a container id we take? Ids become node path components and log words:
+ * runc's alphabet, at most 1024 bytes, not "." or "..". len is the JSON string's, so a
+ * NUL byte in it is outside the alphabet, not the end of the id.
+ */
+bool oci_id_valid(const char *id, size_t len);
+
 /* The value of annotation key, or NULL. */
 const char *oci_annotation(const struct oci_state *st, const char *key);
 
