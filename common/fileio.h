@@ -16,6 +16,9 @@ int devwl_write_all(int fd, const char *buf, size_t len);
  */
 int devwl_write_file_atomic(const char *file, const char *text, int mode);
 
+/* Make the directories above path (not path itself), 0755, as mkdir -p. 0 or -errno. */
+int devwl_mkdir_parents(const char *path);
+
 /* A connected SOCK_STREAM AF_UNIX socket (O_CLOEXEC) to path, or -errno. */
 int devwl_unix_connect(const char *path);
 

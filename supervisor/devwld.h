@@ -187,11 +187,17 @@ struct edits {
 /* Beyond this a change is refused (ENOSPC): fold them into the policy file and reset. */
 #define EDITS_MAX 10000
 
-/* A sorted set of strings (policy.c). */
+/* A sorted set of strings (strset.c). */
 struct strset {
 	char **v;
 	size_t n;
 };
+/* Add a copy of str (nothing if it is there): 0 or -ENOMEM. */
+int strset_add(struct strset *s, const char *str);
+/* The index of str, or -1. */
+ssize_t strset_find(const struct strset *s, const char *str);
+void strset_del(struct strset *s, size_t i);
+void strset_clear(struct strset *s);
 
 struct devwld_config {
 	const char *listen_path;
@@ -274,15 +280,16 @@ int devwld_main(int argc, char **argv);
 /*
  * The signals devwld reads from a signalfd (devwld(8) SIGNALS). They are blocked from
  * the start of main() on and stay blocked across every exec (keeper to worker, keeper to
- * keeper), so one that arrives before its signalfd exists waits instead of killing.
+ * keeper), so one that arrives before its signalfd exists waits instead of killing
+ * (service.c).
  */
 void devwld_signals(sigset_t *ret_set);
 
-/* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
+/* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (service.c). */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Logging to stderr (systemd captures it): through a sink once log_start() ran, so a
- * stderr that does not keep up drops lines instead of stalling us. */
+ * stderr that does not keep up drops lines instead of stalling us (log.c). */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int log_start(void);
 /* Write out what is queued (at most drain_ms) and log directly again. */
@@ -314,8 +321,6 @@ void oci_conn_ready(struct devwld *d, struct source *src, int revents);
 void oci_conn_expire(struct devwld *d, uint64_t now_ms);
 
 /* policy.c: the policy store and the container table. */
-int strset_add(struct strset *s, const char *str);
-void strset_clear(struct strset *s);
 /* Read a whole regular file of at most max bytes (NUL-terminated; none inside). */
 int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
 	      struct devwl_error *err);
@@ -444,9 +449,8 @@ void audit_counts(struct audit *a, struct audit_counts *ret);
 /* Log the drops of records and log lines, at most every 10 s (the loop calls it). */
 void audit_report_drops(struct audit *a, uint64_t now);
 
-/* Socket helpers shared by listener and control (devwld.c). */
+/* Socket helpers shared by listener and control (sockets.c). */
 int socket_listen(const char *path, mode_t mode);
-int mkdir_parents(const char *path);
 int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid);
 
 #endif

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nodepath.h"
 #include "devwld.h"
+#include "nodepath.h"
 #include "util.h"
 
 #define BUILTIN_K8S_TEMPLATE	 "/k8s/{namespace}/{pod}/{container}"

@@ -68,7 +68,7 @@ static int write_atomic(const char *file, const char *text)
 	test_stall();
 	r = devwl_write_file_atomic(file, text, 0600);
 
-	if (r == -ENOENT && mkdir_parents(file) >= 0)
+	if (r == -ENOENT && devwl_mkdir_parents(file) >= 0)
 		r = devwl_write_file_atomic(file, text, 0600);
 	return r;
 }
