@@ -16,8 +16,7 @@
  * keeper's too), so their calls fail ENOSYS, never hang; every process attached before
  * that write is served again.
  * Read all or nothing: a file that does not parse or validate is renamed aside
- * (FILE.corrupt-TIMESTAMP) and devwld starts from the policy file instead. The text to
- * and from the structs: statefile.c.
+ * (FILE.corrupt-TIMESTAMP) and devwld starts from the policy file instead.
  */
 #include <errno.h>
 #include <fcntl.h>
