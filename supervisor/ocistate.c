@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "ocistate.h"
 #include "util.h"
 
@@ -34,8 +35,10 @@ void oci_state_clear(struct oci_state *st)
 	*st = (struct oci_state){0};
 }
 
-bool oci_id_valid(const char *id, size_t len)
+bool oci_id_valid(const char *id)
 {
+	size_t len = strlen(id);
+
 	if (len == 0 || len > 1024 || !strcmp(id, ".") || !strcmp(id, ".."))
 		return false;
 	return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+.-") ==
@@ -67,9 +70,7 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 			if (!json_object_is_type(v, json_type_string))
 				return devwl_error_set(err, -EINVAL, 0,
 						       "\"metadata\" is not a string");
-			/* Cut at the NUL, it would name another node than the runtime was given. */
-			if (strlen(json_object_get_string(v)) !=
-			    (size_t)json_object_get_string_len(v))
+			if (json_string_has_nul(v))
 				return devwl_error_set(err, -EINVAL, 0,
 						       "\"metadata\" holds a NUL byte");
 		}
@@ -78,8 +79,8 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 		out.pid = (pid_t)json_object_get_int(v);
 	}
 	if (!json_object_object_get_ex(state, "id", &v) ||
-	    !json_object_is_type(v, json_type_string) ||
-	    !oci_id_valid(json_object_get_string(v), (size_t)json_object_get_string_len(v)))
+	    !json_object_is_type(v, json_type_string) || json_string_has_nul(v) ||
+	    !oci_id_valid(json_object_get_string(v)))
 		return devwl_error_set(err, -EINVAL, 0,
 				       "state \"id\" missing or not a valid container id");
 	if (json_object_object_get_ex(state, "annotations", &anno) &&
@@ -101,9 +102,7 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 		json_object_object_foreach (anno, key, val) {
 			struct annotation *a = &out.annos[out.nannos];
 
-			if (!json_object_is_type(val, json_type_string) ||
-			    (size_t)json_object_get_string_len(val) !=
-				    strlen(json_object_get_string(val)))
+			if (!json_object_is_type(val, json_type_string) || json_string_has_nul(val))
 				continue;
 			a->key = strdup(key);
 			a->value = strdup(json_object_get_string(val));

@@ -23,11 +23,11 @@ struct oci_state {
 };
 
 /*
- * Is id[0..len) a container id we take? Ids become node path components and log words:
- * runc's alphabet, at most 1024 bytes, not "." or "..". len is the JSON string's, so a
- * NUL byte in it is outside the alphabet, not the end of the id.
+ * Is id a container id we take? Ids become node path components and log words: runc's
+ * alphabet, 1 to 1024 bytes, not "." or "..". (One read out of JSON is checked for a NUL
+ * byte first: json_string_has_nul().)
  */
-bool oci_id_valid(const char *id, size_t len);
+bool oci_id_valid(const char *id);
 
 /* The value of annotation key, or NULL. */
 const char *oci_annotation(const struct oci_state *st, const char *key);

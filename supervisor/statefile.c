@@ -228,7 +228,7 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 	r = get(co, "id", json_type_string, &v, false, err);
 	if (r < 0)
 		return r;
-	if (!oci_id_valid(json_object_get_string(v), (size_t)json_object_get_string_len(v)))
+	if (json_string_has_nul(v) || !oci_id_valid(json_object_get_string(v)))
 		return devwl_error_set(err, -EINVAL, 0, "a container \"id\" is not a container id");
 	c->id = strdup(json_object_get_string(v));
 	r = get(co, "node", json_type_string, &v, false, err);
@@ -237,8 +237,7 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 	c->node = strdup(json_object_get_string(v));
 	if (!c->id || !c->node)
 		return -ENOMEM;
-	if (strlen(c->node) != (size_t)json_object_get_string_len(v) ||
-	    devwl_node_path_valid(c->node) < 0)
+	if (json_string_has_nul(v) || devwl_node_path_valid(c->node) < 0)
 		return devwl_error_set(err, -EINVAL, 0, "container \"%.64s\": bad node", c->id);
 	r = get(co, "created_node", json_type_boolean, &v, false, err);
 	if (r < 0)

@@ -23,7 +23,7 @@ static void check(const struct saved *s)
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		const struct saved_container *c = &s->containers[i];
 
-		if (!oci_id_valid(c->id, strlen(c->id)) || devwl_node_path_valid(c->node) < 0)
+		if (!oci_id_valid(c->id) || devwl_node_path_valid(c->node) < 0)
 			abort();
 		for (size_t j = 0; j < c->nprocs; j++)
 			if (c->procs[j].slot >= KEEPER_SLOTS_MAX || c->procs[j].pid < 0 ||
