@@ -437,37 +437,6 @@ static uint64_t path_hash(const char *s)
 	return h;
 }
 
-int devwl_node_path_valid(const char *path)
-{
-	size_t len, comp = 0;
-
-	if (!path || path[0] != '/')
-		return -EINVAL;
-	len = strlen(path);
-	if (len >= DEVWL_NODE_PATH_MAX)
-		return -EINVAL;
-	if (len == 1)
-		return 0;
-	if (path[len - 1] == '/')
-		return -EINVAL;
-	for (size_t i = 1; i <= len; i++) {
-		unsigned char c = (unsigned char)path[i];
-		if (c == '/' || c == '\0') {
-			const char *name = path + i - comp;
-			if (comp == 0 || comp > DEVWL_NODE_NAME_MAX ||
-			    (comp == 1 && name[0] == '.') ||
-			    (comp == 2 && name[0] == '.' && name[1] == '.'))
-				return -EINVAL;
-			comp = 0;
-			continue;
-		}
-		if (c <= ' ' || c == 0x7f || devwl_kspace(c))
-			return -EINVAL;
-		comp++;
-	}
-	return 0;
-}
-
 static struct devwl_node **table_slot(const struct devwl_policy *p, const char *path, uint64_t h)
 {
 	size_t mask = p->nslots - 1, s = h & mask;

@@ -7,14 +7,7 @@
 #include <stddef.h>
 
 #include "devwl.h"
-
-/* Longest node path and component we accept (a cgroup name is at most 255 bytes). */
-#define DEVWL_NODE_PATH_MAX 4096
-#define DEVWL_NODE_NAME_MAX 255
-
-/* Validate a node path: "/" or "/a/b" (no empty, "." or ".." parts, no spaces or
- * control characters, so that every line protocol can carry it). 0 or -EINVAL. */
-int devwl_node_path_valid(const char *path);
+#include "nodepath.h"
 
 /*
  * Save the state (behavior, exceptions, mknod waiver) of node and its descendants, so

@@ -14,20 +14,6 @@ DEVWL_EXPORT const char *devwl_version(void)
 	return STR(DEVWL_VERSION_MAJOR) "." STR(DEVWL_VERSION_MINOR) "." STR(DEVWL_VERSION_MICRO);
 }
 
-int devwl_error_set(struct devwl_error *err, int code, size_t offset, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return code;
-	err->code = code;
-	err->offset = offset;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 static devwl_log_fn log_fn;
 static void *log_userdata;
 

@@ -28,6 +28,7 @@
 #include <linux/seccomp.h>
 
 #include "caller.h"
+#include "clock.h"
 #include "devwl.h"
 #include "filter.h"
 #include "util.h"
@@ -794,14 +795,6 @@ static int inject(struct devwl_notify *n, int nfd, struct answer *a, struct devw
 		return send_resp(n, nfd, errno, 0, false);
 	}
 	return send_resp(n, nfd, 0, r, false);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,

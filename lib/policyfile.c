@@ -509,7 +509,7 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"path\": must be a string, not %s",
 				       where, json_type_word(path));
 	p = json_object_get_string(path);
-	if (strlen(p) != (size_t)json_object_get_string_len(path) || devwl_node_path_valid(p) < 0)
+	if (json_string_has_nul(path) || devwl_node_path_valid(p) < 0)
 		return devwl_error_set(
 			err, -EINVAL, 0, "%s: \"path\": \"%s\" is not a node path like /a/b", where,
 			quote(p, (size_t)json_object_get_string_len(path), q, sizeof(q)));

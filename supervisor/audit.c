@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Audit records and counters. One JSON line per decision (tools/audit-line.c: the shape
+ * Audit records and counters. One JSON line per decision (common/audit-line.c: the shape
  * devwl-run writes, plus the container and its node); CONTINUE answers for non-devices are only
  * counted unless --audit-all, since formatting a record costs more than answering one. Handling
  * times go into a log-linear histogram (8 steps per power of two, so the percentiles are within 1/8

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* devwld: command line, sockets, service notification and the daemon's life; see devwld(8). */
+/* devwld: command line and the daemon's life (keeper, worker); see devwld(8). */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -22,156 +22,11 @@
 #include "sink.h"
 #include "util.h"
 
-static struct sink *stderr_sink;
-static uint64_t stderr_dropped;
-
-void log_msg(const char *fmt, ...)
-{
-	char buf[1024] = "devwld: ";
-	size_t pre = strlen(buf), len;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf + pre, sizeof(buf) - pre - 1, fmt, ap);
-	va_end(ap);
-	len = n < 0 ? pre
-		    : pre + ((size_t)n < sizeof(buf) - pre - 1 ? (size_t)n : sizeof(buf) - pre - 2);
-	buf[len++] = '\n';
-	if (stderr_sink) {
-		if (!sink_write(stderr_sink, buf, len))
-			__atomic_fetch_add(&stderr_dropped, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	(void)devwl_write_all(STDERR_FILENO, buf, len);
-}
-
-int log_start(void)
-{
-	stderr_sink = sink_new(STDERR_FILENO, false, SINK_CAPACITY);
-	return stderr_sink ? 0 : negerrno();
-}
-
-void log_stop(unsigned int drain_ms)
-{
-	struct sink *s = stderr_sink;
-
-	stderr_sink = NULL;
-	sink_free(s, drain_ms);
-}
-
-struct sink *log_sink(void)
-{
-	return stderr_sink;
-}
-
-uint64_t log_dropped(void)
-{
-	return __atomic_load_n(&stderr_dropped, __ATOMIC_RELAXED);
-}
-
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
 {
 	(void)userdata;
 	if (level <= DEVWL_LOG_WARNING)
 		log_msg("libdevwl: %s", msg);
-}
-
-int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid)
-{
-	struct ucred cred = {0};
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return negerrno();
-	*ret_uid = cred.uid;
-	*ret_pid = cred.pid;
-	return 0;
-}
-
-int mkdir_parents(const char *path)
-{
-	_cleanup_free_ char *copy = strdup(path);
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *p = copy + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-			return negerrno();
-		*p = '/';
-	}
-	return 0;
-}
-
-/*
- * Listen on a Unix socket at path. It is bound under a temporary name and renamed into
- * place once listening, so the path existing means devwld is ready (DESIGN.md §5).
- */
-int socket_listen(const char *path, mode_t mode)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	_cleanup_close_ int fd = -1;
-	char tmp[sizeof(addr.sun_path)];
-	struct stat st;
-	int r;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	r = mkdir_parents(path);
-	if (r < 0)
-		return r;
-	/* Replace a stale socket from an earlier run, never anything else. */
-	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return negerrno();
-	memcpy(addr.sun_path, tmp, strlen(tmp) + 1);
-	unlink(tmp);
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-		return negerrno();
-	if (chmod(tmp, mode) < 0 || listen(fd, SOMAXCONN) < 0 || rename(tmp, path) < 0) {
-		r = negerrno();
-		unlink(tmp);
-		return r;
-	}
-	return TAKE_FD(fd);
-}
-
-/*
- * Tell systemd (Type=notify) how we are: READY=1 once both sockets exist, STOPPING=1
- * at exit, RELOADING=1 ... READY=1 around a reload (systemd >= 253 waits for that with
- * Type=notify-reload; older ones ignore it). Nothing when not started by systemd.
- */
-void service_notify(const char *fmt, ...)
-{
-	const char *sock = secure_getenv("NOTIFY_SOCKET");
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	_cleanup_close_ int fd = -1;
-	char msg[512];
-	size_t len;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(msg))
-		return;
-	/* A worker: systemd only listens to its main process, the keeper. */
-	if (keeper_link_notify(msg))
-		return;
-	if (!sock || (sock[0] != '/' && sock[0] != '@') ||
-	    (len = strlen(sock)) >= sizeof(addr.sun_path))
-		return;
-	memcpy(addr.sun_path, sock, len);
-	if (addr.sun_path[0] == '@')
-		addr.sun_path[0] = '\0';
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || sendto(fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&addr,
-			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
-		log_msg("cannot notify systemd at %s: %m", sock);
 }
 
 static void usage(FILE *f)
@@ -233,15 +88,6 @@ static void reapply_if_changed(struct devwld *d)
 	}
 	log_msg("%s differs from what the state was loaded from: applying it", d->cfg.policy_file);
 	store_apply_text(d, text, len);
-}
-
-void devwld_signals(sigset_t *ret_set)
-{
-	sigemptyset(ret_set);
-	sigaddset(ret_set, SIGHUP);
-	sigaddset(ret_set, SIGTERM);
-	sigaddset(ret_set, SIGINT);
-	sigaddset(ret_set, SIGUSR2);
 }
 
 static int worker_start(struct devwld *d, bool no_audit)

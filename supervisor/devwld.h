@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "devwl.h"
+#include "ocistate.h"
 
 /* What an fd watched by the ring is; the ring's user_data points at the struct source. */
 enum source_kind {
@@ -69,35 +71,6 @@ static inline bool list_empty(const struct list_head *h)
 {
 	return h->next == h;
 }
-
-struct annotation {
-	char *key, *value;
-};
-
-/* The OCI state a runtime or hook sent, converted out of JSON at once. */
-struct oci_state {
-	char *id;		  /* state.id: the container; required */
-	pid_t pid;		  /* top-level pid (0 from crun exec) */
-	char *metadata;		  /* listenerMetadata, or NULL */
-	struct annotation *annos; /* the string-valued annotations */
-	size_t nannos;
-};
-
-/* Is id a container id devwld takes: 1 to 1024 of runc's characters (listener.c)? */
-bool oci_id_valid(const char *id);
-
-/* The value of annotation key, or NULL (mapping.c). */
-const char *oci_annotation(const struct oci_state *st, const char *key);
-
-void oci_state_clear(struct oci_state *st);
-/*
- * Convert a parsed OCI state (the object json_tokener produced) into st. For a listener
- * message (listener true) the top-level object carries "state"; for a hook it is the
- * state itself. Errors: -EINVAL with a reason in err.
- */
-struct json_object;
-int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state *st,
-			struct devwl_error *err);
 
 /* The "containers" object of the policy file: which node a container gets (mapping.c). */
 struct map_rule {
@@ -214,11 +187,17 @@ struct edits {
 /* Beyond this a change is refused (ENOSPC): fold them into the policy file and reset. */
 #define EDITS_MAX 10000
 
-/* A sorted set of strings (policy.c). */
+/* A sorted set of strings (strset.c). */
 struct strset {
 	char **v;
 	size_t n;
 };
+/* Add a copy of str (nothing if it is there): 0 or -ENOMEM. */
+int strset_add(struct strset *s, const char *str);
+/* The index of str, or -1. */
+ssize_t strset_find(const struct strset *s, const char *str);
+void strset_del(struct strset *s, size_t i);
+void strset_clear(struct strset *s);
 
 struct devwld_config {
 	const char *listen_path;
@@ -301,15 +280,16 @@ int devwld_main(int argc, char **argv);
 /*
  * The signals devwld reads from a signalfd (devwld(8) SIGNALS). They are blocked from
  * the start of main() on and stay blocked across every exec (keeper to worker, keeper to
- * keeper), so one that arrives before its signalfd exists waits instead of killing.
+ * keeper), so one that arrives before its signalfd exists waits instead of killing
+ * (service.c).
  */
 void devwld_signals(sigset_t *ret_set);
 
-/* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (devwld.c). */
+/* A message to $NOTIFY_SOCKET, as sd_notify(3) sends it (service.c). */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Logging to stderr (systemd captures it): through a sink once log_start() ran, so a
- * stderr that does not keep up drops lines instead of stalling us. */
+ * stderr that does not keep up drops lines instead of stalling us (log.c). */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int log_start(void);
 /* Write out what is queued (at most drain_ms) and log directly again. */
@@ -339,11 +319,8 @@ int listener_open(struct devwld *d);
 void listener_accept(struct devwld *d);
 void oci_conn_ready(struct devwld *d, struct source *src, int revents);
 void oci_conn_expire(struct devwld *d, uint64_t now_ms);
-uint64_t now_ms(void);
 
 /* policy.c: the policy store and the container table. */
-int strset_add(struct strset *s, const char *str);
-void strset_clear(struct strset *s);
 /* Read a whole regular file of at most max bytes (NUL-terminated; none inside). */
 int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
 	      struct devwl_error *err);
@@ -482,9 +459,8 @@ void audit_counts(struct audit *a, struct audit_counts *ret);
 /* Log the drops of records and log lines, at most every 10 s (the loop calls it). */
 void audit_report_drops(struct audit *a, uint64_t now);
 
-/* Socket helpers shared by listener and control (devwld.c). */
+/* Socket helpers shared by listener and control (sockets.c). */
 int socket_listen(const char *path, mode_t mode);
-int mkdir_parents(const char *path);
 int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid);
 
 #endif

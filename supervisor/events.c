@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `devwlctl events`: a live stream of decisions, one audit line (tools/audit-line.c) per
+ * `devwlctl events`: a live stream of decisions, one audit line (common/audit-line.c) per
  * decision, to every control connection that asked for it.
  *
  * Nothing a subscriber does may slow devwld down. audit_event() hands each decision to

@@ -42,7 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "devwld.h"
+#include "fds.h"
 #include "keeper.h"
 #include "sink.h"
 #include "util.h"
@@ -72,20 +74,6 @@ struct keeper {
 	struct seccomp_notif_resp *resp;
 	size_t resp_size;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void set_cloexec(int fd, bool on)
-{
-	if (fd >= 0)
-		(void)fcntl(fd, F_SETFD, on ? FD_CLOEXEC : 0);
-}
 
 /* Every fd a worker or our successor must find open after exec. */
 static void keep_fds_across_exec(struct keeper *k, bool keep)
@@ -251,22 +239,7 @@ static bool read_msg(struct keeper *k, bool wait)
 		return true;
 	if (n <= 0)
 		return false;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		size_t cnt;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < cnt; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (nfds < 2)
-				fds[nfds++] = fd;
-			else
-				close(fd);
-		}
-	}
+	scm_rights_take(&msg, fds, 2, &nfds);
 	/* A message of another size than it says is ignored (its fds closed). */
 	if ((size_t)n >= KEEPER_MSG_HEAD && m.len <= sizeof(m.data) &&
 	    (size_t)n == KEEPER_MSG_HEAD + m.len && !(msg.msg_flags & MSG_TRUNC))
@@ -353,7 +326,7 @@ static int start_worker(struct keeper *k)
 	k->sock_hup = false;
 	k->worker = pid;
 	k->gen++;
-	k->started_ms = mono_ms();
+	k->started_ms = now_ms();
 	return 0;
 }
 
@@ -382,7 +355,7 @@ static int worker_exited(struct keeper *k, int status)
 {
 	bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	bool handover = WIFEXITED(status) && WEXITSTATUS(status) == DEVWLD_EXIT_HANDOVER;
-	uint64_t now = mono_ms();
+	uint64_t now = now_ms();
 
 	/* Everything the worker sent before it died counts: an fd it added is ours. */
 	if (k->sock >= 0) {
@@ -474,7 +447,7 @@ static int keeper_run(struct keeper *k)
 		int timeout = -1;
 
 		if (!k->worker && !k->stopping) {
-			uint64_t now = mono_ms();
+			uint64_t now = now_ms();
 
 			if (now >= k->next_start_ms) {
 				r = start_worker(k);

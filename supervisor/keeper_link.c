@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "devwld.h"
+#include "fds.h"
 #include "keeper.h"
 #include "slotrec.h"
 #include "util.h"
@@ -77,12 +78,6 @@ static int send_msg(int sock, const struct keeper_msg *m, const int *fds, size_t
 	}
 }
 
-static void set_cloexec(int fd)
-{
-	if (fd >= 0)
-		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-}
-
 int keeper_link_open(struct devwld *d)
 {
 	struct keeper_link *l = &d->keeper;
@@ -100,9 +95,9 @@ int keeper_link_open(struct devwld *d)
 	    v[n] || sock < 0 || table_fd < 0)
 		return -EINVAL;
 	unsetenv(DEVWLD_ENV_WORKER);
-	set_cloexec(sock);
-	set_cloexec(l->listen_fd);
-	set_cloexec(l->control_fd);
+	set_cloexec(sock, true);
+	set_cloexec(l->listen_fd, true);
+	set_cloexec(l->control_fd, true);
 	if (fstat(table_fd, &st) < 0 || (size_t)st.st_size != KEEPER_TABLE_SIZE) {
 		close(table_fd);
 		return -EINVAL;
@@ -124,7 +119,7 @@ int keeper_link_open(struct devwld *d)
 		if (l->table->slot[i].fd < 0)
 			continue;
 		used_set(l, i, true);
-		set_cloexec(l->table->slot[i].fd);
+		set_cloexec(l->table->slot[i].fd, true);
 	}
 	l->sock = link_sock = sock;
 	l->gen = gen;

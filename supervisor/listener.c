@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "devwld.h"
+#include "fds.h"
 #include "util.h"
 
 #define MAX_FDS 16
@@ -41,14 +41,6 @@ struct oci_conn {
 	uint64_t deadline;
 	bool started; /* a non-blank byte arrived */
 };
-
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void oci_conn_free(struct source *src)
 {
@@ -169,98 +161,6 @@ void oci_conn_expire(struct devwld *d, uint64_t now)
 	}
 }
 
-void oci_state_clear(struct oci_state *st)
-{
-	free(st->id);
-	free(st->metadata);
-	for (size_t i = 0; i < st->nannos; i++) {
-		free(st->annos[i].key);
-		free(st->annos[i].value);
-	}
-	free(st->annos);
-	*st = (struct oci_state){0};
-}
-
-/* Container ids become node path components and log words: keep runc's alphabet. */
-bool oci_id_valid(const char *id)
-{
-	size_t len = strlen(id);
-
-	if (len == 0 || len > 1024 || !strcmp(id, ".") || !strcmp(id, ".."))
-		return false;
-	return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+.-") ==
-	       len;
-}
-
-int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state *st,
-			struct devwl_error *err)
-{
-	struct json_object *state = obj, *v = NULL, *anno = NULL;
-	struct oci_state out = {0};
-	int r = -ENOMEM;
-
-	if (!json_object_is_type(obj, json_type_object))
-		return devwl_error_set(err, -EINVAL, 0, "not a JSON object");
-	if (listener) {
-		if (!json_object_object_get_ex(obj, "state", &state) ||
-		    !json_object_is_type(state, json_type_object))
-			return devwl_error_set(err, -EINVAL, 0, "no \"state\" object");
-		if (json_object_object_get_ex(obj, "pid", &v)) {
-			if (!json_object_is_type(v, json_type_int))
-				return devwl_error_set(err, -EINVAL, 0, "\"pid\" is not a number");
-			int64_t pid = json_object_get_int64(v);
-			if (pid < 0 || pid > INT_MAX)
-				return devwl_error_set(err, -EINVAL, 0, "\"pid\" out of range");
-			out.pid = (pid_t)pid;
-		}
-		if (json_object_object_get_ex(obj, "metadata", &v) &&
-		    !json_object_is_type(v, json_type_string))
-			return devwl_error_set(err, -EINVAL, 0, "\"metadata\" is not a string");
-	} else if (json_object_object_get_ex(obj, "pid", &v) &&
-		   json_object_is_type(v, json_type_int)) {
-		out.pid = (pid_t)json_object_get_int(v);
-	}
-	if (!json_object_object_get_ex(state, "id", &v) ||
-	    !json_object_is_type(v, json_type_string) || !oci_id_valid(json_object_get_string(v)))
-		return devwl_error_set(err, -EINVAL, 0,
-				       "state \"id\" missing or not a valid container id");
-	if (json_object_object_get_ex(state, "annotations", &anno) &&
-	    !json_object_is_type(anno, json_type_object))
-		return devwl_error_set(err, -EINVAL, 0, "\"annotations\" is not an object");
-
-	out.id = strdup(json_object_get_string(v));
-	if (!out.id)
-		goto fail;
-	if (listener && json_object_object_get_ex(obj, "metadata", &v) &&
-	    !(out.metadata = strdup(json_object_get_string(v))))
-		goto fail;
-	if (anno) {
-		/* All of them: the policy's "match" rules may name any. Values with a NUL
-		 * byte would read as another value: left out. */
-		out.annos = calloc((size_t)json_object_object_length(anno) + 1, sizeof(*out.annos));
-		if (!out.annos)
-			goto fail;
-		json_object_object_foreach (anno, key, val) {
-			struct annotation *a = &out.annos[out.nannos];
-
-			if (!json_object_is_type(val, json_type_string) ||
-			    (size_t)json_object_get_string_len(val) !=
-				    strlen(json_object_get_string(val)))
-				continue;
-			a->key = strdup(key);
-			a->value = strdup(json_object_get_string(val));
-			out.nannos++;
-			if (!a->key || !a->value)
-				goto fail;
-		}
-	}
-	*st = out;
-	return 0;
-fail:
-	oci_state_clear(&out);
-	return r;
-}
-
 /* A seccomp notify fd is an anonymous inode of that name; anything else is refused. */
 static bool is_seccomp_notify(int fd)
 {
@@ -335,26 +235,11 @@ static void message_complete(struct devwld *d, struct oci_conn *conn, struct jso
 	oci_state_clear(&st);
 }
 
+/* A message that fills the table may have carried more than it holds: refused. */
 static int take_fds(struct oci_conn *conn, struct msghdr *msg)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		size_t n;
-		int *in;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		in = (int *)(void *)CMSG_DATA(c);
-		for (size_t i = 0; i < n; i++) {
-			if (conn->nfds >= MAX_FDS) {
-				close(in[i]);
-				continue;
-			}
-			conn->fds[conn->nfds++] = in[i];
-		}
-		if (conn->nfds >= MAX_FDS && n)
-			return -E2BIG;
-	}
+	if (scm_rights_take(msg, conn->fds, MAX_FDS, &conn->nfds) && conn->nfds >= MAX_FDS)
+		return -E2BIG;
 	return 0;
 }
 

@@ -22,8 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allowlist.h"
 #include "devwld.h"
+#include "jsonutil.h"
+#include "nodepath.h"
 #include "util.h"
 
 #define BUILTIN_K8S_TEMPLATE	 "/k8s/{namespace}/{pod}/{container}"
@@ -45,14 +46,6 @@ static const char *const ctr_keys[] = {"io.kubernetes.container.name",
 				       "io.kubernetes.cri.container-name"};
 static const char *const type_keys[] = {"io.kubernetes.cri.container-type",
 					"io.kubernetes.cri-o.ContainerType"};
-
-const char *oci_annotation(const struct oci_state *st, const char *key)
-{
-	for (size_t i = 0; i < st->nannos; i++)
-		if (!strcmp(st->annos[i].key, key))
-			return st->annos[i].value;
-	return NULL;
-}
 
 static const char *first_annotation(const struct oci_state *st, const char *const *keys, size_t n)
 {
@@ -230,7 +223,7 @@ static int take_template(struct json_object *v, bool k8s_vars, const char *file,
 	if (!json_object_is_type(v, json_type_string))
 		return devwl_error_set(err, -EINVAL, 0, "%s: %s: must be a string, not %s", file,
 				       where, type_word(v));
-	if ((size_t)json_object_get_string_len(v) != strlen(json_object_get_string(v)))
+	if (json_string_has_nul(v))
 		return devwl_error_set(err, -EINVAL, 0, "%s: %s: contains a NUL byte", file, where);
 	r = template_check(json_object_get_string(v), k8s_vars, &e);
 	if (r < 0)
@@ -247,7 +240,7 @@ static int take_string(struct json_object *v, const char *file, const char *wher
 	if (!json_object_is_type(v, json_type_string))
 		return devwl_error_set(err, -EINVAL, 0, "%s: %s: must be a string, not %s", file,
 				       where, type_word(v));
-	if ((size_t)json_object_get_string_len(v) != strlen(s) || !s[0])
+	if (json_string_has_nul(v) || !s[0])
 		return devwl_error_set(err, -EINVAL, 0, "%s: %s: empty or contains a NUL byte",
 				       file, where);
 	*ret = strdup(s);

@@ -240,14 +240,10 @@ static void signal_ready(struct devwld *d)
 
 	while (read(d->signal_src.fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			struct timespec ts = {0};
-
 			log_msg("SIGHUP: reloading %s",
 				d->cfg.policy_file ? d->cfg.policy_file : "(no policy file)");
-			clock_gettime(CLOCK_MONOTONIC, &ts);
 			service_notify("RELOADING=1\nMONOTONIC_USEC=%llu",
-				       (unsigned long long)ts.tv_sec * 1000000ULL +
-					       (unsigned long long)ts.tv_nsec / 1000);
+				       (unsigned long long)(now_ns() / 1000));
 			store_reload(d);
 			service_notify("READY=1");
 		} else if (si.ssi_signo == SIGUSR2) {

@@ -14,67 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allowlist.h"
 #include "defaults.h"
 #include "devwld.h"
+#include "nodepath.h"
 #include "serve.h"
 #include "slotrec.h"
 #include "util.h"
 
 /* As the library's loader: a policy file is small, anything bigger is a mistake. */
 #define POLICY_TEXT_MAX (16u << 20)
-
-/* ---- a sorted set of strings ------------------------------------------------------- */
-
-static int strset_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static ssize_t strset_find(const struct strset *s, const char *str)
-{
-	char *const *hit = s->n ? bsearch(&str, s->v, s->n, sizeof(*s->v), strset_cmp) : NULL;
-
-	return hit ? hit - s->v : -1;
-}
-
-int strset_add(struct strset *s, const char *str)
-{
-	size_t i = 0;
-	char **v;
-
-	if (strset_find(s, str) >= 0)
-		return 0;
-	v = realloc(s->v, (s->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->v = v;
-	while (i < s->n && strcmp(s->v[i], str) < 0)
-		i++;
-	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(*v));
-	s->v[i] = strdup(str);
-	if (!s->v[i]) {
-		memmove(s->v + i, s->v + i + 1, (s->n - i) * sizeof(*v));
-		return -ENOMEM;
-	}
-	s->n++;
-	return 0;
-}
-
-static void strset_del(struct strset *s, size_t i)
-{
-	free(s->v[i]);
-	memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof(*s->v));
-	s->n--;
-}
-
-void strset_clear(struct strset *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	*s = (struct strset){0};
-}
 
 /* ---- loading: one read of the file feeds both the nodes and the mapping ------------- */
 
@@ -211,7 +159,7 @@ int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid
  * A top-level node nobody defined (not the policy file, not devwlctl mkdir) does not
  * inherit the root's allow-all: that is the kernel's root cgroup, which nobody wrote, and
  * a container connecting to devwld must never get more than its runtime would give it.
- * It starts from the default set instead (lib/defaults.c), minus what the root denies.
+ * It starts from the default set instead (common/defaults.c), minus what the root denies.
  * Below a root that denies by default, it is a plain copy: the policy chose that root.
  */
 static int top_level_default(struct devwl_policy *policy, const char *path)

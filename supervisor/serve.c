@@ -57,6 +57,7 @@
 #include <unistd.h>
 #include <linux/seccomp.h>
 
+#include "clock.h"
 #include "devwld.h"
 #include "serve.h"
 #include "util.h"
@@ -144,14 +145,6 @@ struct serve {
 	uint64_t answered, abandoned_total, deny_only, spawn_failed;
 	struct seccomp_notif_sizes sizes;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- views and boxes ------------------------------------------------------------------ */
 
@@ -271,7 +264,7 @@ void serve_policy_changed(struct devwld *d)
 	if (!s)
 		return;
 	gen = atomic_fetch_add(&s->gen, 1) + 1;
-	bumped = mono_ns();
+	bumped = now_ns();
 	for (int round = 0; round < 5000; round++) {
 		bool waiting = false;
 
@@ -336,7 +329,7 @@ static void on_recv(int notify_fd, uint64_t id, void *userdata)
 	(void)notify_fd;
 	/* Start last but one: the watchdog reads start, id, in_call, start again. */
 	atomic_store(&w->call_id, id);
-	atomic_store(&w->call_start_ns, mono_ns());
+	atomic_store(&w->call_start_ns, now_ns());
 	atomic_store(&w->in_call, true);
 	if (d->test_stop_file)
 		loop_test_stop(d, j->box->id, false);
@@ -355,7 +348,7 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, w->req) < 0)
 		return negerrno();
 	on_recv(fd, w->req->id, w);
-	start = mono_ns();
+	start = now_ns();
 	memset(w->resp, 0, w->resp_size);
 	w->resp->id = w->req->id;
 	w->resp->error = -EPERM;
@@ -370,7 +363,7 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 	};
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, w->resp) < 0)
 		return negerrno();
-	ev->handling_ns = mono_ns() - start;
+	ev->handling_ns = now_ns() - start;
 	return 0;
 }
 
@@ -470,7 +463,7 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		if (r >= 0 && ev.path && ev.path[0] &&
 		    (ev.verdict != DEVWL_VERDICT_CONTINUE || d->audit.all))
 			res->path = strdup(ev.path);
-		j->last_ns = mono_ns();
+		j->last_ns = now_ns();
 		if (j->n >= s->burst)
 			j = *jp = job_continue(s, w, j);
 		pthread_mutex_unlock(&s->lock);
@@ -556,7 +549,7 @@ static void *worker_main(void *arg)
 		struct pollfd pfd[SERVE_HOLD_MAX + 1];
 		struct job *jobs[SERVE_HOLD_MAX];
 		unsigned int n = 0;
-		uint64_t now = mono_ns(), wait = hold;
+		uint64_t now = now_ns(), wait = hold;
 		struct timespec ts;
 
 		if (!list_empty(&s->queue) && w->nheld == SERVE_HOLD_MAX) {
@@ -622,7 +615,7 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&s->lock);
 			if (held_index(w, j) >= 0 &&
 			    (t == TURN_BACK || (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL)) ||
-			     mono_ns() - j->last_ns >= hold))
+			     now_ns() - j->last_ns >= hold))
 				give_back(s, w, j);
 			pthread_mutex_unlock(&s->lock);
 		}
@@ -763,7 +756,7 @@ static void *watchdog_main(void *arg)
 		pthread_cond_timedwait(&s->quit_cond, &s->lock, &ts);
 		if (s->quit)
 			break;
-		now = mono_ns();
+		now = now_ns();
 		for (struct list_head *l = s->workers.next; l != &s->workers; l = l->next) {
 			struct worker *w = container_of(l, struct worker, link);
 			char msg[512] = "";
@@ -776,7 +769,7 @@ static void *watchdog_main(void *arg)
 			id = atomic_load(&w->call_id);
 			if (!atomic_load(&w->in_call) || atomic_load(&w->call_start_ns) != start)
 				continue;
-			now = mono_ns();
+			now = now_ns();
 			if (start > now || now - start <= SERVE_MIGRATE_MS * 1000000ULL)
 				continue;
 			/* Slow already: whoever else this thread serves is served elsewhere. */

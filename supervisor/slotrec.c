@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "allowlist.h"
+#include "nodepath.h"
 #include "devwld.h"
 #include "keeper.h"
 #include "slotrec.h"

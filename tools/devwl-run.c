@@ -30,6 +30,7 @@
 #include "defaults.h"
 #include "devwl.h"
 #include "audit-line.h"
+#include "fds.h"
 #include "util.h"
 
 #define EXIT_USAGE	 2
@@ -407,6 +408,7 @@ static ssize_t recv_msg(int sock, struct child_msg *msg, int *ret_fd)
 			    .msg_iovlen = 1,
 			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
+	size_t nfds = 0;
 	ssize_t n;
 
 	*ret_fd = -1;
@@ -415,10 +417,7 @@ static ssize_t recv_msg(int sock, struct child_msg *msg, int *ret_fd)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return negerrno();
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(ret_fd, CMSG_DATA(cm), sizeof(int));
+	scm_rights_take(&mh, ret_fd, 1, &nfds);
 	return n;
 }
 

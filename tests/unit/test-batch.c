@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The devwlctl batch protocol (tools/batch.c): one command per line in, one result per
+ * The devwlctl batch protocol (common/batch.c): one command per line in, one result per
  * command out, a malformed line answered "error EINVAL" without ending the session.
  */
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * devwld's pure conversions (supervisor/mapping.c, oci_state_from_json): the policy's
- * "containers" object, which node a container gets and who may name one, and the OCI
- * state a runtime or hook sends.
+ * devwld's container mapping (supervisor/mapping.c): the policy's "containers" object,
+ * which node a container gets and who may name one (the OCI state it starts from:
+ * test-ocistate.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -213,80 +213,6 @@ static void test_template_check(void **state)
 	assert_int_equal(template_check("/c/{ID}", true, NULL), -EINVAL);
 }
 
-static void test_oci_state_from_json_listener(void **state)
-{
-	struct oci_state st = {0};
-	struct devwl_error err = {0};
-
-	(void)state;
-	assert_int_equal(state_of(MSG(META("/a"), ",\"annotations\":{\"k\":\"v\",\"n\":1}"), true,
-				  &st, &err),
-			 0);
-	assert_string_equal(st.id, "c1");
-	assert_int_equal(st.pid, 42);
-	assert_string_equal(st.metadata, "node=/a");
-	/* Only the string-valued annotations. */
-	assert_int_equal(st.nannos, 1);
-	assert_string_equal(oci_annotation(&st, "k"), "v");
-	assert_null(oci_annotation(&st, "n"));
-	oci_state_clear(&st);
-
-	/* crun exec: pid 0 and only the id to go by. */
-	assert_int_equal(state_of("{\"fds\":[\"seccompFd\"],\"pid\":0,\"state\":{\"id\":\"x\","
-				  "\"pid\":0,\"bundle\":\".\"}}",
-				  true, &st, &err),
-			 0);
-	assert_int_equal(st.pid, 0);
-	assert_null(st.metadata);
-	oci_state_clear(&st);
-}
-
-static void expect_state_error(const char *json, bool listener, const char *why)
-{
-	struct oci_state st = {0};
-	struct devwl_error err = {0};
-
-	assert_int_equal(state_of(json, listener, &st, &err), -EINVAL);
-	assert_null(st.id);
-	if (!strstr(err.msg, why))
-		fail_msg("%s: reason \"%s\" lacks \"%s\"", json, err.msg, why);
-}
-
-static void test_oci_state_from_json_errors(void **state)
-{
-	(void)state;
-	expect_state_error("[1]", true, "not a JSON object");
-	expect_state_error("{\"fds\":[]}", true, "no \"state\" object");
-	expect_state_error("{\"state\":{\"id\":\"a\"},\"pid\":\"1\"}", true, "\"pid\" is not");
-	expect_state_error("{\"state\":{\"id\":\"a\"},\"pid\":-1}", true, "\"pid\" out of range");
-	expect_state_error("{\"state\":{\"id\":\"a\"},\"pid\":4294967296}", true, "out of range");
-	expect_state_error("{\"state\":{\"id\":\"a\"},\"metadata\":1}", true,
-			   "\"metadata\" is not");
-	expect_state_error("{\"state\":{\"id\":\"../x\"}}", true, "not a valid container id");
-	expect_state_error("{\"state\":{\"id\":\"..\"}}", true, "not a valid container id");
-	expect_state_error("{\"state\":{\"id\":\"\"}}", true, "not a valid container id");
-	expect_state_error("{\"state\":{\"id\":\"a\",\"annotations\":[]}}", true,
-			   "\"annotations\" is not an object");
-	/* A hook's state is the state itself. */
-	expect_state_error("{\"state\":{\"id\":\"a\"}}", false, "not a valid container id");
-}
-
-static void test_oci_state_from_json_hook(void **state)
-{
-	struct oci_state st = {0};
-	struct devwl_error err = {0};
-
-	(void)state;
-	assert_int_equal(state_of("{\"ociVersion\":\"1.0.2\",\"id\":\"h1\",\"pid\":7,\"status\":"
-				  "\"created\",\"bundle\":\"/b\",\"annotations\":{\"a\":\"b\"}}",
-				  false, &st, &err),
-			 0);
-	assert_string_equal(st.id, "h1");
-	assert_int_equal(st.pid, 7);
-	assert_string_equal(oci_annotation(&st, "a"), "b");
-	oci_state_clear(&st);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,9 +223,6 @@ int main(void)
 		cmocka_unit_test(test_mapping_node_path_peer_confined),
 		cmocka_unit_test(test_mapping_from_json_errors),
 		cmocka_unit_test(test_template_check),
-		cmocka_unit_test(test_oci_state_from_json_listener),
-		cmocka_unit_test(test_oci_state_from_json_errors),
-		cmocka_unit_test(test_oci_state_from_json_hook),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

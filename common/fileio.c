@@ -93,3 +93,18 @@ int devwl_unix_connect(const char *path)
 		return negerrno();
 	return TAKE_FD(fd);
 }
+
+int devwl_mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+			return negerrno();
+		*p = '/';
+	}
+	return 0;
+}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* File and socket helpers shared by libdevwl, devwld and the tools (lib/fileio.c). */
+/* File and socket helpers shared by libdevwl, devwld and the tools (common/fileio.c). */
 #ifndef DEVWL_FILEIO_H
 #define DEVWL_FILEIO_H
 
@@ -15,6 +15,9 @@ int devwl_write_all(int fd, const char *buf, size_t len);
  * a new one). 0 or -errno (-ENOENT: the directory is missing).
  */
 int devwl_write_file_atomic(const char *file, const char *text, int mode);
+
+/* Make the directories above path (not path itself), 0755, as mkdir -p. 0 or -errno. */
+int devwl_mkdir_parents(const char *path);
 
 /* A connected SOCK_STREAM AF_UNIX socket (O_CLOEXEC) to path, or -errno. */
 int devwl_unix_connect(const char *path);

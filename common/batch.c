@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allowlist.h"
 #include "batch.h"
 #include "devname.h"
+#include "nodepath.h"
 #include "util.h"
 
 static int hexval(char c)

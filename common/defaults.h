@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The device set every OCI container gets, shared by devwl-run and devwld (lib/defaults.c). */
+/* The device set every OCI container gets, shared by devwl-run and devwld (common/defaults.c). */
 #ifndef DEVWL_DEFAULTS_H
 #define DEVWL_DEFAULTS_H
 
