@@ -602,6 +602,7 @@ struct supervisor {
 	pid_t child;
 	int child_status; /* wait status once the child is reaped, else -1 */
 	bool kernel_mode;
+	const char *no_baseline_why; /* set when running without a baseline */
 	unsigned warned;
 };
 
@@ -751,6 +752,35 @@ static void warn_no_baseline(const char *why)
 		why);
 }
 
+/* Root of the initial user namespace, the only one that may program device cgroups?
+ * (Its uid_map maps every id onto itself.) */
+static bool initial_root(void)
+{
+	char line[128] = "";
+	unsigned long a = 1, b = 1, n = 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool init = false;
+
+	if (f && fgets(line, sizeof(line), f))
+		init = sscanf(line, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 &&
+		       n == 4294967295UL;
+	if (f)
+		fclose(f);
+	return init && geteuid() == 0;
+}
+
+/* Why no device cgroup could be made, when it is for want of privilege; else NULL. */
+static const char *unprivileged_why(int r)
+{
+	if (r != -EPERM && r != -EACCES && r != -EROFS)
+		return NULL;
+	if (geteuid() != 0)
+		return "not privileged enough for a device cgroup";
+	if (!initial_root())
+		return "in a user namespace, where no device cgroup can be programmed";
+	return NULL;
+}
+
 /* Set up the baseline unless told not to. Returns -1 to go on, or an exit status. */
 static int setup_baseline(struct supervisor *s)
 {
@@ -758,15 +788,17 @@ static int setup_baseline(struct supervisor *s)
 	int r;
 
 	if (s->o->baseline == BASELINE_NONE) {
-		warn_no_baseline("--no-baseline");
+		s->no_baseline_why = "--no-baseline";
+		warn_no_baseline(s->no_baseline_why);
 		return -1;
 	}
 	snprintf(name, sizeof(name), "devwl-run.%d", (int)getpid());
 	r = baseline_create(s->o->baseline, name, &s->baseline);
 	if (r >= 0)
 		return -1;
-	if ((r == -EPERM || r == -EACCES || r == -EROFS) && geteuid() != 0) {
-		warn_no_baseline("not privileged enough for a device cgroup");
+	s->no_baseline_why = unprivileged_why(r);
+	if (s->no_baseline_why) {
+		warn_no_baseline(s->no_baseline_why);
 		return -1;
 	}
 	fprintf(stderr,
@@ -793,7 +825,9 @@ static void audit_mode(struct supervisor *s, int size, int error)
 	else
 		n = snprintf(line, sizeof(line),
 			     "{\"event\":\"mode\",\"mode\":\"authoritative\",\"reason\":\"%s\"}\n",
-			     error ? strerror(-error) : "asked for");
+			     !error		  ? "asked for"
+			     : s->no_baseline_why ? s->no_baseline_why
+						  : strerror(-error));
 	if (n > 0 && write(s->audit_fd, line, (size_t)n) < 0 && s->warned++ < 10)
 		fprintf(stderr, "devwl-run: writing the audit: %m\n");
 }
@@ -975,8 +1009,8 @@ static int run_connected(const struct options *o)
 		 * every --connect run instead, created on first use and never removed. */
 		r = baseline_join_shared(o->baseline, "devwl-run.connect", &b);
 		if (r < 0) {
-			if ((r == -EPERM || r == -EACCES || r == -EROFS) && geteuid() != 0) {
-				warn_no_baseline("not privileged enough for a device cgroup");
+			if (unprivileged_why(r)) {
+				warn_no_baseline(unprivileged_why(r));
 			} else {
 				fprintf(stderr,
 					"devwl-run: cannot set up the kernel baseline (%s): %s\n"
