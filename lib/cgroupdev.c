@@ -21,16 +21,17 @@
  *    parent's list in under DENY, where its denials grant. Measured by
  *    tests/live/65-cgroup-v1-order.c. So with a parent of devwl's own, the tasks first
  *    move into a sibling that grants only what both policies grant, the emptied cgroup
- *    changes, and they move back: each task is at every moment in the old, the holding or
- *    the new state. Without one, DENY -> ALLOW is made only while the cgroup has no tasks
- *    (refused otherwise); ALLOW -> DENY denies every block and char device first, which
- *    leaves only the instant between the kernel's last removal and its switch.
- * A write the kernel refuses (a cgroup the workload gave children, which forbids "a"
- * writes; a parent that denies) leaves the cgroup denying every device.
+ *    changes (after an RCU grace period, see rcu_wait()), and they move back: each task is at every
+ * moment in the old, the holding or the new state. Without one, DENY -> ALLOW is made only while
+ * the cgroup has no tasks (refused otherwise); ALLOW -> DENY denies every block and char device
+ * first, which leaves only the instant between the kernel's last removal and its switch. A write
+ * the kernel refuses (a cgroup the workload gave children, which forbids "a" writes; a parent that
+ * denies) leaves the cgroup denying every device.
  */
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/magic.h>
+#include <linux/membarrier.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -404,6 +405,19 @@ static void hold_remove(struct devwl_cgroup *cg)
 }
 
 /*
+ * The kernel's device check reads the task's cgroup and then that cgroup's rules in one
+ * RCU read-side section: a check that began before its task was moved out would still
+ * judge by the rules we are about to rewrite. Wait until every such check is over
+ * (MEMBARRIER_CMD_GLOBAL is synchronize_rcu()); where the kernel refuses it (nohz_full),
+ * a pause far longer than any such check.
+ */
+static void rcu_wait(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+}
+
+/*
  * A behaviour change while tasks run: move them to a sibling that holds no more than both
  * policies, change the now empty cgroup, move them back. Every task is at every moment in
  * the old state, the holding one or the new one.
@@ -426,7 +440,11 @@ static int v1_via_hold(struct devwl_cgroup *cg, const struct exlist *target, boo
 	}
 	r = move_tasks(cg->dirfd, hold);
 	if (r >= 0)
-		r = v1_no_tasks(cg->dirfd) ? v1_steps(cg, target, allow, writes) : -EBUSY;
+		r = v1_no_tasks(cg->dirfd) ? 0 : -EBUSY;
+	if (r >= 0) {
+		rcu_wait();
+		r = v1_steps(cg, target, allow, writes);
+	}
 	if (r < 0)
 		v1_deny_all(cg); /* before the tasks come back */
 	back = move_tasks(hold, cg->dirfd);

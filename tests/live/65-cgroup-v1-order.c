@@ -8,11 +8,10 @@
  * ALLOW <-> ALLOW with partly overlapping rules, DENY <-> ALLOW behaviour changes in both
  * directions. Every one of those calls must fail EPERM. Afterwards each policy is applied
  * once more and every probe must get what devwl_node_check() says.
- * DEVWL_LIVE65_FLIPS sets the number of flips per pair (default 20000).
- *
- * The behaviour changes (DEVWL_LIVE65_BEHAVIOUR=1) are not yet tight: through the
- * holding cgroup a few calls in 10^4-10^5 flips still get through (before it, a few in a
- * hundred), so they are measured on request, not asserted by default.
+ * DEVWL_LIVE65_FLIPS sets the number of flips per pair within one behaviour (default
+ * 20000), DEVWL_LIVE65_BEHAVIOUR_FLIPS per pair of a DENY <-> ALLOW change (default 200:
+ * each waits for an RCU grace period; before the holding cgroup about one flip in twenty
+ * let a call through).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -239,7 +238,7 @@ static void rmdir_retry(const char *dir)
 		nanosleep(&(struct timespec){0, 5000000}, NULL);
 }
 
-static int run(const char *dir, struct devwl_node *n[][2], long flips, bool behaviour)
+static int run(const char *dir, struct devwl_node *n[][2], long within, long behaviour)
 {
 	struct devwl_cgroup *cg = NULL;
 	int fails = 0, r;
@@ -263,8 +262,8 @@ static int run(const char *dir, struct devwl_node *n[][2], long flips, bool beha
 		long before = sh->probes, bad = sh->violations, writes = 0;
 		size_t neither = 0;
 
-		if (pairs[k].behaviour && !behaviour)
-			continue;
+		long flips = pairs[k].behaviour ? behaviour : within;
+
 		for (size_t i = 0; i < NPROBES; i++)
 			neither += sh->neither[k][i];
 		sh->first[0] = '\0'; /* the task is idle */
@@ -320,7 +319,8 @@ int main(void)
 	char parent[128], dir[160], path[128];
 	const char *env = getenv("DEVWL_LIVE65_FLIPS");
 	long flips = env ? atol(env) : 20000;
-	const char *beh = getenv("DEVWL_LIVE65_BEHAVIOUR");
+	const char *benv = getenv("DEVWL_LIVE65_BEHAVIOUR_FLIPS");
+	long bflips = benv ? atol(benv) : 200;
 	int fails;
 
 	if (geteuid() != 0) {
@@ -332,7 +332,7 @@ int main(void)
 		return 77;
 	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!p || sh == MAP_FAILED || flips < 1)
+	if (!p || sh == MAP_FAILED || flips < 1 || bflips < 1)
 		return 1;
 	for (size_t k = 0; k < ARRAY_SIZE(pairs); k++) {
 		char a[32], b[32];
@@ -371,7 +371,7 @@ int main(void)
 		rmdir(parent);
 		return 1;
 	}
-	fails = run(dir, n, flips, beh && strcmp(beh, "1") == 0);
+	fails = run(dir, n, flips, bflips);
 	rmdir_retry(dir);
 	rmdir_retry(parent);
 	for (size_t d = 0; d < ARRAY_SIZE(devs); d++) {
