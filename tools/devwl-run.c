@@ -603,6 +603,7 @@ struct supervisor {
 	int child_status; /* wait status once the child is reaped, else -1 */
 	bool kernel_mode;
 	const char *no_baseline_why; /* set when running without a baseline */
+	bool warned_userns;
 	unsigned warned;
 };
 
@@ -664,6 +665,45 @@ static void cleanup_processes(struct supervisor *s)
 	reap(s, WNOHANG);
 }
 
+/* Is the process in another user namespace than ours? false when it cannot be told. */
+static bool other_userns(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	return pid > 0 && stat(path, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+	       (a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+}
+
+/*
+ * In kernel mode opens are not trapped, so a node made in a user namespace of the
+ * command's own sits on a nodev mount there and nobody can open it: devwl would open it
+ * through its own node only in authoritative mode. The filter cannot change now; say so.
+ */
+static void warn_userns_node(struct supervisor *s, const struct devwl_event *ev)
+{
+	char line[160];
+	int n;
+
+	if (!s->kernel_mode || s->warned_userns || ev->verdict != DEVWL_VERDICT_ALLOW ||
+	    !ev->syscall || strncmp(ev->syscall, "mknod", 5) != 0 || !other_userns(ev->pid))
+		return;
+	s->warned_userns = true;
+	fprintf(stderr,
+		"devwl-run: warning: kernel mode: pid %d made a device node in a user namespace "
+		"of its own; a node on a filesystem mounted there cannot be opened in this mode: "
+		"run with --mode=authoritative\n",
+		(int)ev->pid);
+	n = snprintf(line, sizeof(line),
+		     "{\"event\":\"mode\",\"mode\":\"kernel\",\"warning\":\"node made in a "
+		     "user namespace\",\"pid\":%d}\n",
+		     (int)ev->pid);
+	if (s->audit_fd >= 0 && n > 0 && write(s->audit_fd, line, (size_t)n) < 0 &&
+	    s->warned++ < 10)
+		fprintf(stderr, "devwl-run: writing the audit: %m\n");
+}
+
 static void handle_notification(struct supervisor *s)
 {
 	struct devwl_event ev = {0};
@@ -677,6 +717,7 @@ static void handle_notification(struct supervisor *s)
 			fprintf(stderr, "devwl-run: handling a notification: %s\n", strerror(-r));
 		return;
 	}
+	warn_userns_node(s, &ev);
 	if (s->audit_fd >= 0) {
 		r = audit_write(s->audit_fd, &ev, NULL, NULL);
 		if (r < 0 && s->warned++ < 10)

@@ -27,4 +27,20 @@ grep -q '"device":"c 1:7".*"decision":"deny"' "$T/audit" || fail "no deny in the
 # --mode=kernel cannot be had there: a clear failure, not a silent fallback.
 unshare -Ur "$RUN" --mode=kernel -- true 2>"$T/err2" && fail "--mode=kernel ran in a user namespace"
 grep -q "cannot program the device cgroup" "$T/err2" || fail "--mode=kernel: $(cat "$T/err2")"
+# Root devwl-run, a command that makes its own user namespace later: not seen at start,
+# so auto picks kernel where it can; a node made there (nodev) cannot be opened in that
+# mode, and devwl-run says so at the mknod, pointing at --mode=authoritative.
+unshare -Urm true 2>/dev/null || skip "cannot create user and mount namespaces here"
+mkdir "$T/m"
+inner="mount -t tmpfs none $T/m && $PROBE mknod $T/m/zero c 1 5 0600 ';' open $T/m/zero rdonly"
+out=$("$RUN" --mode=auto --audit "$T/audit2" -- unshare -Urm sh -c "$inner" 2>"$T/err3")
+if grep -q '"mode":"kernel"' "$T/audit2"; then
+	grep -q "made a device node in a user namespace.*--mode=authoritative" "$T/err3" ||
+		fail "no warning for a node made in a user namespace: $(cat "$T/err3")"
+	grep -q '"warning":"node made in a user namespace"' "$T/audit2" || fail "no audit warning"
+	[ "$(sed -n 1p <<<"$out")" = ok ] || fail "granted mknod in the user namespace: $out"
+fi
+# Asked for, authoritative opens it (tests/live/15 covers the details).
+out=$("$RUN" --mode=authoritative -- unshare -Urm sh -c "$inner" 2>&1)
+[[ "$(sed -n 2p <<<"$out")" == "ok fd="*" rdev=1:5 "* ]] || fail "authoritative, nodev: $out"
 echo PASS
