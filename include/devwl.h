@@ -354,7 +354,9 @@ int devwl_cgroup_open(const char *dir, unsigned int flags, struct devwl_cgroup *
 /*
  * Make the cgroup enforce the node's allow list now. v2 replaces the attached program
  * in one step; v1 writes the difference in an order that never lets a task in the
- * cgroup hold more than the old or the new list. Call it again after every change of
+ * cgroup hold more than the old or the new list (a DENY <-> ALLOW change moves the tasks
+ * through a sibling granting what both grant, and waits for an RCU grace period; see
+ * libdevwl(3)). Call it again after every change of
  * the node or an ancestor. On failure the cgroup denies every device.
  * Returns the program's size in instructions (v2) or the number of writes (v1).
  * Errors: -EINVAL, -ENOMEM, -E2BIG (see devwl_node_compile_bpf), -EOPNOTSUPP (v1:

@@ -9,32 +9,35 @@
  * replaced by a deny-all one loaded at open: failure never leaves the old grants.
  *
  * cgroup v1: the model is the v1 controller, so the node is replayed as writes. The
- * kernel's state is mirrored in a devwl policy ("/p" the parent, "/p/w" the cgroup), each
- * write applied to it after the kernel took it, so every diff starts from what the kernel
- * really holds. The order of writes keeps a running task at every moment within the old
- * policy or within the new one, never beyond both:
- *  - narrowing writes first (removing grants of a DENY cgroup, adding denials to an ALLOW
- *    one), so the state falls to within both policies; then widening writes up to the
- *    new one;
- *  - ALLOW -> DENY: "a" to devices.deny (deny all) first, then the grants;
- *  - DENY -> ALLOW: "a" to devices.allow would allow everything for a moment. Instead
- *    the parent (which must be devwl's own, holding only this cgroup) first gets the new
- *    policy's denials, which the kernel propagates into the cgroup as removals (only
- *    narrowing); then "a" to devices.allow makes the cgroup a copy of its parent: the new
- *    policy, in one write. The parent's denials are lifted again afterwards (that does
- *    not reach the child). Without an own parent this change is made only while the
- *    cgroup has no tasks (before the workload joins it), and refused otherwise.
- * A write the kernel refuses (a cgroup the workload gave children, which forbids "a"
- * writes; a parent that denies) leaves the cgroup denying every device.
+ * kernel's state is mirrored in a devwl policy ("/p/w"), each write applied to it after
+ * the kernel took it, so every diff starts from what the kernel really holds. The order
+ * of writes keeps a running task at every moment within the old policy or within the new
+ * one, never beyond both:
+ *  - within one behaviour, narrowing writes first (removing grants of a DENY cgroup,
+ *    adding denials to an ALLOW one), then the widening ones;
+ *  - a behaviour change ("a" to devices.allow or devices.deny) is one write but not one
+ *    step: the kernel empties the exception list under the old behaviour, then switches
+ *    (an ALLOW cgroup is allow-all for that moment) and, for "a" allow, copies the
+ *    parent's list in under DENY, where its denials grant. Measured by
+ *    tests/live/65-cgroup-v1-order.c. So with a parent of devwl's own, the tasks first
+ *    move into a sibling that grants only what both policies grant, the emptied cgroup
+ *    changes (after an RCU grace period, see rcu_wait()), and they move back: each task is at every
+ * moment in the old, the holding or the new state. Without one, DENY -> ALLOW is made only while
+ * the cgroup has no tasks (refused otherwise); ALLOW -> DENY denies every block and char device
+ * first, which leaves only the instant between the kernel's last removal and its switch. A write
+ * the kernel refuses (a cgroup the workload gave children, which forbids "a" writes; a parent that
+ * denies) leaves the cgroup denying every device.
  */
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/magic.h>
+#include <linux/membarrier.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "bpfdev.h"
 #include "util.h"
@@ -46,9 +49,11 @@ struct devwl_cgroup {
 	int deny_fd; /* {r0 = 0; exit}, loaded at open */
 	int cur_fd;  /* the program attached now (may be deny_fd) */
 	/* v1 */
-	int allow_fd, deny_fdw, pallow_fd, pdeny_fd; /* devices.allow/deny of cgroup, parent */
+	int allow_fd, deny_fdw; /* devices.allow/deny */
+	int pdirfd;		/* the parent, with DEVWL_CGROUP_OWN_PARENT */
+	char *hold_name;	/* the sibling that holds the tasks through a behaviour change */
 	struct devwl_policy *shadow;
-	struct devwl_node *sp, *sw;
+	struct devwl_node *sw; /* the mirror, "/p/w" below an ALLOW "/p" */
 };
 
 static int sys_bpf(int cmd, union bpf_attr *attr)
@@ -171,29 +176,44 @@ static unsigned exlist_access(const struct exlist *l, const struct devwl_rule *k
 }
 
 /* One write to the kernel, then the same to the mirror. */
-static int v1_write(struct devwl_cgroup *cg, bool parent, enum devwl_file file,
-		    const struct devwl_rule *rule)
+static int v1_write(struct devwl_cgroup *cg, enum devwl_file file, const struct devwl_rule *rule)
 {
 	char text[DEVWL_RULE_STR_MAX];
-	int fd = parent ? (file == DEVWL_ALLOW ? cg->pallow_fd : cg->pdeny_fd)
-			: (file == DEVWL_ALLOW ? cg->allow_fd : cg->deny_fdw);
+	int fd = file == DEVWL_ALLOW ? cg->allow_fd : cg->deny_fdw;
 	int len = devwl_rule_format(rule, text, sizeof(text));
 	ssize_t n;
 
 	if (len < 0)
 		return len;
-	if (fd < 0)
-		return -EOPNOTSUPP;
 	n = write(fd, text, (size_t)len);
 	if (n < 0)
 		return negerrno();
 	if (n != len)
 		return -EIO;
-	return devwl_node_update(parent ? cg->sp : cg->sw, file, rule);
+	return devwl_node_update(cg->sw, file, rule);
 }
 
 static const struct devwl_rule rule_all = {
 	.type = DEVWL_DEV_ALL, .access = DEVWL_ACC_MASK, .major = DEVWL_ANY, .minor = DEVWL_ANY};
+
+/* On an ALLOW cgroup: deny every block and char device with two exceptions (each write
+ * only narrows). Returns writes made, or <0. */
+static int v1_deny_types(struct devwl_cgroup *cg)
+{
+	int n = 0;
+
+	for (uint8_t t = DEVWL_DEV_BLOCK; t <= DEVWL_DEV_CHAR; t++) {
+		struct devwl_rule r = rule_all;
+		int ret;
+
+		r.type = t;
+		ret = v1_write(cg, DEVWL_DENY, &r);
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	return n;
+}
 
 /* Deny every device with writes that are never refused: denials on an ALLOW cgroup, the
  * removal of every grant on a DENY one. */
@@ -202,21 +222,17 @@ static void v1_deny_all(struct devwl_cgroup *cg)
 	struct exlist have = {0};
 
 	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_ALLOW) {
-		for (uint8_t t = DEVWL_DEV_BLOCK; t <= DEVWL_DEV_CHAR; t++) {
-			struct devwl_rule r = rule_all;
-			r.type = t;
-			(void)v1_write(cg, false, DEVWL_DENY, &r);
-		}
+		(void)v1_deny_types(cg);
 		return;
 	}
 	if (exlist_take(cg->sw, &have) < 0) {
-		(void)v1_write(cg, false, DEVWL_DENY, &rule_all); /* last resort */
+		(void)v1_write(cg, DEVWL_DENY, &rule_all); /* last resort */
 		return;
 	}
 	for (size_t i = 0; i < have.n; i++) {
 		struct devwl_rule r = have.v[i];
 		r.access = DEVWL_ACC_MASK;
-		(void)v1_write(cg, false, DEVWL_DENY, &r);
+		(void)v1_write(cg, DEVWL_DENY, &r);
 	}
 	free(have.v);
 }
@@ -225,12 +241,12 @@ static void v1_deny_all(struct devwl_cgroup *cg)
  * For every exception of `from` (a sorted snapshot) that has bits `against` lacks, write
  * to `file`: the whole exception (add), or only those bits (removal).
  */
-static int v1_diff(struct devwl_cgroup *cg, bool parent, enum devwl_file file,
-		   const struct exlist *from, const struct exlist *against, bool add, int *writes)
+static int v1_diff(struct devwl_cgroup *cg, enum devwl_file file, const struct exlist *from,
+		   const struct exlist *against, bool add, int *writes)
 {
 	for (size_t i = 0; i < from->n; i++) {
 		struct devwl_rule r = from->v[i];
-		unsigned other = against ? exlist_access(against, &r) : 0;
+		unsigned other = exlist_access(against, &r);
 		int ret;
 
 		if (!(r.access & ~other))
@@ -238,7 +254,7 @@ static int v1_diff(struct devwl_cgroup *cg, bool parent, enum devwl_file file,
 		/* Adding ORs in the whole exception; removing clears just the extra bits. */
 		if (!add)
 			r.access = (uint8_t)(r.access & ~other);
-		ret = v1_write(cg, parent, file, &r);
+		ret = v1_write(cg, file, &r);
 		if (ret < 0)
 			return ret;
 		(*writes)++;
@@ -246,112 +262,220 @@ static int v1_diff(struct devwl_cgroup *cg, bool parent, enum devwl_file file,
 	return 0;
 }
 
-/* Lift every denial of the parent; this does not reach the child. */
-static int v1_clear_parent(struct devwl_cgroup *cg, int *writes)
-{
-	struct exlist p = {0};
-	int r;
-
-	if (!devwl_node_exception_count(cg->sp))
-		return 0;
-	r = exlist_take(cg->sp, &p);
-	if (r >= 0)
-		r = v1_diff(cg, true, DEVWL_ALLOW, &p, NULL, false, writes);
-	free(p.v);
-	return r;
-}
-
 /* Is the cgroup empty of tasks (cgroup.procs reads nothing)? */
-static bool v1_no_tasks(const struct devwl_cgroup *cg)
+static bool v1_no_tasks(int dirfd)
 {
-	_cleanup_close_ int fd = openat(cg->dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	char c;
 
 	return fd >= 0 && read(fd, &c, 1) == 0;
 }
 
-static int v1_apply_steps(struct devwl_cgroup *cg, const struct exlist *target, bool allow,
-			  int *writes)
+/*
+ * Make the cgroup the target in the plain order: narrowing first, then widening. Exact
+ * for a change within one behaviour. A behaviour change ("a") is one write to the kernel
+ * but not one step for a task running in the cgroup: it empties the exception list under
+ * the old behaviour, then switches (so only a cgroup without tasks may take it).
+ */
+static int v1_steps(struct devwl_cgroup *cg, const struct exlist *target, bool allow, int *writes)
 {
-	struct exlist have = {0}, p = {0};
-	int r;
+	bool deny_now = devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY;
+	struct exlist have = {0};
+	int r = 0;
 
-	if (!allow) {
-		if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_ALLOW) {
-			r = v1_write(cg, false, DEVWL_DENY, &rule_all);
-			if (r < 0)
-				return r;
-			(*writes)++;
-		}
-		/* Grants the target lacks go first, then the parent is cleared (its
-		 * denials would refuse grants), then the missing grants. */
-		r = exlist_take(cg->sw, &have);
-		if (r >= 0)
-			r = v1_diff(cg, false, DEVWL_DENY, &have, target, false, writes);
-		if (r >= 0)
-			r = v1_clear_parent(cg, writes);
-		free(have.v);
-		have.v = NULL;
-		if (r >= 0)
-			r = exlist_take(cg->sw, &have);
-		if (r >= 0)
-			r = v1_diff(cg, false, DEVWL_ALLOW, target, &have, true, writes);
-		free(have.v);
-		return r;
-	}
-	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY && cg->pallow_fd < 0) {
-		/* No parent of ours: only a cgroup without tasks can pass through
-		 * allow-all unseen. */
-		if (!v1_no_tasks(cg))
-			return -EOPNOTSUPP;
-		r = v1_write(cg, false, DEVWL_ALLOW, &rule_all);
+	if (deny_now == allow) {
+		r = v1_write(cg, allow ? DEVWL_ALLOW : DEVWL_DENY, &rule_all);
 		if (r < 0)
 			return r;
 		(*writes)++;
 	}
-	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_DENY) {
-		/* The parent becomes the target (denials first: they only narrow the child),
-		 * then the child copies it with one "a" write. */
-		r = exlist_take(cg->sp, &p);
-		if (r >= 0)
-			r = v1_diff(cg, true, DEVWL_DENY, target, &p, true, writes);
-		free(p.v);
-		p.v = NULL;
-		if (r >= 0)
-			r = exlist_take(cg->sp, &p);
-		if (r >= 0)
-			r = v1_diff(cg, true, DEVWL_ALLOW, &p, target, false, writes);
-		free(p.v);
-		if (r >= 0)
-			r = v1_write(cg, false, DEVWL_ALLOW, &rule_all);
-		if (r < 0)
-			return r;
-		(*writes)++;
-	}
-	r = v1_clear_parent(cg, writes);
+	/* DENY: drop the grants the target lacks, then add its own. ALLOW: add the
+	 * target's denials, then lift those it lacks. */
+	r = exlist_take(cg->sw, &have);
 	if (r >= 0)
-		r = exlist_take(cg->sw, &have);
-	if (r >= 0)
-		r = v1_diff(cg, false, DEVWL_DENY, target, &have, true, writes);
+		r = allow ? v1_diff(cg, DEVWL_DENY, target, &have, true, writes)
+			  : v1_diff(cg, DEVWL_DENY, &have, target, false, writes);
 	free(have.v);
 	have.v = NULL;
 	if (r >= 0)
 		r = exlist_take(cg->sw, &have);
 	if (r >= 0)
-		r = v1_diff(cg, false, DEVWL_ALLOW, &have, target, false, writes);
+		r = allow ? v1_diff(cg, DEVWL_ALLOW, &have, target, false, writes)
+			  : v1_diff(cg, DEVWL_ALLOW, target, &have, true, writes);
 	free(have.v);
 	return r;
 }
 
+/* Could one device access be covered by both rules? */
+static bool rules_overlap(const struct devwl_rule *a, const struct devwl_rule *b)
+{
+	return (a->type == b->type || a->type == DEVWL_DEV_ALL || b->type == DEVWL_DEV_ALL) &&
+	       (a->major == b->major || a->major == DEVWL_ANY || b->major == DEVWL_ANY) &&
+	       (a->minor == b->minor || a->minor == DEVWL_ANY || b->minor == DEVWL_ANY) &&
+	       (a->access & b->access);
+}
+
+/* Move every task of one cgroup into another, until a round moves none (what is left is
+ * exiting). A task forked meanwhile is found in the next round. */
+static int move_tasks(int from_dirfd, int to_dirfd)
+{
+	_cleanup_close_ int procs = openat(to_dirfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+
+	if (procs < 0)
+		return negerrno();
+	for (int round = 0; round < 10000; round++) {
+		int fd = openat(from_dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC), moved = 0;
+		FILE *f = fd < 0 ? NULL : fdopen(fd, "re");
+		long pid;
+
+		if (!f) {
+			if (fd >= 0)
+				close(fd);
+			return -errno;
+		}
+		while (fscanf(f, "%ld", &pid) == 1) {
+			char buf[24];
+			int n = snprintf(buf, sizeof(buf), "%ld", pid);
+
+			if (write(procs, buf, (size_t)n) == n)
+				moved++;
+			else if (errno != ESRCH) {
+				fclose(f);
+				return -errno;
+			}
+		}
+		fclose(f);
+		if (!moved)
+			return 0;
+	}
+	return -EBUSY; /* forking faster than we move */
+}
+
+static int hold_write(int dirfd, const char *file, const struct devwl_rule *rule)
+{
+	_cleanup_close_ int fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC);
+	char text[DEVWL_RULE_STR_MAX];
+	int len = devwl_rule_format(rule, text, sizeof(text));
+
+	if (len < 0)
+		return len;
+	if (fd < 0)
+		return negerrno();
+	return write(fd, text, (size_t)len) == len ? 0 : errno ? negerrno() : -EIO;
+}
+
+/*
+ * The holding cgroup, a sibling: DENY, granting what both the DENY side and the ALLOW
+ * side grant (each grant of the DENY side that no denial of the ALLOW side overlaps).
+ */
+static int hold_make(struct devwl_cgroup *cg, const struct exlist *grants,
+		     const struct exlist *denials, int *ret_dirfd)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (mkdirat(cg->pdirfd, cg->hold_name, 0755) < 0 && errno != EEXIST)
+		return negerrno();
+	fd = openat(cg->pdirfd, cg->hold_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	r = hold_write(fd, "devices.deny", &rule_all);
+	for (size_t i = 0; r >= 0 && i < grants->n; i++) {
+		bool denied = false;
+
+		for (size_t j = 0; j < denials->n && !denied; j++)
+			denied = rules_overlap(&grants->v[i], &denials->v[j]);
+		if (!denied)
+			r = hold_write(fd, "devices.allow", &grants->v[i]);
+	}
+	if (r < 0)
+		return r;
+	*ret_dirfd = TAKE_FD(fd);
+	return 0;
+}
+
+static void hold_remove(struct devwl_cgroup *cg)
+{
+	/* A task that just left can hold the cgroup for a moment. */
+	for (int i = 0; i < 200; i++) {
+		if (unlinkat(cg->pdirfd, cg->hold_name, AT_REMOVEDIR) == 0 || errno != EBUSY)
+			return;
+		nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
+	}
+}
+
+/*
+ * The kernel's device check reads the task's cgroup and then that cgroup's rules in one
+ * RCU read-side section: a check that began before its task was moved out would still
+ * judge by the rules we are about to rewrite. Wait until every such check is over
+ * (MEMBARRIER_CMD_GLOBAL is synchronize_rcu()); where the kernel refuses it (nohz_full),
+ * a pause far longer than any such check.
+ */
+static void rcu_wait(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+}
+
+/*
+ * A behaviour change while tasks run: move them to a sibling that holds no more than both
+ * policies, change the now empty cgroup, move them back. Every task is at every moment in
+ * the old state, the holding one or the new one.
+ */
+static int v1_via_hold(struct devwl_cgroup *cg, const struct exlist *target, bool allow,
+		       int *writes)
+{
+	struct exlist have = {0};
+	_cleanup_close_ int hold = -1;
+	int r, back;
+
+	r = exlist_take(cg->sw, &have);
+	if (r >= 0)
+		r = allow ? hold_make(cg, &have, target, &hold)
+			  : hold_make(cg, target, &have, &hold);
+	free(have.v);
+	if (r < 0) {
+		hold_remove(cg);
+		return r;
+	}
+	r = move_tasks(cg->dirfd, hold);
+	if (r >= 0)
+		r = v1_no_tasks(cg->dirfd) ? 0 : -EBUSY;
+	if (r >= 0) {
+		rcu_wait();
+		r = v1_steps(cg, target, allow, writes);
+	}
+	if (r < 0)
+		v1_deny_all(cg); /* before the tasks come back */
+	back = move_tasks(hold, cg->dirfd);
+	hold_remove(cg);
+	return r < 0 ? r : back;
+}
+
 static int v1_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 {
+	bool allow = devwl_node_behavior(node) == DEVWL_BEHAVIOR_ALLOW;
+	bool change = allow != (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_ALLOW);
 	struct exlist target = {0};
 	int r, writes = 0;
 
 	r = exlist_take(node, &target);
+	if (r >= 0 && change && !v1_no_tasks(cg->dirfd)) {
+		if (cg->pdirfd >= 0) {
+			r = v1_via_hold(cg, &target, allow, &writes);
+			goto out;
+		}
+		/* No sibling of ours to hold the tasks. ALLOW -> DENY: narrow to nothing
+		 * first, so the "a" write empties a list of denials that ends in two
+		 * covering all, leaving the kernel's own non-atomic step as the only gap.
+		 * DENY -> ALLOW would pass through allow-all: refused. */
+		r = allow ? -EOPNOTSUPP : v1_deny_types(cg);
+		if (r >= 0)
+			writes += r;
+	}
 	if (r >= 0)
-		r = v1_apply_steps(cg, &target, devwl_node_behavior(node) == DEVWL_BEHAVIOR_ALLOW,
-				   &writes);
+		r = v1_steps(cg, &target, allow, &writes);
+out:
 	free(target.v);
 	if (r < 0) {
 		v1_deny_all(cg);
@@ -385,6 +509,7 @@ static bool parent_allows_all(int pdirfd)
 
 static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
 {
+	struct stat st;
 	int r;
 
 	cg->allow_fd = open_at(cg->dirfd, "devices.allow");
@@ -398,10 +523,14 @@ static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
 			return negerrno();
 		if (!parent_allows_all(pdir))
 			return -EINVAL;
-		cg->pallow_fd = open_at(pdir, "devices.allow");
-		cg->pdeny_fd = open_at(pdir, "devices.deny");
-		if (cg->pallow_fd < 0 || cg->pdeny_fd < 0)
-			return cg->pallow_fd < 0 ? cg->pallow_fd : cg->pdeny_fd;
+		if (fstat(cg->dirfd, &st) < 0)
+			return negerrno();
+		if (asprintf(&cg->hold_name, "devwl-hold.%llu", (unsigned long long)st.st_ino) <
+		    0) {
+			cg->hold_name = NULL;
+			return -ENOMEM;
+		}
+		cg->pdirfd = TAKE_FD(pdir);
 	}
 	cg->shadow = devwl_policy_new();
 	if (!cg->shadow)
@@ -411,10 +540,9 @@ static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
 		r = devwl_policy_mkdir(cg->shadow, "/p/w");
 	if (r < 0)
 		return r;
-	cg->sp = devwl_policy_find(cg->shadow, "/p");
 	cg->sw = devwl_policy_find(cg->shadow, "/p/w");
 	/* Start from a state we know: nothing allowed. */
-	return v1_write(cg, false, DEVWL_DENY, &rule_all);
+	return v1_write(cg, DEVWL_DENY, &rule_all);
 }
 
 static int v2_open(struct devwl_cgroup *cg)
@@ -447,12 +575,11 @@ DEVWL_EXPORT void devwl_cgroup_free(struct devwl_cgroup *cg)
 	fds[2] = cg->deny_fd;
 	fds[3] = cg->allow_fd;
 	fds[4] = cg->deny_fdw;
-	fds[5] = cg->pallow_fd;
+	fds[5] = cg->pdirfd;
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	if (cg->pdeny_fd >= 0)
-		close(cg->pdeny_fd);
+	free(cg->hold_name);
 	devwl_policy_free(cg->shadow);
 	free(cg);
 }
@@ -470,7 +597,7 @@ DEVWL_EXPORT int devwl_cgroup_open(const char *dir, unsigned int flags,
 	if (!cg)
 		return -ENOMEM;
 	cg->dirfd = cg->deny_fd = cg->cur_fd = -1;
-	cg->allow_fd = cg->deny_fdw = cg->pallow_fd = cg->pdeny_fd = -1;
+	cg->allow_fd = cg->deny_fdw = cg->pdirfd = -1;
 	cg->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->dirfd < 0) {
 		r = negerrno();

@@ -601,6 +601,8 @@ struct supervisor {
 	pid_t child;
 	int child_status; /* wait status once the child is reaped, else -1 */
 	bool kernel_mode;
+	const char *no_baseline_why; /* set when running without a baseline */
+	bool warned_userns;
 	unsigned warned;
 };
 
@@ -662,6 +664,45 @@ static void cleanup_processes(struct supervisor *s)
 	reap(s, WNOHANG);
 }
 
+/* Is the process in another user namespace than ours? false when it cannot be told. */
+static bool other_userns(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	return pid > 0 && stat(path, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+	       (a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+}
+
+/*
+ * In kernel mode opens are not trapped, so a node made in a user namespace of the
+ * command's own sits on a nodev mount there and nobody can open it: devwl would open it
+ * through its own node only in authoritative mode. The filter cannot change now; say so.
+ */
+static void warn_userns_node(struct supervisor *s, const struct devwl_event *ev)
+{
+	char line[160];
+	int n;
+
+	if (!s->kernel_mode || s->warned_userns || ev->verdict != DEVWL_VERDICT_ALLOW ||
+	    !ev->syscall || strncmp(ev->syscall, "mknod", 5) != 0 || !other_userns(ev->pid))
+		return;
+	s->warned_userns = true;
+	fprintf(stderr,
+		"devwl-run: warning: kernel mode: pid %d made a device node in a user namespace "
+		"of its own; a node on a filesystem mounted there cannot be opened in this mode: "
+		"run with --mode=authoritative\n",
+		(int)ev->pid);
+	n = snprintf(line, sizeof(line),
+		     "{\"event\":\"mode\",\"mode\":\"kernel\",\"warning\":\"node made in a "
+		     "user namespace\",\"pid\":%d}\n",
+		     (int)ev->pid);
+	if (s->audit_fd >= 0 && n > 0 && write(s->audit_fd, line, (size_t)n) < 0 &&
+	    s->warned++ < 10)
+		fprintf(stderr, "devwl-run: writing the audit: %m\n");
+}
+
 static void handle_notification(struct supervisor *s)
 {
 	struct devwl_event ev = {0};
@@ -675,6 +716,7 @@ static void handle_notification(struct supervisor *s)
 			fprintf(stderr, "devwl-run: handling a notification: %s\n", strerror(-r));
 		return;
 	}
+	warn_userns_node(s, &ev);
 	if (s->audit_fd >= 0) {
 		r = audit_write(s->audit_fd, &ev, NULL, NULL);
 		if (r < 0 && s->warned++ < 10)
@@ -750,6 +792,35 @@ static void warn_no_baseline(const char *why)
 		why);
 }
 
+/* Root of the initial user namespace, the only one that may program device cgroups?
+ * (Its uid_map maps every id onto itself.) */
+static bool initial_root(void)
+{
+	char line[128] = "";
+	unsigned long a = 1, b = 1, n = 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool init = false;
+
+	if (f && fgets(line, sizeof(line), f))
+		init = sscanf(line, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 &&
+		       n == 4294967295UL;
+	if (f)
+		fclose(f);
+	return init && geteuid() == 0;
+}
+
+/* Why no device cgroup could be made, when it is for want of privilege; else NULL. */
+static const char *unprivileged_why(int r)
+{
+	if (r != -EPERM && r != -EACCES && r != -EROFS)
+		return NULL;
+	if (geteuid() != 0)
+		return "not privileged enough for a device cgroup";
+	if (!initial_root())
+		return "in a user namespace, where no device cgroup can be programmed";
+	return NULL;
+}
+
 /* Set up the baseline unless told not to. Returns -1 to go on, or an exit status. */
 static int setup_baseline(struct supervisor *s)
 {
@@ -757,15 +828,17 @@ static int setup_baseline(struct supervisor *s)
 	int r;
 
 	if (s->o->baseline == BASELINE_NONE) {
-		warn_no_baseline("--no-baseline");
+		s->no_baseline_why = "--no-baseline";
+		warn_no_baseline(s->no_baseline_why);
 		return -1;
 	}
 	snprintf(name, sizeof(name), "devwl-run.%d", (int)getpid());
 	r = baseline_create(s->o->baseline, name, &s->baseline);
 	if (r >= 0)
 		return -1;
-	if ((r == -EPERM || r == -EACCES || r == -EROFS) && geteuid() != 0) {
-		warn_no_baseline("not privileged enough for a device cgroup");
+	s->no_baseline_why = unprivileged_why(r);
+	if (s->no_baseline_why) {
+		warn_no_baseline(s->no_baseline_why);
 		return -1;
 	}
 	fprintf(stderr,
@@ -792,7 +865,9 @@ static void audit_mode(struct supervisor *s, int size, int error)
 	else
 		n = snprintf(line, sizeof(line),
 			     "{\"event\":\"mode\",\"mode\":\"authoritative\",\"reason\":\"%s\"}\n",
-			     error ? strerror(-error) : "asked for");
+			     !error		  ? "asked for"
+			     : s->no_baseline_why ? s->no_baseline_why
+						  : strerror(-error));
 	if (n > 0 && write(s->audit_fd, line, (size_t)n) < 0 && s->warned++ < 10)
 		fprintf(stderr, "devwl-run: writing the audit: %m\n");
 }
@@ -974,8 +1049,8 @@ static int run_connected(const struct options *o)
 		 * every --connect run instead, created on first use and never removed. */
 		r = baseline_join_shared(o->baseline, "devwl-run.connect", &b);
 		if (r < 0) {
-			if ((r == -EPERM || r == -EACCES || r == -EROFS) && geteuid() != 0) {
-				warn_no_baseline("not privileged enough for a device cgroup");
+			if (unprivileged_why(r)) {
+				warn_no_baseline(unprivileged_why(r));
 			} else {
 				fprintf(stderr,
 					"devwl-run: cannot set up the kernel baseline (%s): %s\n"
