@@ -27,6 +27,37 @@ int devwl_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+int devwl_read_all(int fd, size_t max, char **ret_text)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap += 65536);
+
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negerrno();
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max)
+			return -E2BIG;
+	}
+	buf[len] = '\0';
+	*ret_text = TAKE_PTR(buf);
+	return 0;
+}
+
 int devwl_write_file_atomic(const char *file, const char *text, int mode)
 {
 	_cleanup_free_ char *dir = NULL, *tmp = NULL;

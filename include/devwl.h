@@ -338,16 +338,21 @@ struct devwl_cgroup;
 /* The cgroup's parent is devwl's own and holds only it (v1: needed to turn a DENY cgroup
  * into an ALLOW one without a moment of allow-all; see libdevwl(3)). */
 #define DEVWL_CGROUP_OWN_PARENT (1u << 0)
+/* Take over a cgroup a runtime has programmed, its tasks running: no moment of deny-all.
+ * v1: the first apply starts from the cgroup's own devices.list (a DENY cgroup's; an
+ * ALLOW one is reset to deny-all first); v2: the first program joins the runtime's, then
+ * every other program attached to the cgroup itself is detached, at each apply. The
+ * cgroup holds, at every moment, no more than its old rules or the node allow. */
+#define DEVWL_CGROUP_TAKE_OVER (1u << 1)
 
 /*
  * Take over the device controls of the cgroup directory dir: a cgroup2 directory (a BPF
  * device program is attached, ALLOW_MULTI, so programs above it still apply) or a
  * cgroup-v1 devices directory (devices.allow/deny written). Until the first
- * devwl_cgroup_apply() the cgroup denies every device. Needs CAP_SYS_ADMIN (v1) or
- * CAP_BPF+CAP_SYS_ADMIN (v2) in the initial user namespace.
- * Errors: -EINVAL bad flags, or OWN_PARENT with a parent that does not allow all;
- * -ENOTDIR not a cgroup directory with device controls; -EPERM/-EACCES not privileged;
- * -ENOMEM; others from open(2) and bpf(2).
+ * devwl_cgroup_apply() the cgroup denies every device (TAKE_OVER: keeps its rules). Needs
+ * CAP_SYS_ADMIN (v1) or CAP_BPF+CAP_SYS_ADMIN (v2) in the initial user namespace. Errors: -EINVAL
+ * bad flags, or OWN_PARENT with a parent that does not allow all; -ENOTDIR not a cgroup directory
+ * with device controls; -EPERM/-EACCES not privileged; -ENOMEM; others from open(2) and bpf(2).
  */
 int devwl_cgroup_open(const char *dir, unsigned int flags, struct devwl_cgroup **ret_cgroup);
 

@@ -40,10 +40,12 @@
 #include <time.h>
 
 #include "bpfdev.h"
+#include "fileio.h"
 #include "util.h"
 
 struct devwl_cgroup {
 	int version; /* 1 or 2 */
+	unsigned int flags;
 	int dirfd;
 	/* v2 */
 	int deny_fd; /* {r0 = 0; exit}, loaded at open */
@@ -100,8 +102,74 @@ static int v2_deny_all(struct devwl_cgroup *cg)
 	r = prog_attach(cg->dirfd, cg->deny_fd, cg->cur_fd);
 	if (r < 0)
 		return r;
-	close(cg->cur_fd);
+	if (cg->cur_fd >= 0)
+		close(cg->cur_fd);
 	cg->cur_fd = cg->deny_fd;
+	return 0;
+}
+
+static int prog_id(int fd, uint32_t *ret_id)
+{
+	struct bpf_prog_info info;
+	union bpf_attr attr;
+	int r;
+
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = (uint32_t)fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uint64_t)(uintptr_t)&info;
+	r = sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr);
+	if (r < 0)
+		return r;
+	*ret_id = info.id;
+	return 0;
+}
+
+/*
+ * TAKE_OVER: detach every other device program attached to the cgroup itself (the
+ * runtime's), after ours is in place: all of them must allow, so until now the cgroup
+ * held the intersection, never more than either. Programs of ancestors stay.
+ */
+static int v2_detach_others(struct devwl_cgroup *cg)
+{
+	uint32_t ids[64], own = 0;
+	union bpf_attr attr;
+	int r;
+
+	r = prog_id(cg->cur_fd, &own);
+	if (r < 0)
+		return r;
+	memset(&attr, 0, sizeof(attr));
+	attr.query.target_fd = (uint32_t)cg->dirfd;
+	attr.query.attach_type = BPF_CGROUP_DEVICE;
+	attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
+	attr.query.prog_cnt = ARRAY_SIZE(ids);
+	r = sys_bpf(BPF_PROG_QUERY, &attr);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < attr.query.prog_cnt && i < ARRAY_SIZE(ids); i++) {
+		union bpf_attr a;
+		int fd;
+
+		if (ids[i] == own)
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.prog_id = ids[i];
+		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+		if (fd == -ENOENT)
+			continue; /* detached meanwhile */
+		if (fd < 0)
+			return fd;
+		memset(&a, 0, sizeof(a));
+		a.target_fd = (uint32_t)cg->dirfd;
+		a.attach_bpf_fd = (uint32_t)fd;
+		a.attach_type = BPF_CGROUP_DEVICE;
+		r = sys_bpf(BPF_PROG_DETACH, &a);
+		close(fd);
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
 	return 0;
 }
 
@@ -121,10 +189,13 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 		if (r < 0) {
 			close(fd);
 		} else {
-			if (cg->cur_fd != cg->deny_fd)
+			if (cg->cur_fd >= 0 && cg->cur_fd != cg->deny_fd)
 				close(cg->cur_fd);
 			cg->cur_fd = fd;
-			return n > INT32_MAX ? INT32_MAX : (int)n;
+			if (cg->flags & DEVWL_CGROUP_TAKE_OVER)
+				r = v2_detach_others(cg);
+			if (r >= 0)
+				return n > INT32_MAX ? INT32_MAX : (int)n;
 		}
 	}
 	/* Fail closed: never leave the old program's grants in force. */
@@ -507,6 +578,40 @@ static bool parent_allows_all(int pdirfd)
 	return n > 0 && strcmp(buf, "a *:* rwm\n") == 0;
 }
 
+/*
+ * TAKE_OVER: start from what the cgroup holds (a runtime's rules, tasks running) rather
+ * than from deny-all, so the first apply only narrows to and widens up to the node. Only
+ * a DENY cgroup's devices.list says all it holds; an ALLOW one hides its denials, so that
+ * one (1 returned) is reset to deny-all as without the flag.
+ */
+static int v1_adopt(struct devwl_cgroup *cg)
+{
+	_cleanup_close_ int fd = openat(cg->dirfd, "devices.list", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	int r;
+
+	if (fd < 0)
+		return negerrno();
+	/* Every exception is one line of at most DEVWL_RULE_STR_MAX bytes. */
+	r = devwl_read_all(fd, (size_t)DEVWL_RULE_STR_MAX << 20, &buf);
+	if (r < 0)
+		return r;
+	if (strcmp(buf, "a *:* rwm\n") == 0)
+		return 1;
+	r = devwl_node_update(cg->sw, DEVWL_DENY, &rule_all);
+	for (char *line = buf, *nl; r >= 0 && *line; line = nl + 1) {
+		struct devwl_rule rule;
+
+		nl = strchrnul(line, '\n');
+		r = devwl_rule_parse(line, (size_t)(nl - line), &rule, NULL);
+		if (r >= 0)
+			r = devwl_node_update(cg->sw, DEVWL_ALLOW, &rule);
+		if (!*nl)
+			break;
+	}
+	return r < 0 ? r : 0;
+}
+
 static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
 {
 	struct stat st;
@@ -541,11 +646,16 @@ static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
 	if (r < 0)
 		return r;
 	cg->sw = devwl_policy_find(cg->shadow, "/p/w");
+	if (flags & DEVWL_CGROUP_TAKE_OVER) {
+		r = v1_adopt(cg);
+		if (r <= 0)
+			return r;
+	}
 	/* Start from a state we know: nothing allowed. */
 	return v1_write(cg, DEVWL_DENY, &rule_all);
 }
 
-static int v2_open(struct devwl_cgroup *cg)
+static int v2_open(struct devwl_cgroup *cg, unsigned int flags)
 {
 	static const struct bpf_insn deny[] = {
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
@@ -557,6 +667,9 @@ static int v2_open(struct devwl_cgroup *cg)
 	if (r < 0)
 		return r == -EPERM || r == -EACCES ? -EPERM : r;
 	cg->deny_fd = r;
+	/* Taking over: the runtime's program stands until the first apply joins it. */
+	if (flags & DEVWL_CGROUP_TAKE_OVER)
+		return 0;
 	r = prog_attach(cg->dirfd, cg->deny_fd, -1);
 	if (r < 0)
 		return r;
@@ -591,11 +704,12 @@ DEVWL_EXPORT int devwl_cgroup_open(const char *dir, unsigned int flags,
 	struct statfs sfs;
 	int r;
 
-	if (!dir || !ret_cgroup || (flags & ~DEVWL_CGROUP_OWN_PARENT))
+	if (!dir || !ret_cgroup || (flags & ~(DEVWL_CGROUP_OWN_PARENT | DEVWL_CGROUP_TAKE_OVER)))
 		return -EINVAL;
 	cg = calloc(1, sizeof(*cg));
 	if (!cg)
 		return -ENOMEM;
+	cg->flags = flags;
 	cg->dirfd = cg->deny_fd = cg->cur_fd = -1;
 	cg->allow_fd = cg->deny_fdw = cg->pdirfd = -1;
 	cg->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -609,7 +723,7 @@ DEVWL_EXPORT int devwl_cgroup_open(const char *dir, unsigned int flags,
 	}
 	if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
 		cg->version = 2;
-		r = v2_open(cg);
+		r = v2_open(cg, flags);
 	} else if (sfs.f_type == CGROUP_SUPER_MAGIC) {
 		cg->version = 1;
 		r = v1_open(cg, flags);

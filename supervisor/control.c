@@ -114,8 +114,8 @@ static void do_containers(struct devwld *d, FILE *out)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
-		fprintf(out, "%s %s %u %llu\n", c->id, c->node_path, c->nprocs,
-			(unsigned long long)c->notifications);
+		fprintf(out, "%s %s %u %llu %s\n", c->id, c->node_path, c->nprocs,
+			(unsigned long long)c->notifications, kernelmode_name(c));
 	}
 	fputs(".\n", out);
 }
@@ -143,6 +143,7 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)d->state_writes, (int)getpid(), d->keeper.gen, subscribers,
 		(unsigned long long)dropped);
 	serve_stats(d, out);
+	kernelmode_stats(d, out);
 	fputs(".\n", out);
 }
 
@@ -291,8 +292,10 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 	else
 		batch_exec(d->policy, line, len, out);
 	/* Before the answer goes out: from then on, every call is decided by the change. */
-	if (changes)
+	if (changes) {
 		serve_policy_changed(d);
+		kernelmode_policy_changed(d);
+	}
 	fflush(out);
 }
 

@@ -56,6 +56,9 @@ static void usage(FILE *f)
 	      "  --max-message BYTES   size limit of a runtime's message [1048576]\n"
 	      "  --handler-threads N   threads handling notifications [one per CPU, 2..16]\n"
 	      "  --handler-timeout MS  answer a call stuck this long EPERM [3000]\n"
+	      "  --kernel-mode WHEN    program containers' device cgroups with their node:\n"
+	      "                        auto (listenerMetadata mode=kernel), always, never\n"
+	      "                        [auto]\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version\n",
 	      f);
@@ -260,7 +263,8 @@ int devwld_main(int argc, char **argv)
 		OPT_NO_WATCH,
 		OPT_STATE,
 		OPT_HANDLER_THREADS,
-		OPT_HANDLER_TIMEOUT
+		OPT_HANDLER_TIMEOUT,
+		OPT_KERNEL_MODE
 	};
 	static const struct option opts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
@@ -280,6 +284,7 @@ int devwld_main(int argc, char **argv)
 		{"state", required_argument, NULL, OPT_STATE},
 		{"handler-threads", required_argument, NULL, OPT_HANDLER_THREADS},
 		{"handler-timeout", required_argument, NULL, OPT_HANDLER_TIMEOUT},
+		{"kernel-mode", required_argument, NULL, OPT_KERNEL_MODE},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -407,6 +412,15 @@ int devwld_main(int argc, char **argv)
 				d.cfg.handler_threads = (unsigned int)v;
 			else
 				d.cfg.handler_timeout_ms = (unsigned int)v;
+			break;
+		case OPT_KERNEL_MODE:
+			if (kernelmode_parse(optarg, &d.cfg.kernel_mode) < 0) {
+				fprintf(stderr,
+					"devwld: --kernel-mode=%s: expected auto, always or "
+					"never\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);

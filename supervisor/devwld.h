@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "devwl.h"
 #include "ocistate.h"
+#include "kernelmode.h"
 
 /* What an fd watched by the ring is; the ring's user_data points at the struct source. */
 enum source_kind {
@@ -126,6 +127,7 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 
 struct container;
 struct serve_box;
+struct kernel_cg;
 
 /* One container process: its notify fd, watched by the ring. */
 struct cproc {
@@ -150,8 +152,9 @@ struct container {
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
-	struct list_head link;	 /* in devwld.containers */
-	struct serve_box *serve; /* the handler threads' view of it (serve.c), or NULL */
+	struct list_head link;	  /* in devwld.containers */
+	struct serve_box *serve;  /* the handler threads' view of it (serve.c), or NULL */
+	struct kernel_cg *kernel; /* its device cgroup, in kernel mode (kernelmode.c), or NULL */
 };
 
 /* Counters and the handling-time histogram; see audit.c. */
@@ -217,6 +220,7 @@ struct devwld_config {
 	const char *state_file;		 /* devwld(8) STATE */
 	unsigned int handler_threads;	 /* 0: one per CPU, within bounds (serve.c) */
 	unsigned int handler_timeout_ms; /* a call stuck longer is answered EPERM */
+	enum kernel_when kernel_mode;	 /* whose device cgroup is programmed (kernelmode.c) */
 };
 
 /* The worker's link to its keeper (keeper_link.c); table NULL: no keeper. */

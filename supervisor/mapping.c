@@ -429,6 +429,25 @@ static int admitted(const struct node_source *s, bool metadata, const char *what
 			       what, node, key);
 }
 
+/* The value of the word key (with its "=") in space-separated words: 1 and a heap copy,
+ * 0 none, -ENOMEM. */
+static int metadata_word(const char *words, const char *key, char **ret)
+{
+	size_t n = strlen(key);
+
+	*ret = NULL;
+	for (const char *p = words; p && *p;) {
+		const char *end = strchrnul(p, ' ');
+
+		if ((size_t)(end - p) >= n && !memcmp(p, key, n)) {
+			*ret = strndup(p + n, (size_t)(end - p) - n);
+			return *ret ? 1 : -ENOMEM;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 /* A node a container names (annotation or metadata): valid, admitted, copied. */
 static int named_node(const struct node_source *s, bool metadata, const char *node,
 		      const char *const vals[VAR_COUNT], char **ret, struct devwl_error *err)
@@ -454,14 +473,18 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 {
 	const char *vals[VAR_COUNT] = {st->id, NULL, NULL, NULL};
 	const char *node = oci_annotation(st, "org.devwl.node");
-	const char *meta =
-		st->metadata && !strncmp(st->metadata, "node=", 5) ? st->metadata + 5 : NULL;
+	/* listenerMetadata is words: node=PATH, and mode=kernel for kernelmode.c. */
+	_cleanup_free_ char *meta_node = NULL;
+	const char *meta = NULL;
 	const char *type = first_annotation(st, type_keys, ARRAY_SIZE(type_keys));
 	struct devwl_error e = {0};
 	_cleanup_free_ char *path = NULL;
 	char peer_root[sizeof(PEER_SUBTREE) + 16];
 	int r;
 
+	if (metadata_word(st->metadata, "node=", &meta_node) < 0)
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	meta = meta_node;
 	vals[VAR_NAMESPACE] = first_annotation(st, ns_keys, ARRAY_SIZE(ns_keys));
 	vals[VAR_POD] = first_annotation(st, pod_keys, ARRAY_SIZE(pod_keys));
 	vals[VAR_CONTAINER] = first_annotation(st, ctr_keys, ARRAY_SIZE(ctr_keys));

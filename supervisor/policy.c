@@ -276,6 +276,7 @@ static void container_free(struct devwld *d, struct container *c)
 	list_del(&c->link);
 	d->ncontainers--;
 	serve_container_gone(c);
+	kernelmode_gone(c);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
@@ -420,6 +421,7 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	p->slot = slot;
 	p->tag = tag;
 	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
+	kernelmode_attach(d, c, st, peer_uid);
 	/* In the next write (within STATE_INTERVAL_MS); until then a successor after a
 	 * crash restores it from the keeper's record. */
 	state_changed(d);
@@ -601,6 +603,7 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 	d->policy_len = len;
 	state_changed(d);
 	serve_policy_changed(d);
+	kernelmode_policy_changed(d);
 	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed, "
 		"%zu devwlctl changes applied again)",
 		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers,

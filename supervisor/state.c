@@ -469,6 +469,9 @@ static void commit(struct devwld *d, struct saved *s)
 				continue;
 			}
 			kept++;
+			/* Its opens are not trapped: its cgroup must follow the policy again. */
+			if (c->kernel)
+				kernelmode_restore(d, container_find(d, c->id), p->pid);
 		}
 	}
 	/* Then those attached after the write, whose container may be one of the state's.

@@ -55,6 +55,9 @@ static struct json_object *container_json(const struct container *c)
 		r = json_add(obj, "node", json_object_new_string(c->node_path));
 	if (r >= 0)
 		r = json_add(obj, "created_node", json_object_new_boolean(c->created_node));
+	/* Absent means false: state files of earlier versions read the same. */
+	if (r >= 0 && kernelmode_wanted(c))
+		r = json_add(obj, "kernel", json_object_new_boolean(true));
 	for (struct list_head *l = c->procs.next; r >= 0 && l != &c->procs; l = l->next) {
 		const struct cproc *p = container_of(l, struct cproc, link);
 		struct json_object *po;
@@ -243,6 +246,12 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 	if (r < 0)
 		return r;
 	c->created = json_object_get_boolean(v);
+	if (json_object_object_get_ex(co, "kernel", NULL)) {
+		r = get(co, "kernel", json_type_boolean, &v, false, err);
+		if (r < 0)
+			return r;
+		c->kernel = json_object_get_boolean(v);
+	}
 	r = get(co, "procs", json_type_array, &procs, false, err);
 	if (r < 0)
 		return r;

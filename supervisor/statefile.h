@@ -25,6 +25,7 @@ struct saved_proc {
 struct saved_container {
 	char *id, *node;
 	bool created;
+	bool kernel; /* in kernel mode (kernelmode.c) */
 	struct saved_proc *procs;
 	size_t nprocs;
 };

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	      "  list NODE | show NODE              devices.list / the full listing\n"
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
 	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
-	      "  containers                         ID NODE PROCESSES NOTIFICATIONS per line\n"
+	      "  containers                         ID NODE PROCESSES NOTIFICATIONS MODE per line\n"
 	      "  stats                              counters and handling times\n"
 	      "  reload                             reload the policy file (as SIGHUP); the\n"
 	      "                                     changes made with devwlctl stay\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The kernel baseline itself (tools/baseline.c), v1 and v2: a process moved into it is
+ * The kernel baseline itself (common/baseline.c), v1 and v2: a process moved into it is
  * refused every device by the kernel (EPERM), O_PATH still works, an fd opened outside
  * keeps working; after kill + destroy nothing is left.
  */
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* The baseline is program code, not library code: test it as it is compiled there. */
-#include "../../tools/baseline.c"
+#include "../../common/baseline.c"
 
 static int failures;
 

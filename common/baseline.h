@@ -71,6 +71,15 @@ typedef int (*baseline_mount_fn)(enum baseline_kind kind, const char *mnt, const
 				 const char *super, void *data);
 int baseline_each_mount(baseline_mount_fn fn, void *data);
 
+/*
+ * The cgroup of process pid (0: the caller) in the hierarchy of kind (V1: the devices
+ * controller's, V2: the cgroup2 one): its path in the hierarchy ("/" at the top, as
+ * /proc/PID/cgroup says it) and its directory through the mount this process sees (both
+ * heap). Errors: -ENOENT hierarchy not mounted, process not in it, or its cgroup outside
+ * what the mount shows; -ESRCH/-EACCES from /proc; -ENOMEM.
+ */
+int baseline_cgroup_of(enum baseline_kind kind, pid_t pid, char **ret_path, char **ret_dir);
+
 /* SIGKILL every process in the baseline. Returns how many were still there, or <0. */
 int baseline_kill(const struct baseline *b);
 

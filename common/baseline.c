@@ -160,14 +160,18 @@ static int find_mount(enum baseline_kind kind, char **ret_mnt, char **ret_root)
 	return 0;
 }
 
-/* Our own cgroup in the hierarchy ("/" at the top), from /proc/self/cgroup. */
-static int own_cgroup(enum baseline_kind kind, char **ret_path)
+/* A process's cgroup in the hierarchy ("/" at the top), from /proc/PID/cgroup (0: ours). */
+static int proc_cgroup(enum baseline_kind kind, pid_t pid, char **ret_path)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	char file[32] = "";
+	FILE *f;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	int r = -ENOENT;
 
+	if (pid)
+		snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	f = fopen(pid ? file : "/proc/self/cgroup", "re");
 	if (!f)
 		return negerrno();
 	while (getline(&line, &cap, f) > 0) {
@@ -204,7 +208,7 @@ static int parent_dir(enum baseline_kind kind, char **ret_dir)
 	r = find_mount(kind, &mnt, &root);
 	if (r < 0)
 		return r;
-	r = own_cgroup(kind, &own);
+	r = proc_cgroup(kind, 0, &own);
 	if (r < 0)
 		return r;
 	rel = own;
@@ -219,6 +223,28 @@ static int parent_dir(enum baseline_kind kind, char **ret_dir)
 		rel = "";
 	if (asprintf(ret_dir, "%s%s", mnt, rel) < 0)
 		return -ENOMEM;
+	return 0;
+}
+
+int baseline_cgroup_of(enum baseline_kind kind, pid_t pid, char **ret_path, char **ret_dir)
+{
+	_cleanup_free_ char *mnt = NULL, *root = NULL, *path = NULL;
+	size_t n;
+	int r;
+
+	r = find_mount(kind, &mnt, &root);
+	if (r >= 0)
+		r = proc_cgroup(kind, pid, &path);
+	if (r < 0)
+		return r;
+	n = strcmp(root, "/") ? strlen(root) : 0;
+	/* Only what this mount shows: the cgroup at or below the mount's root. */
+	if (path[0] != '/' || strstr(path, "/..") || strncmp(path, root, n) ||
+	    (path[n] != '/' && path[n] != '\0'))
+		return -ENOENT;
+	if (asprintf(ret_dir, "%s%s", mnt, strcmp(path + n, "/") ? path + n : "") < 0)
+		return -ENOMEM;
+	*ret_path = TAKE_PTR(path);
 	return 0;
 }
 

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Kernel mode (kernelmode.c): devwld programs a container's own device cgroup with its
+ * node's allow list, so the kernel decides every open at native speed and the container's
+ * profile need trap only mknod (devwld(8), KERNEL MODE). The store calls in where a
+ * container attaches or goes and where the hierarchy changes; loop thread only.
+ */
+#ifndef DEVWLD_KERNELMODE_H
+#define DEVWLD_KERNELMODE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct devwld;
+struct container;
+struct oci_state;
+
+/* --kernel-mode: which containers get their device cgroup programmed. */
+enum kernel_when {
+	KERNEL_AUTO = 0, /* those whose listenerMetadata says mode=kernel */
+	KERNEL_ALWAYS,	 /* every container of a root runtime */
+	KERNEL_NEVER,
+};
+
+/* "auto", "always", "never". 0 or -EINVAL. */
+int kernelmode_parse(const char *s, enum kernel_when *ret);
+
+/*
+ * A process of c attached (st: what its runtime sent, peer_uid: who sent it). If c is
+ * to be in kernel mode and is not yet, find its device cgroup from st->pid and program
+ * it. A container that asked for kernel mode and cannot have it is logged loudly: its
+ * opens are not trapped, so only its runtime's device rules decide them.
+ */
+void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_state *st,
+		       uid_t peer_uid);
+/* A container a previous worker had in kernel mode (the state file): program it again. */
+void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid);
+/* The hierarchy may have changed: every programmed cgroup whose node changed is applied
+ * again before this returns, so a revocation reaches running containers at once. */
+void kernelmode_policy_changed(struct devwld *d);
+/* c is freed: close its cgroup handle (what was applied stays until the cgroup goes). */
+void kernelmode_gone(struct container *c);
+/* Did c ask for kernel mode (kept across restarts)? */
+bool kernelmode_wanted(const struct container *c);
+/* "kernel-v1", "kernel-v2", "unprogrammed" (wanted, not in force) or "authoritative". */
+const char *kernelmode_name(const struct container *c);
+/* "name value" lines for devwlctl stats. */
+void kernelmode_stats(struct devwld *d, FILE *out);
+
+#endif

@@ -1,0 +1,109 @@
+# devwld's kernel mode with a real runtime (RT, runc by default; 121 runs crun): a
+# container with the mknod-only profile (examples/oci-hook/seccomp-mknod-only.json,
+# listenerMetadata "node=/km mode=kernel") gets its device cgroup programmed with its node.
+# Its opens are never trapped: a granted device opens natively, one the runtime allows but
+# the node denies fails EPERM from the kernel, a device beyond the runtime's defaults that
+# the node grants opens too (the cgroup holds the node, not the runtime's rules); mknod is
+# still granted on behalf. A devwlctl revocation and a grant reach the running container
+# before devwlctl returns.
+RT=${RT:-runc}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+PROFILE=$HERE/../../examples/oci-hook/seccomp-mknod-only.json
+[ -f "$PROFILE" ] || fail "no $PROFILE"
+
+# The runtimes' defaults allow c 1:3 1:5 1:7 1:8 1:9 5:0 5:2 10:200 136:*; /km takes
+# /dev/full (1:7) away and adds /dev/kmsg (1:11) for writing (reading it needs CAP_SYSLOG).
+cat >"$T/policy.json" <<'JSON'
+{ "version": 1,
+  "nodes": [
+    { "path": "/km",
+      "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm", "allow c 1:8 rwm",
+                "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm",
+                "allow c 1:11 wm"],
+      "mknod_needs_cap": false } ] }
+JSON
+start_devwld
+make_rootfs
+tag=devwl-km-$RT-$$
+id=$tag
+make_bundle km 'echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done; echo DONE'
+jq --slurpfile p "$PROFILE" --arg lp "$T/listen.sock" '
+	.linux.seccomp = ($p[0] | .listenerPath = $lp | .listenerMetadata = "node=/km mode=kernel")' \
+	"$T/km/config.json" >"$T/km/config.new" && mv "$T/km/config.new" "$T/km/config.json" ||
+	fail "jq on the config"
+run_detached "$id" "$T/km"
+wait_for "$T/devwld.log" "container $id: .*kernel mode" ||
+	fail "devwld said nothing about kernel mode: $(cat "$T/$id.out")"
+if grep -q "container $id: WARNING: kernel mode asked for" "$T/devwld.log"; then
+	why=$(grep -m1 "container $id: WARNING" "$T/devwld.log")
+	case $why in
+	*"in no device cgroup"* | *"is not its own"*) skip "no device cgroup of the container's own here: $why" ;;
+	esac
+	fail "kernel mode not in force: $why"
+fi
+mode=$(ctl containers | awk -v id="$id" '$1 == id {print $5}')
+case $mode in
+kernel-v1 | kernel-v2) ;;
+*) fail "devwlctl containers: $(ctl containers)" ;;
+esac
+[ "$(stat_of kernel_containers)" = 1 ] || fail "stats: $(ctl stats | grep kernel)"
+jq -se --arg id "$id" 'map(select(.event == "mode" and .container == $id)) | .[0].mode | startswith("kernel")' \
+	"$T/audit.jsonl" >/dev/null || fail "no mode record in the audit: $(cat "$T/audit.jsonl")"
+pass "$RT: container $id in $mode (devwlctl containers, stats, audit)"
+
+probe() {
+	$RT exec "$id" sh -c "$1" >"$T/probe.out" 2>&1 </dev/null
+	cat "$T/probe.out"
+}
+eperm() { grep -q "Operation not permitted" "$T/probe.out"; }
+
+[ "$(probe 'true </dev/zero && echo OPENED')" = OPENED ] || fail "granted /dev/zero: $(cat "$T/probe.out")"
+probe 'true </dev/full && echo OPENED' >/dev/null
+eperm || fail "/dev/full, allowed by $RT but denied by the node: $(cat "$T/probe.out")"
+[ "$(probe 'mknod /tmp/kmsg c 1 11 && true >/tmp/kmsg && echo OPENED')" = OPENED ] ||
+	fail "mknod + open of c 1:11 (beyond $RT's defaults): $(cat "$T/probe.out")"
+probe 'mknod /tmp/mem c 1 1' >/dev/null
+eperm && [ ! -e "$T/rootfs/tmp/mem" ] || fail "denied mknod c 1:1: $(cat "$T/probe.out")"
+# Only the two mknods reached devwld: the opens (the runtime's own included) never trap.
+[ "$(stat_of notifications)" = 2 ] || fail "notifications: $(stat_of notifications), want the 2 mknods"
+pass "$RT: granted open native, denied open EPERM from the kernel, c 1:11 beyond $RT's defaults opens, mknod on behalf; 2 notifications in all"
+
+if [ "$mode" = kernel-v1 ]; then
+	pid=$($RT state "$id" | jq .pid)
+	dir=/sys/fs/cgroup/devices$(awk -F: '$2 == "devices" {print $3}' "/proc/$pid/cgroup")
+	[ "$(sort "$dir/devices.list")" = "$(ctl list /km | sort)" ] ||
+		fail "$dir/devices.list is not /km: $(cat "$dir/devices.list")"
+	pass "$RT: the container's v1 devices.list is exactly devwlctl list /km"
+fi
+
+ctl deny /km "c 1:5 rwm" >/dev/null || fail "devwlctl deny"
+probe 'true </dev/zero && echo OPENED' >/dev/null
+eperm || fail "after devwlctl deny c 1:5: $(cat "$T/probe.out")"
+ctl allow /km "c 1:7 rw" >/dev/null || fail "devwlctl allow"
+[ "$(probe 'true </dev/full && echo OPENED')" = OPENED ] || fail "after devwlctl allow c 1:7: $(cat "$T/probe.out")"
+pass "$RT: a revocation (c 1:5) and a grant (c 1:7) reached the running container with the devwlctl answer"
+
+# A reload that takes the grant back reaches it too.
+ctl reset >/dev/null || fail "devwlctl reset"
+probe 'true </dev/full && echo OPENED' >/dev/null
+eperm || fail "after devwlctl reset: $(cat "$T/probe.out")"
+[ "$(probe 'true </dev/zero && echo OPENED')" = OPENED ] || fail "after reset, /dev/zero: $(cat "$T/probe.out")"
+pass "$RT: devwlctl reset (a reload) re-applied the file's /km to the running container"
+
+# A planned restart (devwld(8) RESTART): the next worker programs the cgroup again from
+# the state file, so a change after it still reaches the container.
+gen() { ctl stats | awk '/^generation / {print $2}'; }
+g=$(gen)
+ctl restart >/dev/null || fail "devwlctl restart"
+wait_until 60 sh -c '[ "$("$0" --socket "$1" stats | awk "/^generation / {print \$2}")" -gt "$2" ]' \
+	"$DEVWLCTL" "$T/control.sock" "$g" || fail "no new worker after devwlctl restart"
+mode2=$(ctl containers | awk -v id="$id" '$1 == id {print $5}')
+[ "$mode2" = "$mode" ] || fail "after the restart: $(ctl containers)"
+ctl deny /km "c 1:3 rwm" >/dev/null || fail "devwlctl deny after the restart"
+probe 'true </dev/null && echo OPENED' >/dev/null
+eperm || fail "a revocation after the restart: $(cat "$T/probe.out")"
+pass "$RT: after devwlctl restart the container is still in $mode and a revocation reaches it"
+
+touch "$T/rootfs/tmp/stop"
+exit 0
