@@ -295,15 +295,16 @@ static int ensure(struct container *c)
 	return c->kernel ? 0 : -ENOMEM;
 }
 
-void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_state *st,
-		       uid_t peer_uid)
+bool kernelmode_asked(const struct devwld *d, const struct container *c, const struct oci_state *st)
 {
-	bool asked = meta_says_kernel(st->metadata);
+	return meta_says_kernel(st->metadata) || d->cfg.kernel_mode == KERNEL_ALWAYS ||
+	       kernelmode_wanted(c);
+}
 
-	if (c->kernel && c->kernel->cg)
-		return;
-	if (!asked && d->cfg.kernel_mode != KERNEL_ALWAYS && !c->kernel)
-		return;
+/* c is to be in kernel mode: program its cgroup unless devwld or the runtime rule it out.
+ * Attach and restore both come here, so a restart grants nothing an attach refused. */
+static void take(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid)
+{
 	if (ensure(c) < 0) {
 		log_msg("container %s: WARNING: kernel mode: out of memory; its device cgroup is"
 			" not programmed",
@@ -319,17 +320,22 @@ void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_s
 		refuse(d, c, 0, "its runtime runs as uid %u, not root", (unsigned int)peer_uid);
 		return;
 	}
-	program(d, c, st->pid);
+	program(d, c, pid);
 }
 
-void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid)
+void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_state *st,
+		       uid_t peer_uid)
 {
-	if (!c || (c->kernel && c->kernel->cg) || d->cfg.kernel_mode == KERNEL_NEVER)
+	if ((c->kernel && c->kernel->cg) || !kernelmode_asked(d, c, st))
 		return;
-	if (ensure(c) < 0)
+	take(d, c, st->pid, peer_uid);
+}
+
+void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid)
+{
+	if (!c || (c->kernel && c->kernel->cg))
 		return;
-	c->kernel->wanted = true;
-	program(d, c, pid);
+	take(d, c, pid, peer_uid);
 }
 
 void kernelmode_policy_changed(struct devwld *d)

@@ -34,8 +34,12 @@ int kernelmode_parse(const char *s, enum kernel_when *ret);
  */
 void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_state *st,
 		       uid_t peer_uid);
-/* A container a previous worker had in kernel mode (the state file): program it again. */
-void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid);
+/* Is c to be in kernel mode once this process attaches (the keeper's record says so)? */
+bool kernelmode_asked(const struct devwld *d, const struct container *c,
+		      const struct oci_state *st);
+/* A container a previous worker had in kernel mode (the state file or the keeper's
+ * record): program it again, refused as kernelmode_attach() refuses. */
+void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid);
 /* The hierarchy may have changed: every programmed cgroup whose node changed is applied
  * again before this returns, so a revocation reaches running containers at once. */
 void kernelmode_policy_changed(struct devwld *d);

@@ -21,6 +21,7 @@
 #define SLOTREC_MAGIC	0x726c7764u /* "dwlr" */
 #define SLOTREC_VERSION 1u
 #define FLAG_CREATED	1u
+#define FLAG_KERNEL	2u
 
 _Static_assert(SLOTREC_NODE_MAX == DEVWL_NODE_PATH_MAX - 1, "the longest node path");
 /* Every process devwld attaches has a record: the longest one fits in the keeper's. */
@@ -50,7 +51,7 @@ ssize_t slotrec_encode(const struct slot_owner *o, void *buf, size_t size)
 	if (id_len > SLOTREC_ID_MAX || node_len > SLOTREC_NODE_MAX ||
 	    size < SLOTREC_HEAD + id_len + node_len)
 		return -ENAMETOOLONG;
-	h.flags = o->created ? FLAG_CREATED : 0;
+	h.flags = (o->created ? FLAG_CREATED : 0) | (o->kernel ? FLAG_KERNEL : 0);
 	h.pid = o->pid;
 	h.peer_uid = o->peer_uid;
 	h.peer_pid = o->peer_pid;
@@ -83,7 +84,7 @@ int slotrec_decode(const void *rec, size_t len, struct slot_owner_buf *ret, cons
 		return bad(ret_why, "not a record");
 	if (h.version != SLOTREC_VERSION)
 		return bad(ret_why, "a record version this devwld does not know");
-	if (h.flags & ~FLAG_CREATED)
+	if (h.flags & ~(FLAG_CREATED | FLAG_KERNEL))
 		return bad(ret_why, "unknown flags");
 	if (h.pid < 0 || h.peer_pid < 0)
 		return bad(ret_why, "a negative pid");
@@ -105,6 +106,7 @@ int slotrec_decode(const void *rec, size_t len, struct slot_owner_buf *ret, cons
 		.id = ret->id,
 		.node = ret->node,
 		.created = h.flags & FLAG_CREATED,
+		.kernel = h.flags & FLAG_KERNEL,
 		.pid = h.pid,
 		.peer_uid = h.peer_uid,
 		.peer_pid = h.peer_pid,

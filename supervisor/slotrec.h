@@ -24,6 +24,7 @@ struct slot_owner {
 	const char *id;	  /* the container */
 	const char *node; /* the container's node path */
 	bool created;	  /* the node was made on demand for it */
+	bool kernel;	  /* in kernel mode: its device cgroup follows the node */
 	pid_t pid;	  /* as the runtime said (0 from crun exec) */
 	uid_t peer_uid;	  /* the runtime that handed the fd over */
 	pid_t peer_pid;

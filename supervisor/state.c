@@ -417,6 +417,9 @@ static unsigned int restore_recorded(struct devwld *d)
 		log_msg("container %s: process %d restored from the keeper's record (slot %u, "
 			"attached after the last state write)",
 			b.owner.id, (int)b.owner.pid, slot);
+		if (b.owner.kernel)
+			kernelmode_restore(d, container_find(d, b.owner.id), b.owner.pid,
+					   b.owner.peer_uid);
 		restored++;
 	}
 	return restored;
@@ -471,7 +474,8 @@ static void commit(struct devwld *d, struct saved *s)
 			kept++;
 			/* Its opens are not trapped: its cgroup must follow the policy again. */
 			if (c->kernel)
-				kernelmode_restore(d, container_find(d, c->id), p->pid);
+				kernelmode_restore(d, container_find(d, c->id), p->pid,
+						   p->peer_uid);
 		}
 	}
 	/* Then those attached after the write, whose container may be one of the state's.

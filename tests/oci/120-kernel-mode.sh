@@ -5,7 +5,8 @@
 # the node denies fails EPERM from the kernel, a device beyond the runtime's defaults that
 # the node grants opens too (the cgroup holds the node, not the runtime's rules); mknod is
 # still granted on behalf. A devwlctl revocation and a grant reach the running container
-# before devwlctl returns.
+# before devwlctl returns, and still do after a planned restart and after a SIGKILL of the
+# worker before any state write named the container (restored from the keeper's record).
 RT=${RT:-runc}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -23,18 +24,26 @@ cat >"$T/policy.json" <<'JSON'
                 "allow c 1:11 wm"],
       "mknod_needs_cap": false } ] }
 JSON
-start_devwld
+# The last part holds the state writes ($T/stall, a test hook) to crash the worker before
+# one names a container.
+DEVWLD_TEST_STATE_STALL=$T/stall start_devwld
 make_rootfs
 tag=devwl-km-$RT-$$
 id=$tag
-make_bundle km 'echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done; echo DONE'
-jq --slurpfile p "$PROFILE" --arg lp "$T/listen.sock" '
-	.linux.seccomp = ($p[0] | .listenerPath = $lp | .listenerMetadata = "node=/km mode=kernel")' \
-	"$T/km/config.json" >"$T/km/config.new" && mv "$T/km/config.new" "$T/km/config.json" ||
-	fail "jq on the config"
-run_detached "$id" "$T/km"
-wait_for "$T/devwld.log" "container $id: .*kernel mode" ||
-	fail "devwld said nothing about kernel mode: $(cat "$T/$id.out")"
+# start_km ID: a container with the mknod-only profile on /km in kernel mode, running
+# until /tmp/stop exists.
+start_km() {
+	make_bundle "$1" 'echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done; echo DONE'
+	jq --slurpfile p "$PROFILE" --arg lp "$T/listen.sock" '
+		.linux.seccomp = ($p[0] | .listenerPath = $lp | .listenerMetadata = "node=/km mode=kernel")' \
+		"$T/$1/config.json" >"$T/$1/config.new" && mv "$T/$1/config.new" "$T/$1/config.json" ||
+		fail "jq on the config"
+	run_detached "$1" "$T/$1"
+	wait_for "$T/devwld.log" "container $1: .*kernel mode" ||
+		fail "devwld said nothing about kernel mode: $(cat "$T/$1.out")"
+}
+mode_of() { ctl containers | awk -v id="$1" '$1 == id {print $5}'; }
+start_km "$id"
 if grep -q "container $id: WARNING: kernel mode asked for" "$T/devwld.log"; then
 	why=$(grep -m1 "container $id: WARNING" "$T/devwld.log")
 	case $why in
@@ -42,7 +51,7 @@ if grep -q "container $id: WARNING: kernel mode asked for" "$T/devwld.log"; then
 	esac
 	fail "kernel mode not in force: $why"
 fi
-mode=$(ctl containers | awk -v id="$id" '$1 == id {print $5}')
+mode=$(mode_of "$id")
 case $mode in
 kernel-v1 | kernel-v2) ;;
 *) fail "devwlctl containers: $(ctl containers)" ;;
@@ -52,8 +61,9 @@ jq -se --arg id "$id" 'map(select(.event == "mode" and .container == $id)) | .[0
 	"$T/audit.jsonl" >/dev/null || fail "no mode record in the audit: $(cat "$T/audit.jsonl")"
 pass "$RT: container $id in $mode (devwlctl containers, stats, audit)"
 
+# probe SCRIPT [ID]: run SCRIPT in the container (default $id); its output.
 probe() {
-	$RT exec "$id" sh -c "$1" >"$T/probe.out" 2>&1 </dev/null
+	$RT exec "${2:-$id}" sh -c "$1" >"$T/probe.out" 2>&1 </dev/null
 	cat "$T/probe.out"
 }
 eperm() { grep -q "Operation not permitted" "$T/probe.out"; }
@@ -98,12 +108,39 @@ g=$(gen)
 ctl restart >/dev/null || fail "devwlctl restart"
 wait_until 60 sh -c '[ "$("$0" --socket "$1" stats | awk "/^generation / {print \$2}")" -gt "$2" ]' \
 	"$DEVWLCTL" "$T/control.sock" "$g" || fail "no new worker after devwlctl restart"
-mode2=$(ctl containers | awk -v id="$id" '$1 == id {print $5}')
+mode2=$(mode_of "$id")
 [ "$mode2" = "$mode" ] || fail "after the restart: $(ctl containers)"
 ctl deny /km "c 1:3 rwm" >/dev/null || fail "devwlctl deny after the restart"
 probe 'true </dev/null && echo OPENED' >/dev/null
 eperm || fail "a revocation after the restart: $(cat "$T/probe.out")"
 pass "$RT: after devwlctl restart the container is still in $mode and a revocation reaches it"
+
+# A SIGKILL before any state write names a new container: the next worker restores it
+# from the keeper's record (devwld(8) STATE), in kernel mode, so its cgroup follows the
+# policy still: a revocation after the crash reaches it.
+if [ "${DEVWL_TEST_HOOKS:-0}" = 1 ]; then
+	touch "$T/stall"
+	id2=$tag-late
+	start_km "$id2"
+	[ "$(probe 'true </dev/urandom && echo OPENED' "$id2")" = OPENED ] ||
+		fail "$id2: /dev/urandom before the crash: $(cat "$T/probe.out")"
+	worker=$(stat_of pid)
+	g=$(gen)
+	kill -9 "$worker"
+	wait_until 60 sh -c '! kill -0 "$0" 2>/dev/null' "$worker" || fail "worker $worker did not die"
+	rm -f "$T/stall"
+	wait_until 60 sh -c '[ "$("$0" --socket "$1" stats | awk "/^generation / {print \$2}")" -gt "$2" ]' \
+		"$DEVWLCTL" "$T/control.sock" "$g" || fail "no new worker after SIGKILL"
+	grep -q "container $id2: process [0-9]* restored from the keeper's record" "$T/devwld.log" ||
+		fail "$id2 was not restored from the keeper's record: $(grep "$id2" "$T/devwld.log")"
+	[ "$(mode_of "$id2")" = "$mode" ] || fail "$id2 after the SIGKILL: $(ctl containers)"
+	ctl deny /km "c 1:9 rwm" >/dev/null || fail "devwlctl deny after the SIGKILL"
+	probe 'true </dev/urandom && echo OPENED' "$id2" >/dev/null
+	eperm || fail "$id2: a revocation after the SIGKILL: $(cat "$T/probe.out")"
+	pass "$RT: a container attached after the last state write is restored from the keeper's record in $mode; a revocation reaches it"
+else
+	echo "# skipped the SIGKILL part: it needs devwld's test hooks (-DDEVWL_TEST_HOOKS=ON)"
+fi
 
 touch "$T/rootfs/tmp/stop"
 exit 0

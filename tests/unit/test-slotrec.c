@@ -66,6 +66,7 @@ static void test_slotrec_round_trip(void **state)
 	assert_string_equal(b.owner.id, o.id);
 	assert_string_equal(b.owner.node, o.node);
 	assert_true(b.owner.created);
+	assert_false(b.owner.kernel);
 	assert_int_equal(b.owner.pid, 4242);
 	assert_int_equal(b.owner.peer_uid, 1000);
 	assert_int_equal(b.owner.peer_pid, 77);
@@ -78,6 +79,15 @@ static void test_slotrec_round_trip(void **state)
 	assert_false(b.owner.created);
 	assert_int_equal(b.owner.pid, 0);
 	assert_int_equal(b.owner.peer_uid, 4294967294u);
+
+	/* kernel mode, alone and with created */
+	o = (struct slot_owner){.id = "k", .node = "/km", .kernel = true};
+	assert_int_equal(decode(rec, encode(&o, rec), &b), 0);
+	assert_true(b.owner.kernel);
+	assert_false(b.owner.created);
+	o.created = true;
+	assert_int_equal(decode(rec, encode(&o, rec), &b), 0);
+	assert_true(b.owner.kernel && b.owner.created);
 }
 
 /* The longest id (1024) and node path (4095) devwld takes: a record that fits a slot. */
@@ -160,7 +170,7 @@ static void test_slotrec_decode_bad_header(void **state)
 	} while (0)
 	MUTATE(0, s32, 0x6b6c7764);			    /* magic: the table's, not a record's */
 	MUTATE(4, u16, 2);				    /* version */
-	MUTATE(6, u16, 2);				    /* flags */
+	MUTATE(6, u16, 4);				    /* flags */
 	MUTATE(8, s32, -1);				    /* pid */
 	MUTATE(16, s32, INT32_MIN);			    /* peer pid */
 	MUTATE(20, u16, 0);				    /* id length 0 */
