@@ -114,6 +114,27 @@ static bool admitted(const struct node_source *s, const char *path)
 	return false;
 }
 
+/* listenerMetadata is space-separated words: the value of the first that starts with
+ * "node=", as a heap copy, or NULL (written here apart from mapping.c's walk). */
+static char *meta_node(const char *words)
+{
+	size_t len = words ? strlen(words) : 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t w = strcspn(words + i, " ");
+
+		if (w >= 5 && !strncmp(words + i, "node=", 5)) {
+			char *v = strndup(words + i + 5, w - 5);
+
+			if (!v)
+				abort();
+			return v;
+		}
+		i += w + 1;
+	}
+	return NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *in = (const char *)data;
@@ -123,8 +144,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct devwl_error err = {0};
 	struct mapping m = {0};
 	struct oci_state st = {0};
-	const char *k8s, *dflt, *src1 = NULL, *src2 = NULL, *anno, *meta;
-	char *p1 = NULL, *p2 = NULL;
+	const char *k8s, *dflt, *src1 = NULL, *src2 = NULL, *anno;
+	char *p1 = NULL, *p2 = NULL, *meta = NULL;
 	json_tokener *tok;
 	int r1, r2;
 
@@ -178,7 +199,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (uid && strncmp(p1, PEER_SUBTREE "/1000", strlen(PEER_SUBTREE "/1000")))
 			abort();
 		anno = oci_annotation(&st, "org.devwl.node");
-		meta = st.metadata && !strncmp(st.metadata, "node=", 5) ? st.metadata + 5 : NULL;
+		free(meta);
+		meta = meta_node(st.metadata);
 		anno_on = anno && (m.annotation.choice == NODE_CHOICE_ANY ||
 				   m.annotation.choice == NODE_CHOICE_UNDER);
 		if (!strcmp(src1, "annotation org.devwl.node")) {
@@ -196,6 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 out:
+	free(meta);
 	free(p1);
 	free(p2);
 	oci_state_clear(&st);

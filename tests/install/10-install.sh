@@ -87,6 +87,13 @@ for f in "$so" "$D"/usr/bin/* "$D"/usr/sbin/* "$D"/usr/libexec/devwl/*; do
 	! readelf -d "$f" | grep -q 'RPATH\|RUNPATH' || fail "$f has an RPATH/RUNPATH"
 done
 echo "ok - libdevwl.so.$soversion, SONAME libdevwl.so.${soversion%%.*}, no RUNPATH"
+# The package is built without -DDEVWL_TEST_HOOKS: no test-only hook (DEVWLD_TEST_*, read
+# from the environment) is in what it installs.
+for f in "$so" "$D"/usr/bin/* "$D"/usr/sbin/* "$D"/usr/libexec/devwl/*; do
+	hook=$(grep -aoE -m1 'DEVWLD?_TEST_[A-Z_]+' "$f" || true)
+	[ -z "$hook" ] || fail "$f carries the test hook $hook"
+done
+echo "ok - no test hook in the installed programs and library"
 
 # An embedder's build: pkg-config only, pointed at the DESTDIR.
 export PKG_CONFIG_LIBDIR=$D$libdir/pkgconfig:$PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR=$D
