@@ -30,6 +30,7 @@ enum source_kind {
 	SOURCE_SERVE,	 /* eventfd: handler threads finished work (serve.c) */
 };
 
+struct devwld;
 struct source {
 	enum source_kind kind;
 	int fd;
@@ -40,6 +41,23 @@ struct source {
 	short events;
 	struct source *cancel_next;
 	void (*free_fn)(struct source *src);
+	/* Its poll completed with revents (POLLERR if the poll failed): set by whoever
+	 * makes the source, so the loop calls nothing above it. */
+	void (*ready)(struct devwld *d, struct source *src, int revents);
+};
+
+/*
+ * What the loop runs besides its sources, set by the worker's start-up (daemon.c): the
+ * loop is below the parts it drives and knows none of them by name. NULL ends a list.
+ */
+#define LOOP_HOOKS_MAX 4
+struct loop_hooks {
+	/* Before each wait, in order: ms until it is due again, or -1. */
+	int (*tick[LOOP_HOOKS_MAX])(struct devwld *d, uint64_t now);
+	/* After each round's completions, in order. */
+	void (*after[LOOP_HOOKS_MAX])(struct devwld *d, uint64_t now);
+	/* SIGHUP: reload the policy file. */
+	void (*reload)(struct devwld *d);
 };
 
 struct list_head {
@@ -238,6 +256,7 @@ struct keeper_link {
 struct devwld {
 	struct devwld_config cfg;
 	struct io_uring ring;
+	struct loop_hooks loop_hooks;
 	struct serve *serve; /* the handler threads (serve.c) */
 	struct devwl_policy *policy;
 	struct mapping mapping;
@@ -319,9 +338,9 @@ int loop_run(struct devwld *d);
 void loop_test_stop(struct devwld *d, const char *id, bool recorded);
 
 /* listener.c */
-int listener_open(struct devwld *d);
-void listener_accept(struct devwld *d);
-void oci_conn_ready(struct devwld *d, struct source *src, int revents);
+/* Watch the OCI listener socket: fd, inherited from the keeper, or -1 to make it. */
+int listener_open(struct devwld *d, int fd);
+/* Drop the runtime connections whose message is overdue at now (UINT64_MAX: all). */
 void oci_conn_expire(struct devwld *d, uint64_t now_ms);
 
 /* policy.c: the policy store and the container table. */
@@ -400,8 +419,6 @@ void state_sync(struct devwld *d);
 void state_urgent(struct devwld *d);
 /* Has a write covering the changes up to seq finished (or failed, logged)? */
 bool state_written(const struct devwld *d, uint64_t seq);
-/* The writer's eventfd is readable (dispatch). */
-void state_ready(struct devwld *d);
 void state_fini(struct devwld *d);
 
 /* keeper_link.c: the worker's side of the keeper (keeper.h). */
@@ -435,15 +452,13 @@ int handover_begin(struct devwld *d);
 
 /* watch.c: reload when the policy file changes (a ConfigMap's "..data" swap). */
 int watch_open(struct devwld *d);
-void watch_ready(struct devwld *d);
 /* Called each loop round: runs a due check; returns ms until the next one, or -1. */
 int watch_tick(struct devwld *d, uint64_t now);
 void watch_close(struct devwld *d);
 
 /* control.c */
-int control_open(struct devwld *d);
-void control_accept(struct devwld *d);
-void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
+/* Watch the control socket: fd, inherited from the keeper, or -1 to make it. */
+int control_open(struct devwld *d, int fd);
 /* One control line (no newline) answered on out; exported for tests and the fuzzer. */
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out);
 void control_close_all(struct devwld *d);

@@ -351,6 +351,7 @@ static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, u
 		return -ENOMEM;
 	(void)devwl_notify_fd_prepare(fd);
 	p->src.kind = SOURCE_NOTIFY;
+	p->src.ready = serve_notify_ready;
 	p->src.fd = fd;
 	p->src.free_fn = cproc_free;
 	p->container = c;

@@ -133,6 +133,8 @@ static void writer_src_free(struct source *src)
 	(void)src; /* part of struct state_writer, freed by state_fini() */
 }
 
+static void state_ready(struct devwld *d, struct source *src, int revents);
+
 /* Start the thread (once, lazily: after the feature probe's fork). Without it, writes
  * happen on the loop, as a fallback. */
 static struct state_writer *writer_get(struct devwld *d)
@@ -147,6 +149,7 @@ static struct state_writer *writer_get(struct devwld *d)
 		goto fail;
 	w->file = d->cfg.state_file;
 	w->src.kind = SOURCE_STATE;
+	w->src.ready = state_ready;
 	w->src.free_fn = writer_src_free;
 	w->src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->src.fd < 0)
@@ -228,11 +231,12 @@ static bool writer_idle(struct state_writer *w)
 	return idle;
 }
 
-void state_ready(struct devwld *d)
+static void state_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct state_writer *w = d->state_writer;
 	uint64_t n;
 
+	(void)src, (void)revents;
 	while (read(w->src.fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
 		;
 	collect(d, w);
