@@ -123,6 +123,13 @@ static void worker_hooks(struct devwld *d)
 		.after = {oci_conn_expire, after_audit},
 		.reload = reload,
 	};
+	d->store_hooks = (struct store_hooks){
+		.changed = state_changed,
+		.policy_changed = serve_policy_changed,
+		.container_gone = serve_container_gone,
+		.notify_ready = serve_notify_ready,
+	};
+	d->state_written_hook = control_state_written;
 }
 
 static int worker_start(struct devwld *d, bool no_audit)

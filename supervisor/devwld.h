@@ -147,6 +147,22 @@ struct container;
 struct serve_box;
 struct kernel_cg;
 
+/*
+ * What the store (policy.c) tells the parts above it, set by the worker's start-up
+ * (daemon.c); NULL: nobody listens (tests, fuzzers). The state and the handler threads
+ * call the store, so the store must not call them back by name.
+ */
+struct store_hooks {
+	/* The hierarchy or the containers changed: persist them (state.c). */
+	void (*changed)(struct devwld *d);
+	/* The hierarchy may have changed: the handlers need fresh node copies (serve.c). */
+	void (*policy_changed)(struct devwld *d);
+	/* c is about to be freed: let go of the handlers' view of it (serve.c). */
+	void (*container_gone)(struct container *c);
+	/* The ready hook of every process's notify fd (serve.c hands it to a thread). */
+	void (*notify_ready)(struct devwld *d, struct source *src, int revents);
+};
+
 /* One container process: its notify fd, watched by the ring. */
 struct cproc {
 	struct source src;
@@ -257,6 +273,9 @@ struct devwld {
 	struct devwld_config cfg;
 	struct io_uring ring;
 	struct loop_hooks loop_hooks;
+	struct store_hooks store_hooks;
+	/* A state write finished (state.c tells control.c, which asked for it). */
+	void (*state_written_hook)(struct devwld *d);
 	struct serve *serve; /* the handler threads (serve.c) */
 	struct devwl_policy *policy;
 	struct mapping mapping;

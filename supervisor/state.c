@@ -135,6 +135,14 @@ static void writer_src_free(struct source *src)
 
 static void state_ready(struct devwld *d, struct source *src, int revents);
 
+/* What waited for a write may go on: control.c's answers, through a hook because control
+ * asks the state, not the other way round. */
+static void written(struct devwld *d)
+{
+	if (d->state_written_hook)
+		d->state_written_hook(d);
+}
+
 /* Start the thread (once, lazily: after the feature probe's fork). Without it, writes
  * happen on the loop, as a fallback. */
 static struct state_writer *writer_get(struct devwld *d)
@@ -198,7 +206,7 @@ static void finished(struct devwld *d, char *text, uint64_t seq, int r)
 	/* Tried, at least: what waited for it may go on (a failure is logged). */
 	if (seq > d->state_tried_seq)
 		d->state_tried_seq = seq;
-	control_state_written(d);
+	written(d);
 }
 
 /* Take a finished write, if there is one. */
@@ -262,7 +270,7 @@ static void start_write(struct devwld *d, struct state_writer *w)
 		free(text);
 		if (seq > d->state_tried_seq)
 			d->state_tried_seq = seq;
-		control_state_written(d);
+		written(d);
 		return;
 	}
 	if (!w) {
