@@ -688,6 +688,8 @@ static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t s
 	if (r == 0) {
 		s->answered++;
 		res->r = 0;
+		/* A record job_continue() made is malloc'ed: nothing in it is NULL unless set. */
+		res->path = NULL;
 		res->ev = (struct devwl_event){
 			.id = id,
 			.syscall = "unknown",
