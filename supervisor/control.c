@@ -50,13 +50,17 @@ struct ctl_conn {
 	bool waiting;	   /* unwatched until then */
 };
 
-int control_open(struct devwld *d)
-{
-	int fd = socket_listen(d->cfg.control_path, 0600);
+static void control_ready(struct devwld *d, struct source *src, int revents);
+static void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
 
+int control_open(struct devwld *d, int fd)
+{
+	if (fd < 0)
+		fd = socket_listen(d->cfg.control_path, 0600);
 	if (fd < 0)
 		return fd;
 	d->control_src.kind = SOURCE_CONTROL;
+	d->control_src.ready = control_ready;
 	d->control_src.fd = fd;
 	return loop_arm(d, &d->control_src, POLLIN);
 }
@@ -73,7 +77,7 @@ static void ctl_conn_free(struct source *src)
 
 static void ctl_close(struct devwld *d, struct ctl_conn *conn);
 
-void control_accept(struct devwld *d)
+static void control_accept(struct devwld *d)
 {
 	for (int i = 0; i < 16; i++) {
 		struct ctl_conn *conn;
@@ -98,6 +102,7 @@ void control_accept(struct devwld *d)
 			return;
 		}
 		conn->src.kind = SOURCE_CTL_CONN;
+		conn->src.ready = ctl_conn_ready;
 		conn->src.fd = fd;
 		conn->src.free_fn = ctl_conn_free;
 		d->nctl_conns++;
@@ -107,6 +112,20 @@ void control_accept(struct devwld *d)
 			ctl_close(d, conn);
 		}
 	}
+}
+
+static void control_ready(struct devwld *d, struct source *src, int revents)
+{
+	int r;
+
+	(void)revents;
+	/* Handing over: what connects now waits in the backlog for our successor. */
+	if (d->handover)
+		return;
+	control_accept(d);
+	r = loop_arm(d, src, POLLIN);
+	if (r < 0)
+		loop_fatal(d, "cannot watch the control socket", r);
 }
 
 static void do_containers(struct devwld *d, FILE *out)
@@ -443,7 +462,7 @@ static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 	return false;
 }
 
-void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
+static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
 	uint64_t seq = d->state_seq;

@@ -93,6 +93,45 @@ static void reapply_if_changed(struct devwld *d)
 	store_apply_text(d, text, len);
 }
 
+static int tick_state(struct devwld *d, uint64_t now)
+{
+	(void)now;
+	return state_flush(d);
+}
+
+static void after_audit(struct devwld *d, uint64_t now)
+{
+	audit_report_drops(&d->audit, now);
+}
+
+static void reload(struct devwld *d)
+{
+	(void)store_reload(d);
+}
+
+/*
+ * The worker's wiring, in one place: what the lower layers (the loop, the store, the
+ * state) tell the upper ones goes through these hooks, so that every call between the
+ * files points down (supervisor/README.md, scripts/callgraph). The order of each list is
+ * the order things ran in when the loop called them by name.
+ */
+static void worker_hooks(struct devwld *d)
+{
+	d->loop_hooks = (struct loop_hooks){
+		/* A reload the watch makes is in the state write started right after. */
+		.tick = {watch_tick, tick_state},
+		.after = {oci_conn_expire, after_audit},
+		.reload = reload,
+	};
+	d->store_hooks = (struct store_hooks){
+		.changed = state_changed,
+		.policy_changed = serve_policy_changed,
+		.container_gone = serve_container_gone,
+		.notify_ready = serve_notify_ready,
+	};
+	d->state_written_hook = control_state_written;
+}
+
 static int worker_start(struct devwld *d, bool no_audit)
 {
 	sigset_t mask;
@@ -103,6 +142,7 @@ static int worker_start(struct devwld *d, bool no_audit)
 	devwld_signals(&mask);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	worker_hooks(d);
 	r = keeper_link_open(d);
 	if (r < 0) {
 		log_msg("cannot use the keeper's fds: %s", strerror(-r));
@@ -151,13 +191,7 @@ static int worker_start(struct devwld *d, bool no_audit)
 	}
 	/* On disk before the sockets say we are ready. */
 	state_sync(d);
-	if (d->keeper.listen_fd >= 0) {
-		d->listen_src.kind = SOURCE_LISTENER;
-		d->listen_src.fd = d->keeper.listen_fd;
-		r = loop_arm(d, &d->listen_src, POLLIN);
-	} else {
-		r = listener_open(d);
-	}
+	r = listener_open(d, d->keeper.listen_fd);
 	if (r < 0) {
 		log_msg("listener %s: %s", d->cfg.listen_path, strerror(-r));
 		return r;
@@ -169,15 +203,10 @@ static int worker_start(struct devwld *d, bool no_audit)
 			strerror(-r));
 		watch_close(d);
 	}
-	if (d->keeper.control_fd >= 0) {
-		d->control_src.kind = SOURCE_CONTROL;
-		d->control_src.fd = d->keeper.control_fd;
-		r = loop_arm(d, &d->control_src, POLLIN);
-	} else {
-		r = control_open(d);
-		if (r >= 0)
-			r = keeper_link_sockets(d);
-	}
+	r = control_open(d, d->keeper.control_fd);
+	/* Sockets made here: the keeper keeps them for our successors. */
+	if (r >= 0 && d->keeper.control_fd < 0)
+		r = keeper_link_sockets(d);
 	if (r < 0) {
 		log_msg("control socket %s: %s", d->cfg.control_path, strerror(-r));
 		unlink(d->cfg.listen_path);

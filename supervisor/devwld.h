@@ -16,31 +16,7 @@
 #include "devwl.h"
 #include "ocistate.h"
 #include "kernelmode.h"
-
-/* What an fd watched by the ring is; the ring's user_data points at the struct source. */
-enum source_kind {
-	SOURCE_SIGNAL,
-	SOURCE_LISTENER, /* the OCI listenerPath socket */
-	SOURCE_CONTROL,	 /* the devwlctl socket */
-	SOURCE_OCI_CONN, /* one runtime connection, until its message is complete */
-	SOURCE_CTL_CONN, /* one devwlctl connection */
-	SOURCE_NOTIFY,	 /* one container process's seccomp notify fd */
-	SOURCE_WATCH,	 /* inotify on the policy file's directory */
-	SOURCE_STATE,	 /* the state writer's eventfd: a write finished */
-	SOURCE_SERVE,	 /* eventfd: handler threads finished work (serve.c) */
-};
-
-struct source {
-	enum source_kind kind;
-	int fd;
-	bool armed;	    /* a POLL_ADD is in flight: memory must outlive its completion */
-	bool dead;	    /* destroyed while armed: freed when the cancelled poll completes */
-	bool cancel_queued; /* dead, its cancel not yet made: on devwld.cancel_later */
-	bool held;	    /* a handler thread uses fd (serve.c): loop_destroy leaves it open */
-	short events;
-	struct source *cancel_next;
-	void (*free_fn)(struct source *src);
-};
+#include "loop.h"
 
 struct list_head {
 	struct list_head *next, *prev;
@@ -128,6 +104,22 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 struct container;
 struct serve_box;
 struct kernel_cg;
+
+/*
+ * What the store (policy.c) tells the parts above it, set by the worker's start-up
+ * (daemon.c); NULL: nobody listens (tests, fuzzers). The state and the handler threads
+ * call the store, so the store must not call them back by name.
+ */
+struct store_hooks {
+	/* The hierarchy or the containers changed: persist them (state.c). */
+	void (*changed)(struct devwld *d);
+	/* The hierarchy may have changed: the handlers need fresh node copies (serve.c). */
+	void (*policy_changed)(struct devwld *d);
+	/* c is about to be freed: let go of the handlers' view of it (serve.c). */
+	void (*container_gone)(struct container *c);
+	/* The ready hook of every process's notify fd (serve.c hands it to a thread). */
+	void (*notify_ready)(struct devwld *d, struct source *src, int revents);
+};
 
 /* One container process: its notify fd, watched by the ring. */
 struct cproc {
@@ -238,6 +230,10 @@ struct keeper_link {
 struct devwld {
 	struct devwld_config cfg;
 	struct io_uring ring;
+	struct loop_hooks loop_hooks;
+	struct store_hooks store_hooks;
+	/* A state write finished (state.c tells control.c, which asked for it). */
+	void (*state_written_hook)(struct devwld *d);
 	struct serve *serve; /* the handler threads (serve.c) */
 	struct devwl_policy *policy;
 	struct mapping mapping;
@@ -301,27 +297,10 @@ void log_stop(unsigned int drain_ms);
 struct sink *log_sink(void);
 uint64_t log_dropped(void);
 
-/* notify_loop.c */
-int loop_init(struct devwld *d);
-void loop_fini(struct devwld *d);
-/* Watch src for events, once. Fails (-EBUSY) only when the ring takes no entry: the
- * caller must then drop the source (loudly) or stop, never leave it unwatched. */
-int loop_arm(struct devwld *d, struct source *src, short events)
-	__attribute__((warn_unused_result));
-/* The loop cannot go on (a socket it cannot watch): log, and exit with an error so the
- * keeper starts a new worker. */
-void loop_fatal(struct devwld *d, const char *what, int err);
-/* Close the fd now; free the memory now or once its cancelled poll completes. */
-void loop_destroy(struct devwld *d, struct source *src);
-int loop_run(struct devwld *d);
-/* Tests only (DEVWLD_TEST_STOP_FILE): stop holding a call of container id, before or
- * after the keeper recorded it. Called by the handler threads. */
-void loop_test_stop(struct devwld *d, const char *id, bool recorded);
-
 /* listener.c */
-int listener_open(struct devwld *d);
-void listener_accept(struct devwld *d);
-void oci_conn_ready(struct devwld *d, struct source *src, int revents);
+/* Watch the OCI listener socket: fd, inherited from the keeper, or -1 to make it. */
+int listener_open(struct devwld *d, int fd);
+/* Drop the runtime connections whose message is overdue at now (UINT64_MAX: all). */
 void oci_conn_expire(struct devwld *d, uint64_t now_ms);
 
 /* policy.c: the policy store and the container table. */
@@ -400,8 +379,6 @@ void state_sync(struct devwld *d);
 void state_urgent(struct devwld *d);
 /* Has a write covering the changes up to seq finished (or failed, logged)? */
 bool state_written(const struct devwld *d, uint64_t seq);
-/* The writer's eventfd is readable (dispatch). */
-void state_ready(struct devwld *d);
 void state_fini(struct devwld *d);
 
 /* keeper_link.c: the worker's side of the keeper (keeper.h). */
@@ -430,20 +407,16 @@ void keeper_link_ready(struct devwld *d);
 bool keeper_link_notify(const char *text);
 void keeper_link_inflight(struct devwld *d, uint32_t slot, uint64_t id);
 void keeper_link_answered(struct devwld *d, uint32_t slot);
-/* Begin a planned restart (devwld(8) RESTART). -EOPNOTSUPP without a keeper. */
-int handover_begin(struct devwld *d);
 
 /* watch.c: reload when the policy file changes (a ConfigMap's "..data" swap). */
 int watch_open(struct devwld *d);
-void watch_ready(struct devwld *d);
 /* Called each loop round: runs a due check; returns ms until the next one, or -1. */
 int watch_tick(struct devwld *d, uint64_t now);
 void watch_close(struct devwld *d);
 
 /* control.c */
-int control_open(struct devwld *d);
-void control_accept(struct devwld *d);
-void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
+/* Watch the control socket: fd, inherited from the keeper, or -1 to make it. */
+int control_open(struct devwld *d, int fd);
 /* One control line (no newline) answered on out; exported for tests and the fuzzer. */
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out);
 void control_close_all(struct devwld *d);

@@ -75,15 +75,18 @@ drop(struct devwld *d, struct oci_conn *conn, const char *fmt, ...)
 	oci_conn_close(d, conn);
 }
 
-int listener_open(struct devwld *d)
+static void listener_ready(struct devwld *d, struct source *src, int revents);
+
+int listener_open(struct devwld *d, int fd)
 {
 	/* With --allow-uid anyone may connect: SO_PEERCRED (peer_allowed) is the check, and
 	 * what an allowed user may then do is confined by the mapping (PEER_SUBTREE/UID). */
-	int fd = socket_listen(d->cfg.listen_path, d->cfg.n_listen_uids ? 0666 : 0600);
-
+	if (fd < 0)
+		fd = socket_listen(d->cfg.listen_path, d->cfg.n_listen_uids ? 0666 : 0600);
 	if (fd < 0)
 		return fd;
 	d->listen_src.kind = SOURCE_LISTENER;
+	d->listen_src.ready = listener_ready;
 	d->listen_src.fd = fd;
 	return loop_arm(d, &d->listen_src, POLLIN);
 }
@@ -98,7 +101,9 @@ static bool peer_allowed(const struct devwld *d, uid_t uid)
 	return false;
 }
 
-void listener_accept(struct devwld *d)
+static void oci_conn_ready(struct devwld *d, struct source *src, int revents);
+
+static void listener_accept(struct devwld *d)
 {
 	/* Bounded work per round: the rest waits for the next completion. */
 	for (int i = 0; i < 64; i++) {
@@ -137,6 +142,7 @@ void listener_accept(struct devwld *d)
 			return;
 		}
 		conn->src.kind = SOURCE_OCI_CONN;
+		conn->src.ready = oci_conn_ready;
 		conn->src.fd = fd;
 		conn->src.free_fn = oci_conn_free;
 		conn->uid = uid;
@@ -147,6 +153,20 @@ void listener_accept(struct devwld *d)
 		if (loop_arm(d, &conn->src, POLLIN) < 0)
 			drop(d, conn, "cannot watch the connection");
 	}
+}
+
+static void listener_ready(struct devwld *d, struct source *src, int revents)
+{
+	int r;
+
+	(void)revents;
+	/* Handing over: what connects now waits in the backlog for our successor. */
+	if (d->handover)
+		return;
+	listener_accept(d);
+	r = loop_arm(d, src, POLLIN);
+	if (r < 0)
+		loop_fatal(d, "cannot watch the listener socket", r);
 }
 
 void oci_conn_expire(struct devwld *d, uint64_t now)
@@ -276,7 +296,7 @@ static struct json_object *parse_whole(struct oci_conn *conn)
 	return obj;
 }
 
-void oci_conn_ready(struct devwld *d, struct source *src, int revents)
+static void oci_conn_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct oci_conn *conn = container_of(src, struct oci_conn, src);
 	union {

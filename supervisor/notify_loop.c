@@ -18,7 +18,6 @@
 #include <time.h>
 
 #include "devwld.h"
-#include "serve.h"
 #include "util.h"
 
 /* How long a planned restart waits for open runtime and devwlctl connections. */
@@ -187,6 +186,8 @@ static void cancel_retry(struct devwld *d)
 	}
 }
 
+static void signal_ready(struct devwld *d, struct source *src, int revents);
+
 int loop_init(struct devwld *d)
 {
 	sigset_t mask;
@@ -213,6 +214,7 @@ int loop_init(struct devwld *d)
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return negerrno();
 	d->signal_src.kind = SOURCE_SIGNAL;
+	d->signal_src.ready = signal_ready;
 	d->signal_src.fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (d->signal_src.fd < 0)
 		return negerrno();
@@ -233,18 +235,20 @@ void loop_fini(struct devwld *d)
 	io_uring_queue_exit(&d->ring);
 }
 
-static void signal_ready(struct devwld *d)
+static void signal_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct signalfd_siginfo si;
 	int r;
 
-	while (read(d->signal_src.fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+	(void)revents;
+	while (read(src->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
 			log_msg("SIGHUP: reloading %s",
 				d->cfg.policy_file ? d->cfg.policy_file : "(no policy file)");
 			service_notify("RELOADING=1\nMONOTONIC_USEC=%llu",
 				       (unsigned long long)(now_ns() / 1000));
-			store_reload(d);
+			if (d->loop_hooks.reload)
+				d->loop_hooks.reload(d);
 			service_notify("READY=1");
 		} else if (si.ssi_signo == SIGUSR2) {
 			if (handover_begin(d) < 0)
@@ -254,7 +258,7 @@ static void signal_ready(struct devwld *d)
 			d->quit = true;
 		}
 	}
-	r = loop_arm(d, &d->signal_src, POLLIN);
+	r = loop_arm(d, src, POLLIN);
 	if (r < 0)
 		loop_fatal(d, "cannot watch for signals", r);
 }
@@ -315,7 +319,7 @@ void loop_test_stop(struct devwld *d, const char *id, bool recorded)
 static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 {
 	struct source *src = io_uring_cqe_get_data(cqe);
-	int res = cqe->res, r;
+	int res = cqe->res;
 
 	if (!src || cqe->user_data == LIBURING_UDATA_TIMEOUT)
 		return;
@@ -329,61 +333,30 @@ static void dispatch(struct devwld *d, struct io_uring_cqe *cqe)
 		log_msg("poll on fd %d failed: %s", src->fd, strerror(-res));
 		res = POLLERR;
 	}
-	switch (src->kind) {
-	case SOURCE_SIGNAL:
-		signal_ready(d);
-		break;
-	case SOURCE_LISTENER:
-		/* Handing over: what connects now waits in the backlog for our successor. */
-		if (d->handover)
-			break;
-		listener_accept(d);
-		r = loop_arm(d, src, POLLIN);
-		if (r < 0)
-			loop_fatal(d, "cannot watch the listener socket", r);
-		break;
-	case SOURCE_CONTROL:
-		if (d->handover)
-			break;
-		control_accept(d);
-		r = loop_arm(d, src, POLLIN);
-		if (r < 0)
-			loop_fatal(d, "cannot watch the control socket", r);
-		break;
-	case SOURCE_OCI_CONN:
-		oci_conn_ready(d, src, res);
-		break;
-	case SOURCE_CTL_CONN:
-		ctl_conn_ready(d, src, res);
-		break;
-	case SOURCE_NOTIFY:
-		serve_notify_ready(d, container_of(src, struct cproc, src), res);
-		break;
-	case SOURCE_SERVE:
-		serve_completions(d);
-		break;
-	case SOURCE_WATCH:
-		watch_ready(d);
-		break;
-	case SOURCE_STATE:
-		state_ready(d);
-		break;
-	}
+	/*
+	 * Whoever made the source says what its events mean: the loop is the layer below
+	 * everything it watches and calls none of it by name (supervisor/README.md).
+	 */
+	src->ready(d, src, res);
 }
 
 int loop_run(struct devwld *d)
 {
 	while (!d->quit) {
-		/* Wake at least this often for the runtimes' message deadlines. */
-		int wait_ms = watch_tick(d, now_ms());
-		int state_ms = state_flush(d);
+		int wait_ms = -1;
 		struct __kernel_timespec ts;
 		struct io_uring_cqe *cqe = NULL;
 		unsigned int head, seen = 0;
 		int r;
 
-		if (state_ms >= 0 && (wait_ms < 0 || state_ms < wait_ms))
-			wait_ms = state_ms;
+		for (size_t i = 0; i < ARRAY_SIZE(d->loop_hooks.tick) && d->loop_hooks.tick[i];
+		     i++) {
+			int ms = d->loop_hooks.tick[i](d, now_ms());
+
+			if (ms >= 0 && (wait_ms < 0 || ms < wait_ms))
+				wait_ms = ms;
+		}
+		/* Wake at least this often for the runtimes' message deadlines. */
 		ts = (struct __kernel_timespec){
 			.tv_sec = 0,
 			.tv_nsec = (wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250) * 1000000L,
@@ -402,8 +375,9 @@ int loop_run(struct devwld *d)
 		io_uring_cq_advance(&d->ring, seen);
 		if (d->cancel_later)
 			cancel_retry(d);
-		oci_conn_expire(d, now_ms());
-		audit_report_drops(&d->audit, now_ms());
+		for (size_t i = 0; i < ARRAY_SIZE(d->loop_hooks.after) && d->loop_hooks.after[i];
+		     i++)
+			d->loop_hooks.after[i](d, now_ms());
 		/* A runtime's message half read or a devwlctl batch half answered would be
 		 * lost with us: let them finish first, for a bounded time. */
 		if (d->handover && ((list_empty(&d->oci_conns) && list_empty(&d->ctl_conns)) ||

@@ -17,7 +17,6 @@
 #include "defaults.h"
 #include "devwld.h"
 #include "nodepath.h"
-#include "serve.h"
 #include "slotrec.h"
 #include "util.h"
 
@@ -266,6 +265,13 @@ struct container *container_find(struct devwld *d, const char *id)
 	return NULL;
 }
 
+/* The containers or the hierarchy changed: the state file is to be written again. */
+static void changed(struct devwld *d)
+{
+	if (d->store_hooks.changed)
+		d->store_hooks.changed(d);
+}
+
 static void cproc_free(struct source *src)
 {
 	free(container_of(src, struct cproc, src));
@@ -275,7 +281,8 @@ static void container_free(struct devwld *d, struct container *c)
 {
 	list_del(&c->link);
 	d->ncontainers--;
-	serve_container_gone(c);
+	if (d->store_hooks.container_gone)
+		d->store_hooks.container_gone(c);
 	kernelmode_gone(c);
 	if (c->node)
 		devwl_node_unref(c->node);
@@ -351,6 +358,7 @@ static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, u
 		return -ENOMEM;
 	(void)devwl_notify_fd_prepare(fd);
 	p->src.kind = SOURCE_NOTIFY;
+	p->src.ready = d->store_hooks.notify_ready;
 	p->src.fd = fd;
 	p->src.free_fn = cproc_free;
 	p->container = c;
@@ -425,7 +433,7 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	kernelmode_attach(d, c, st, peer_uid);
 	/* In the next write (within STATE_INTERVAL_MS); until then a successor after a
 	 * crash restores it from the keeper's record. */
-	state_changed(d);
+	changed(d);
 	return 0;
 }
 
@@ -466,7 +474,7 @@ void cproc_gone(struct devwld *d, struct cproc *p)
 	loop_destroy(d, &p->src);
 	if (c->nprocs == 0)
 		container_free(d, c);
-	state_changed(d);
+	changed(d);
 }
 
 void container_drop(struct devwld *d, struct container *c)
@@ -602,8 +610,9 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 	free(d->policy_text);
 	d->policy_text = TAKE_PTR(owned);
 	d->policy_len = len;
-	state_changed(d);
-	serve_policy_changed(d);
+	changed(d);
+	if (d->store_hooks.policy_changed)
+		d->store_hooks.policy_changed(d);
 	kernelmode_policy_changed(d);
 	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed, "
 		"%zu devwlctl changes applied again)",

@@ -688,6 +688,8 @@ static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t s
 	if (r == 0) {
 		s->answered++;
 		res->r = 0;
+		/* A record job_continue() made is malloc'ed: nothing in it is NULL unless set. */
+		res->path = NULL;
 		res->ev = (struct devwl_event){
 			.id = id,
 			.syscall = "unknown",
@@ -810,6 +812,9 @@ static void *watchdog_main(void *arg)
 
 /* ---- the loop thread's side ------------------------------------------------------------ */
 
+/* The eventfd's ready hook: audit what the handlers did, re-arm or drop their fds. */
+static void serve_completions(struct devwld *d, struct source *src, int revents);
+
 int serve_init(struct devwld *d)
 {
 	struct serve *s = calloc(1, sizeof(*s));
@@ -826,6 +831,7 @@ int serve_init(struct devwld *d)
 	s->d = d;
 	atomic_init(&s->gen, 1);
 	s->src.kind = SOURCE_SERVE;
+	s->src.ready = serve_completions;
 	s->src.fd = -1;
 	s->kick = -1;
 	list_init(&s->queue);
@@ -914,8 +920,9 @@ void serve_fini(struct devwld *d)
 	free(s);
 }
 
-void serve_notify_ready(struct devwld *d, struct cproc *p, int revents)
+void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 {
+	struct cproc *p = container_of(src, struct cproc, src);
 	struct serve *s = d->serve;
 	struct serve_box *b = NULL;
 	struct job *j = NULL;
@@ -998,13 +1005,14 @@ static bool job_account(struct devwld *d, struct job *j)
 	return drop;
 }
 
-void serve_completions(struct devwld *d)
+static void serve_completions(struct devwld *d, struct source *src, int revents)
 {
 	struct serve *s = d->serve;
 	struct list_head done;
 	uint64_t n = 0;
 	int r = 0;
 
+	(void)src, (void)revents;
 	(void)!read(s->src.fd, &n, sizeof(n));
 	list_init(&done);
 	pthread_mutex_lock(&s->lock);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 struct devwld;
-struct cproc;
+struct source;
 struct container;
 
 /* Bounds of the pool: threads serving at once, and stuck ones replaced on top. */
@@ -27,10 +27,9 @@ int serve_init(struct devwld *d);
 /* Stop them (waiting at most the handler timeout for a thread in the middle of a call). */
 void serve_fini(struct devwld *d);
 
-/* The ring says p's notify fd is ready (revents): hand it to a handler thread. */
-void serve_notify_ready(struct devwld *d, struct cproc *p, int revents);
-/* The eventfd is ready: audit what the handlers did, re-arm or drop their fds. */
-void serve_completions(struct devwld *d);
+/* The ready hook of a process's notify fd (struct cproc's src; the store sets it, from
+ * its hooks): hand the fd to a handler thread. */
+void serve_notify_ready(struct devwld *d, struct source *src, int revents);
 
 /* The hierarchy may have changed (devwlctl, reload): handlers get fresh copies. */
 void serve_policy_changed(struct devwld *d);

@@ -133,6 +133,16 @@ static void writer_src_free(struct source *src)
 	(void)src; /* part of struct state_writer, freed by state_fini() */
 }
 
+static void state_ready(struct devwld *d, struct source *src, int revents);
+
+/* What waited for a write may go on: control.c's answers, through a hook because control
+ * asks the state, not the other way round. */
+static void written(struct devwld *d)
+{
+	if (d->state_written_hook)
+		d->state_written_hook(d);
+}
+
 /* Start the thread (once, lazily: after the feature probe's fork). Without it, writes
  * happen on the loop, as a fallback. */
 static struct state_writer *writer_get(struct devwld *d)
@@ -147,6 +157,7 @@ static struct state_writer *writer_get(struct devwld *d)
 		goto fail;
 	w->file = d->cfg.state_file;
 	w->src.kind = SOURCE_STATE;
+	w->src.ready = state_ready;
 	w->src.free_fn = writer_src_free;
 	w->src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->src.fd < 0)
@@ -195,7 +206,7 @@ static void finished(struct devwld *d, char *text, uint64_t seq, int r)
 	/* Tried, at least: what waited for it may go on (a failure is logged). */
 	if (seq > d->state_tried_seq)
 		d->state_tried_seq = seq;
-	control_state_written(d);
+	written(d);
 }
 
 /* Take a finished write, if there is one. */
@@ -228,11 +239,12 @@ static bool writer_idle(struct state_writer *w)
 	return idle;
 }
 
-void state_ready(struct devwld *d)
+static void state_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct state_writer *w = d->state_writer;
 	uint64_t n;
 
+	(void)src, (void)revents;
 	while (read(w->src.fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
 		;
 	collect(d, w);
@@ -258,7 +270,7 @@ static void start_write(struct devwld *d, struct state_writer *w)
 		free(text);
 		if (seq > d->state_tried_seq)
 			d->state_tried_seq = seq;
-		control_state_written(d);
+		written(d);
 		return;
 	}
 	if (!w) {

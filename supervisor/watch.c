@@ -61,6 +61,8 @@ static int add_watch(struct devwld *d)
 	return d->watch_wd < 0 ? negerrno() : 0;
 }
 
+static void watch_ready(struct devwld *d, struct source *src, int revents);
+
 int watch_open(struct devwld *d)
 {
 	int r;
@@ -70,6 +72,7 @@ int watch_open(struct devwld *d)
 	if (!d->cfg.policy_file || !d->cfg.watch_policy)
 		return 0;
 	d->watch_src.kind = SOURCE_WATCH;
+	d->watch_src.ready = watch_ready;
 	d->watch_src.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (d->watch_src.fd < 0)
 		return negerrno();
@@ -106,7 +109,7 @@ static bool relevant(const struct inotify_event *ev, const char *base)
 	return ev->len && (!strcmp(ev->name, base) || !strncmp(ev->name, "..", 2));
 }
 
-void watch_ready(struct devwld *d)
+static void watch_ready(struct devwld *d, struct source *src, int revents)
 {
 	union {
 		char buf[16 * (sizeof(struct inotify_event) + NAME_MAX + 1)];
@@ -115,6 +118,7 @@ void watch_ready(struct devwld *d)
 	const char *base = base_of(d->cfg.policy_file);
 	bool any = false;
 
+	(void)src, (void)revents;
 	/* Bounded: the rest waits for the next round. */
 	for (int round = 0; round < 16; round++) {
 		ssize_t n = read(d->watch_src.fd, u.buf, sizeof(u.buf));
