@@ -253,8 +253,9 @@ out:
 	devwl_cgroup_free(cg);
 	devwl_policy_free(p);
 	if (!fails)
-		fprintf(stderr, "%s: taken over: the runtime's rules until the apply, then exactly "
-				"the node\n",
+		fprintf(stderr,
+			"%s: taken over: the runtime's rules until the apply, then exactly "
+			"the node\n",
 			name);
 	return fails ? 1 : 0;
 }
