@@ -312,6 +312,9 @@ int devwl_notify_handle(struct devwl_notify *notify, int notify_fd, const struct
  * notification, before it decides or answers it. A supervisor that may die mid-call
  * records the id there, so that whoever inherits the notify fd can answer the call the
  * dead one took (devwld(8), RESTART). fn must not block; NULL removes the hook.
+ * With a hook set, an fd is injected in two steps (ADDFD, then SEND), never with
+ * ADDFD_FLAG_SEND: a handler killed inside ADDFD+SEND leaves the target's call returning
+ * 0 (the kernel's answer without its fd), where two steps leave it for the heir.
  */
 typedef void (*devwl_notify_recv_fn)(int notify_fd, uint64_t id, void *userdata);
 void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_fn fn,

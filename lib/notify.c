@@ -747,7 +747,13 @@ static int send_resp(struct devwl_notify *n, int nfd, int error, int64_t val, bo
 
 /*
  * Inject our fd as the call's result. With FLAG_SEND the install and the answer are one
- * step, so no fd can land in a target that never learns of it.
+ * step, so no fd can land in a target that never learns of it. Not for a supervisor with
+ * a receive hook (one that may die mid-call, whose fd someone inherits): a SIGKILL in
+ * ADDFD+SEND's wait leaves the call marked answered with the fd never installed, and the
+ * target's call returns 0, an fd it never got (the kernel drops the queued install but
+ * not the answer). In two steps, a kill before the install leaves the call unanswered
+ * for the heir to fail closed; one between install and answer leaves the target an fd
+ * of a device it was granted, which it never learns of.
  */
 static int inject(struct devwl_notify *n, int nfd, struct answer *a, struct devwl_event *e)
 {
@@ -760,7 +766,7 @@ static int inject(struct devwl_notify *n, int nfd, struct answer *a, struct devw
 	};
 	int r = 0;
 
-	if (n->features & DEVWL_FEATURE_ADDFD_SEND) {
+	if ((n->features & DEVWL_FEATURE_ADDFD_SEND) && !n->recv_fn) {
 		sigset_t all, old;
 
 		/*
