@@ -299,8 +299,8 @@ void devwl_notify_free(struct devwl_notify *notify);
  * ret_event may be NULL. Errors: -ENOENT the target went away (not an error: nothing to
  * answer), -EAGAIN nothing pending on a non-blocking fd, others from the kernel.
  * Must be called from one thread per struct devwl_notify. That thread unshares its
- * filesystem context once (unshare(CLONE_FS)) and chroots into a caller's root during a
- * call, always returning to its own. Signals are blocked while an fd is injected; a thread
+ * filesystem context once (unshare(CLONE_FS)) and may chroot into a caller's root during
+ * a call, always returning to its own. Signals are blocked while an fd is injected; a thread
  * that also runs an io_uring must create it with IORING_SETUP_DEFER_TASKRUN, or io_uring
  * task work can interrupt the injection (the kernel then completes the call with 0).
  */
@@ -319,6 +319,15 @@ int devwl_notify_handle(struct devwl_notify *notify, int notify_fd, const struct
 typedef void (*devwl_notify_recv_fn)(int notify_fd, uint64_t id, void *userdata);
 void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_fn fn,
 				void *userdata);
+
+/*
+ * The context keeps the last caller's root open (a container's calls then skip opening
+ * it every time), and so pins that root's mount until a call from another root, this, or
+ * devwl_notify_free(). A context that serves several containers calls it when it will
+ * wait a while, so that a container that went away leaves no mount behind. Not during
+ * devwl_notify_handle() on the same context.
+ */
+void devwl_notify_forget(struct devwl_notify *notify);
 
 /* ---------------------------------------------------------------------------------- */
 /* Kernel enforcement: a device cgroup programmed with a node's allow list.            */

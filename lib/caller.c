@@ -2,7 +2,9 @@
 /*
  * Acting in the caller's context (see caller.h and KERNEL-NOTES "Acting in the caller's
  * context"). Resolution runs chrooted into the caller's root from its cwd or dirfd, so
- * "..", absolute symlinks and the caller's mounts behave as for the caller. A path that
+ * "..", absolute symlinks and the caller's mounts behave as for the caller; an absolute
+ * path's first lookup gets the same from RESOLVE_IN_ROOT on the caller's root fd
+ * (devwl_caller_lookup_in_root), without the chroot. A path that
  * reaches a magic link is walked here one component at a time, so that "self" names the
  * caller and no link is followed as the handler; /dev/tty opens the caller's controlling
  * terminal, not ours.
@@ -102,7 +104,7 @@ int devwl_caller_init(struct devwl_caller *c)
 	struct stat st;
 
 	memset(c, 0, sizeof(*c));
-	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = -1;
+	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = c->cached_root = -1;
 	c->host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -129,7 +131,47 @@ void devwl_caller_done(struct devwl_caller *c)
 	closep(&c->host_cwd);
 	closep(&c->host_proc);
 	closep(&c->private_mnt);
+	devwl_caller_forget(c);
 	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = -1;
+}
+
+void devwl_caller_forget(struct devwl_caller *c)
+{
+	closep(&c->cached_root);
+	c->cached_root = -1;
+}
+
+/*
+ * The caller's root, opened through /proc/TID/root unless the cache holds it: statx named
+ * it (mnt_id, ino, dev), and an open fd pins its mount and inode, so neither number can
+ * name another object while the cache holds one. The cache takes a new root with the
+ * identity of the fd itself, not of the name looked at before (the caller may chroot in
+ * between). Returns a borrowed fd (*cached) or one to close.
+ */
+static int root_open(struct devwl_caller *c, const char *name, bool known, uint64_t mnt_id,
+		     ino_t ino, dev_t dev, bool *cached)
+{
+	uint64_t fd_mnt_id = 0;
+	ino_t fd_ino = 0;
+	dev_t fd_dev = 0;
+	int fd = -1;
+
+	*cached = false;
+	if (known && c->cached_root >= 0 && mnt_id == c->cached_mnt_id && ino == c->cached_ino &&
+	    dev == c->cached_dev) {
+		*cached = true;
+		return c->cached_root;
+	}
+	fd = openat(c->host_proc, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !known || root_identity(fd, "", &fd_mnt_id, &fd_ino, &fd_dev) < 0)
+		return fd;
+	devwl_caller_forget(c);
+	c->cached_root = fd;
+	c->cached_mnt_id = fd_mnt_id;
+	c->cached_ino = fd_ino;
+	c->cached_dev = fd_dev;
+	*cached = true;
+	return fd;
 }
 
 /*
@@ -169,26 +211,28 @@ int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid,
 	uint64_t mnt_id = 0;
 	ino_t ino = 0;
 	dev_t dev = 0;
+	bool known = false;
 
 	t->tid = tid;
 	t->root_fd = t->start_fd = -1;
 	t->have_creds = false;
-	t->root_is_host = false;
+	t->root_is_host = t->root_cached = false;
 	base = put_uint(buf, (unsigned long)tid);
 	p = put_str(base, "/root");
 	*p = '\0';
 	/*
 	 * A caller whose root is our own (same mount, same inode: devwl-run's usual case)
 	 * resolves exactly as we do: one statx says so, and saves opening its root (the
-	 * most expensive step of a CONTINUE) and the chroot.
+	 * most expensive step of a CONTINUE) and the chroot. Another root seen last time
+	 * (a container's every call) is taken from the cache.
 	 */
-	if (c->root_mnt_id != UINT64_MAX &&
-	    root_identity(c->host_proc, buf, &mnt_id, &ino, &dev) == 0 &&
-	    mnt_id == c->root_mnt_id && ino == c->root_ino && dev == c->root_dev) {
+	known = c->root_mnt_id != UINT64_MAX &&
+		root_identity(c->host_proc, buf, &mnt_id, &ino, &dev) == 0;
+	if (known && mnt_id == c->root_mnt_id && ino == c->root_ino && dev == c->root_dev) {
 		t->root_fd = c->host_root;
 		t->root_is_host = true;
 	} else {
-		t->root_fd = openat(c->host_proc, buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		t->root_fd = root_open(c, buf, known, mnt_id, ino, dev, &t->root_cached);
 		if (t->root_fd < 0)
 			return negerrno();
 	}
@@ -212,9 +256,9 @@ int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid,
 
 void devwl_target_close(struct devwl_target *t)
 {
-	if (!t->root_is_host)
+	if (!t->root_is_host && !t->root_cached)
 		closep(&t->root_fd);
-	t->root_is_host = false;
+	t->root_is_host = t->root_cached = false;
 	closep(&t->start_fd);
 	t->root_fd = t->start_fd = -1;
 }
@@ -730,6 +774,41 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 			return -err;
 	}
 	return walk(c, t, path, oflags, resolve, ret_fd, ret_walked);
+}
+
+/* Errors of a scoped lookup that say nothing about the caller's own lookup: a magic link
+ * (the walk decides), a racing rename or mount (the kernel's EAGAIN, EXDEV), our own
+ * resources. */
+static bool in_root_undecided(int err)
+{
+	return err == ELOOP || err == EXDEV || err == EAGAIN || err == EMFILE || err == ENFILE ||
+	       err == ENOMEM || err == EINTR;
+}
+
+int devwl_caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
+				int oflags, int *ret_fd)
+{
+	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
+	int fd = -1, err = 0;
+
+	if (path[0] != '/' || c->broken || c->inside || t->root_fd < 0)
+		return 1;
+	fd = openat2_sys(t->root_fd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
+	err = errno;
+	if (in_root_undecided(err))
+		return 1;
+	/* As devwl_caller_lookup: a failure reached without following a symlink is the
+	 * caller's failure too ("self" and magic links are symlinks). */
+	fd = openat2_sys(t->root_fd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+	if (fd >= 0) {
+		close(fd); /* appeared meanwhile */
+		return 1;
+	}
+	return in_root_undecided(errno) ? 1 : -err;
 }
 
 /* The caller's open flags for opening the device node it resolved to, for it. */

@@ -37,6 +37,7 @@ struct devwl_target {
 	pid_t tid;
 	int root_fd; /* O_PATH: /proc/TID/root, or the handler's own root (not ours to close) */
 	bool root_is_host; /* the caller's root is the handler's: same mount, same inode */
+	bool root_cached;  /* root_fd is the caller context's cached root (not ours to close) */
 	int start_fd;	   /* O_PATH: where a relative path starts (cwd or dirfd), or -1 */
 	bool have_creds;
 	struct devwl_creds creds;
@@ -54,6 +55,12 @@ struct devwl_caller {
 	uint64_t root_mnt_id; /* of the handler's "/" : a caller sharing it needs no chroot */
 	ino_t root_ino;
 	dev_t root_dev;
+	/* The last caller root that was not ours, kept open for the next call from the same
+	 * root (devwl_caller_forget lets go of it), with its identity as its fd says it. */
+	int cached_root;
+	uint64_t cached_mnt_id;
+	ino_t cached_ino;
+	dev_t cached_dev;
 	bool inside; /* chrooted into a caller's root */
 	bool moved;  /* fchdir'ed to a caller's start directory without chroot */
 	bool as_caller;
@@ -76,6 +83,8 @@ struct devwl_caller {
 
 int devwl_caller_init(struct devwl_caller *c);
 void devwl_caller_done(struct devwl_caller *c);
+/* Close the cached root, which pins a container's root mount while it is kept. */
+void devwl_caller_forget(struct devwl_caller *c);
 
 /*
  * Open the target's root and, for a relative path, the directory it starts from:
@@ -111,6 +120,18 @@ bool devwl_caller_switched(const struct devwl_caller *c);
  */
 int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
 			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked);
+
+/*
+ * Outside (no enter()): devwl_caller_lookup's first answer for an absolute path the caller
+ * opens with no resolve flags, scoped to its root by RESOLVE_IN_ROOT instead of a chroot
+ * (the same "/" for absolute symlinks, the same ".." at the root; a racing rename fails
+ * EAGAIN or EXDEV where a chroot would let it through). Returns 0 and *ret_fd; the
+ * lookup's error where devwl_caller_lookup would return it unwalked; or 1 where only
+ * the full path can say (a magic link, a symlink on a failing path, a race, our own
+ * resources): then enter() and devwl_caller_lookup().
+ */
+int devwl_caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
+				int oflags, int *ret_fd);
 
 /*
  * /dev/tty for the caller: open its controlling terminal (as the kernel's /dev/tty does,

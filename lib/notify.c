@@ -368,6 +368,23 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	 * without a baseline (unprivileged devwl-run) a CONTINUE here could reach a device. */
 	if (r < 0)
 		return r == -EBADF ? 0 : cannot_decide(a);
+	/*
+	 * Most opens name an absolute path that is no device: scoped to the caller's root by
+	 * the kernel that takes no chroot in and out (5 system calls of 17). A device, or
+	 * anything the scoped lookup cannot answer for the caller, takes the full path below.
+	 */
+	if (!resolve) {
+		r = devwl_caller_lookup_in_root(cl, t, n->path, c->flags, &pfd);
+		if (r < 0)
+			return 0; /* fails the caller's way: the kernel's to answer */
+		if (r == 0) {
+			if (fstat(pfd, &st) < 0)
+				return cannot_decide(a);
+			if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+				return 0;
+			closep(&pfd);
+		}
+	}
 	if (devwl_caller_enter(cl, t) < 0)
 		return cannot_decide(a);
 	/*
@@ -801,6 +818,12 @@ static int inject(struct devwl_notify *n, int nfd, struct answer *a, struct devw
 		return send_resp(n, nfd, errno, 0, false);
 	}
 	return send_resp(n, nfd, 0, r, false);
+}
+
+DEVWL_EXPORT void devwl_notify_forget(struct devwl_notify *n)
+{
+	if (n)
+		devwl_caller_forget(&n->caller);
 }
 
 DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,

@@ -584,6 +584,8 @@ static void *worker_main(void *arg)
 			w->held[w->nheld++] = j;
 		}
 		if (w->nheld == 0) {
+			/* Its last container's root must not stay pinned by an idle thread. */
+			devwl_notify_forget(w->notify);
 			s->idle++;
 			while (!s->quit && list_empty(&s->queue))
 				pthread_cond_wait(&s->work, &s->lock);
