@@ -61,7 +61,8 @@ static int child_main(void *arg)
 			return 121;
 		for (int i = 0; i < ROUNDS; i++)
 			for (int k = 0; k < NAMES; k++) {
-				long fd = syscall(SYS_openat, AT_FDCWD, names[k], O_RDONLY | O_CLOEXEC);
+				long fd = syscall(SYS_openat, AT_FDCWD, names[k],
+						  O_RDONLY | O_CLOEXEC);
 
 				if (fd >= 0) {
 					ok++;
