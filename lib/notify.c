@@ -343,7 +343,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	uint64_t resolve = c->resolve & ~(uint64_t)RESOLVE_CACHED;
 	_cleanup_close_ int pfd = -1;
 	struct stat st;
-	bool need_start = false, walked = false, device = false;
+	bool need_start = false, walked = false, device = false, entered = false;
 	int r = 0, allowed = 0;
 
 	/* O_PATH and O_DIRECTORY never open a device; __O_TMPFILE alone is EINVAL here. */
@@ -369,34 +369,27 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	if (r < 0)
 		return r == -EBADF ? 0 : cannot_decide(a);
 	/*
-	 * Most opens name an absolute path that is no device: scoped to the caller's root by
-	 * the kernel that takes no chroot in and out (5 system calls of 17). A device, or
-	 * anything the scoped lookup cannot answer for the caller, takes the full path below.
-	 */
-	if (!resolve) {
-		r = devwl_caller_lookup_in_root(cl, t, n->path, c->flags, &pfd);
-		if (r < 0)
-			return 0; /* fails the caller's way: the kernel's to answer */
-		if (r == 0) {
-			if (fstat(pfd, &st) < 0)
-				return cannot_decide(a);
-			if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
-				return 0;
-			closep(&pfd);
-		}
-	}
-	if (devwl_caller_enter(cl, t) < 0)
-		return cannot_decide(a);
-	/*
 	 * First as ourselves: most opens are not of devices and need nothing more. A lookup
 	 * that fails the caller's way is the kernel's to answer; one that fails ours is not.
-	 * RESOLVE_CACHED only says "may fail EAGAIN": we resolve fully.
+	 * RESOLVE_CACHED only says "may fail EAGAIN": we resolve fully. An absolute path with
+	 * no resolve flags (most opens) is looked up from the caller's root by RESOLVE_IN_ROOT,
+	 * with no chroot in and out (5 system calls of 17); what that lookup cannot answer
+	 * for the caller takes the chrooted one.
 	 */
-	r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
-	if (r < 0 && (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
-		return cannot_decide(a); /* creating through a magic link: not done for it */
+	r = resolve ? 1 : devwl_caller_lookup_in_root(cl, t, n->path, c->flags, &pfd);
 	if (r < 0)
-		return walked ? answer_error(a, -r) : 0;
+		return 0;
+	if (r > 0) {
+		if (devwl_caller_enter(cl, t) < 0)
+			return cannot_decide(a);
+		entered = true;
+		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+		if (r < 0 &&
+		    (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
+			return cannot_decide(a); /* creating through a magic link: not done for it */
+		if (r < 0)
+			return walked ? answer_error(a, -r) : 0;
+	}
 	if (fstat(pfd, &st) < 0)
 		return cannot_decide(a);
 	device = device_of(&st, e);
@@ -407,6 +400,9 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		return 0;
 	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
+	/* What follows acts in the caller's root. */
+	if (!entered && devwl_caller_enter(cl, t) < 0)
+		return cannot_decide(a);
 
 	/*
 	 * Again as the caller, so that its directory and file permissions apply; when

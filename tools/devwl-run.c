@@ -664,15 +664,20 @@ static void cleanup_processes(struct supervisor *s)
 	reap(s, WNOHANG);
 }
 
-/* Is the process in another user namespace than ours? false when it cannot be told. */
+/* Is the process in another user namespace than ours? false when it cannot be told. Ours
+ * is looked at once: a look can cost an nsfs dentry made and freed (lib/caller.c). */
 static bool other_userns(pid_t pid)
 {
+	static struct stat own;
+	static bool have_own;
 	char path[64];
-	struct stat a, b;
+	struct stat a;
 
+	if (!have_own && stat("/proc/self/ns/user", &own) < 0)
+		return false;
+	have_own = true;
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	return pid > 0 && stat(path, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
-	       (a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+	return pid > 0 && stat(path, &a) == 0 && (a.st_dev != own.st_dev || a.st_ino != own.st_ino);
 }
 
 /*
