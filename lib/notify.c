@@ -384,9 +384,9 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 			return cannot_decide(a);
 		entered = true;
 		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
-		if (r < 0 &&
-		    (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
-			return cannot_decide(a); /* creating through a magic link: not done for it */
+		if (r < 0 && (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
+			return cannot_decide(
+				a); /* creating through a magic link: not done for it */
 		if (r < 0)
 			return walked ? answer_error(a, -r) : 0;
 	}
