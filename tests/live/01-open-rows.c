@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Every open-like row of DESIGN.md §3 against real processes: open, openat, openat2,
- * creat, open_by_handle_at, i386 open; allowed and denied, char and block, absolute,
+ * creat, open_by_handle_at (i386 open: 23-i386); allowed and denied, char and block, absolute,
  * relative, dirfd and symlink paths, O_PATH, O_CLOEXEC, O_NOFOLLOW, RESOLVE_IN_ROOT,
  * magic links, a non-leader thread, io_uring_setup. The workload sits in a devices
  * cgroup denying everything, so "read=00000000" from the zero device proves the fd was
@@ -61,8 +61,6 @@ static const struct tcase cases[] = {
 	{P_MAIN, "iouring", "EPERM"},
 	{P_MAIN, "thread open @/zero rdonly", "ok *read=00000000"},
 	{P_MAIN, "thread open @/full rdonly", "EPERM"},
-	{P_MAIN, "open32 @/zero rdonly", "ok *rdev=1:5 *read=00000000"},
-	{P_MAIN, "open32 @/full rdonly", "EPERM"},
 	/* Magic links name the caller's fds, and a read-only grant is not upgraded. */
 	{P_RO, "open @/zero rdonly ; open /proc/self/fd/%L rdonly", "ok |ok *read=00000000"},
 	{P_RO, "open @/zero rdonly ; open /proc/self/fd/%L wronly", "ok |EPERM"},
