@@ -745,8 +745,7 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 	return 0;
 }
 
-/* A lookup failed for want of our own resources (or was interrupted): not the caller's. */
-static bool own_trouble(int err)
+bool devwl_own_trouble(int err)
 {
 	return err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN;
 }
@@ -771,8 +770,8 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 	 * refuse magic links anyway (ELOOP; EXDEV in scoped lookups) — then the error stands.
 	 * A walk that met no procfs "self" and no magic link agrees with the lookup above.
 	 */
-	if (own_trouble(err) || (resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
-					    RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
+	if (devwl_own_trouble(err) || (resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+						  RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
 		return -err;
 	/*
 	 * "self" and magic links are symlinks: a failure reached without following one is
@@ -794,7 +793,7 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
  * resources. */
 static bool in_root_undecided(int err)
 {
-	return err == ELOOP || err == EXDEV || own_trouble(err);
+	return err == ELOOP || err == EXDEV || devwl_own_trouble(err);
 }
 
 int devwl_caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,

@@ -10,6 +10,7 @@
 #ifndef DEVWL_CALLER_H
 #define DEVWL_CALLER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <stdint.h>
@@ -119,6 +120,22 @@ bool devwl_caller_switched(const struct devwl_caller *c);
  * kernel must not be left to walk it again. Errors: as openat2; -EACCES for a magic link
  * of another process; -EPERM where the caller's procfs cannot be mapped to it.
  */
+/*
+ * A lookup of ours failed for want of our own resources, or was interrupted (err > 0):
+ * it says nothing of what the path names for the caller.
+ */
+bool devwl_own_trouble(int err);
+
+/*
+ * A lookup of ours was refused (err > 0): EACCES or EPERM depend on who looks (file
+ * permissions, an LSM, a FUSE mount that admits only its owner), so the caller's own
+ * lookup may succeed where ours did not.
+ */
+static inline bool devwl_refused(int err)
+{
+	return err == EACCES || err == EPERM;
+}
+
 int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
 			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked);
 

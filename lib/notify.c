@@ -318,10 +318,34 @@ static int cannot_decide(struct answer *a)
  * caller's: we do not know what the path names, so neither CONTINUE (the kernel might open
  * a device) nor pass the error on (it is not the caller's). Answer EPERM.
  */
-static bool our_trouble(int err)
+static bool our_trouble(int r)
 {
-	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EINTR ||
-	       err == -EAGAIN;
+	return devwl_own_trouble(-r);
+}
+
+/*
+ * Our lookup was refused (devwl_refused): the caller may hold rights we lack, so the kernel
+ * might let it through — to a device, with no baseline. Look again as the caller; what
+ * still fails is answered with that error, never CONTINUE'd. A caller whose rights we
+ * cannot mirror (root in its own user namespace over its own files, the owner of a FUSE
+ * mount without allow_other) is refused where the kernel alone would let it through: an
+ * under-grant, the safe side (libdevwl(3), Failing closed).
+ */
+static int lookup_refused(struct devwl_notify *n, const struct call *c, uint64_t resolve,
+			  int refusal, int *ret_fd, bool *ret_walked)
+{
+	struct devwl_caller *cl = &n->caller;
+	struct devwl_target *t = &n->target;
+	int r = 0;
+
+	r = devwl_target_read_creds(cl, t);
+	if (r >= 0)
+		r = devwl_caller_become(cl, t, 0);
+	if (r < 0)
+		return -EAGAIN; /* ours: cannot decide */
+	if (!devwl_caller_switched(cl))
+		return refusal; /* the same lookup again */
+	return devwl_caller_lookup(cl, t, n->path, c->flags, resolve, ret_fd, ret_walked);
 }
 
 /* The /dev/tty node: it opens the opener's controlling terminal, so not as ourselves. */
@@ -364,31 +388,37 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	/* One check covers the path read above and the /proc fds just opened. */
 	if (id_valid(nfd, n->req->id) < 0)
 		return -ENOENT;
-	/* A bad dirfd is the kernel's to answer; anything else we cannot inspect is denied:
-	 * without a baseline (unprivileged devwl-run) a CONTINUE here could reach a device. */
+	/*
+	 * A bad dirfd is answered as the kernel would, not CONTINUE'd: a racing thread could
+	 * put a directory of devices at that number first. Anything else we cannot inspect is
+	 * denied: without a baseline (unprivileged devwl-run) a CONTINUE could reach a device.
+	 */
 	if (r < 0)
-		return r == -EBADF ? 0 : cannot_decide(a);
+		return r == -EBADF ? answer_error(a, EBADF) : cannot_decide(a);
 	/*
 	 * First as ourselves: most opens are not of devices and need nothing more. A lookup
-	 * that fails the caller's way is the kernel's to answer; one that fails ours is not.
+	 * that fails the caller's way is the kernel's to answer; one that fails ours is not,
+	 * and one refused to us is tried again as the caller (lookup_refused).
 	 * RESOLVE_CACHED only says "may fail EAGAIN": we resolve fully. An absolute path with
 	 * no resolve flags (most opens) is looked up from the caller's root by RESOLVE_IN_ROOT,
 	 * with no chroot in and out (5 system calls of 17); what that lookup cannot answer
 	 * for the caller takes the chrooted one.
 	 */
 	r = resolve ? 1 : devwl_caller_lookup_in_root(cl, t, n->path, c->flags, &pfd);
-	if (r < 0)
+	if (r < 0 && !devwl_refused(-r))
 		return 0;
-	if (r > 0) {
+	if (r != 0) {
 		if (devwl_caller_enter(cl, t) < 0)
 			return cannot_decide(a);
 		entered = true;
 		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+		if (r < 0 && !walked && devwl_refused(-r))
+			r = lookup_refused(n, c, resolve, r, &pfd, &walked);
+		/* Creating through a magic link is not done for the caller. */
 		if (r < 0 && (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
-			return cannot_decide(
-				a); /* creating through a magic link: not done for it */
+			return cannot_decide(a);
 		if (r < 0)
-			return walked ? answer_error(a, -r) : 0;
+			return walked || devwl_refused(-r) ? answer_error(a, -r) : 0;
 	}
 	if (fstat(pfd, &st) < 0)
 		return cannot_decide(a);

@@ -34,4 +34,18 @@ rc=$?
 # Asking for a baseline explicitly does not make it possible.
 nobody "$RUN" --baseline=v1 -- true 2>"$T/err2" || fail "--baseline=v1 as nobody: $(cat "$T/err2")"
 grep -q "deny-only" "$T/err2" || fail "--baseline=v1 as nobody: no warning"
+# A lookup refused to devwl is not left to the kernel: root of a user namespace of its
+# own may search a directory of its own that devwl (nobody) may not, and a CONTINUE would
+# let it reach a denied device through a symlink there.
+nobody unshare -Ur true 2>/dev/null ||
+	skip "the rest passed; no unprivileged user namespaces here for the refused lookup"
+mknod -m 666 "$T/full" c 1 7 || fail "mknod full"
+mkdir -m 777 "$T/u"
+# shellcheck disable=SC2016
+out=$(nobody "$RUN" --deny "c 1:7 rwm" -- unshare -Ur sh -c '
+	mkdir "$1/d" && ln -s "$1/../full" "$1/d/l" && chmod 000 "$1/d" || exit 9
+	"$2" open "$1/d/l" rdonly' sh "$T/u" "$PROBE" 2>"$T/err")
+rc=$?
+[ "$rc" = 0 ] || fail "refused lookup: exited $rc: $(cat "$T/err")"
+[ "$out" = EACCES ] || fail "a denied device through a directory devwl may not search: $out"
 echo "PASS"
