@@ -156,10 +156,15 @@ static bool filter_flag_known(unsigned int flags)
  * filter goes with it. No child process: an embedder's SIGCHLD handling or waitpid(-1)
  * loop sees nothing. Runs with every signal blocked.
  */
+struct probe {
+	unsigned int found;
+	bool ran; /* the thread had a listener to probe with */
+};
+
 static void *probe_thread(void *arg)
 {
 	struct seccomp_notif_addfd addfd = {.id = 0, .flags = SECCOMP_ADDFD_FLAG_SEND};
-	unsigned int *found = arg;
+	struct probe *p = arg;
 	int fd = -1;
 
 	/* Fails (EBUSY) under a filter that has a listener already: nothing to add then. */
@@ -168,19 +173,23 @@ static void *probe_thread(void *arg)
 	fd = load_allow_all(SECCOMP_FILTER_FLAG_NEW_LISTENER);
 	if (fd < 0)
 		return NULL;
+	p->ran = true;
 	/* Unknown flags fail EINVAL before the id is looked up; known ones ENOENT. */
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0 && errno == ENOENT)
-		*found |= DEVWL_FEATURE_ADDFD_SEND;
+		p->found |= DEVWL_FEATURE_ADDFD_SEND;
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0)
-		*found |= DEVWL_FEATURE_SYNC_WAKE_UP;
+		p->found |= DEVWL_FEATURE_SYNC_WAKE_UP;
 	close(fd);
 	return NULL;
 }
 
-/* The features beyond USER_NOTIF; *ret_complete false when no thread could run (retry). */
+/*
+ * The features beyond USER_NOTIF; *ret_complete false when no thread could run or it had
+ * no listener to probe with (retry).
+ */
 static unsigned int probe_features(bool *ret_complete)
 {
-	unsigned int found = DEVWL_FEATURE_USER_NOTIF;
+	struct probe p = {.found = DEVWL_FEATURE_USER_NOTIF};
 	sigset_t all, old;
 	pthread_t th;
 	int r = 0;
@@ -188,16 +197,16 @@ static unsigned int probe_features(bool *ret_complete)
 	*ret_complete = false;
 	if (filter_flag_known(SECCOMP_FILTER_FLAG_NEW_LISTENER |
 			      SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV))
-		found |= DEVWL_FEATURE_WAIT_KILLABLE_RECV;
+		p.found |= DEVWL_FEATURE_WAIT_KILLABLE_RECV;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&th, NULL, probe_thread, &found);
+	r = pthread_create(&th, NULL, probe_thread, &p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
-		return found;
+		return p.found;
 	pthread_join(th, NULL);
-	*ret_complete = true;
-	return found;
+	*ret_complete = p.ran;
+	return p.found;
 }
 
 static unsigned int features_cached;

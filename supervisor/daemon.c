@@ -153,7 +153,6 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("this kernel has no seccomp user notification");
 		return -EOPNOTSUPP;
 	}
-	/* After the feature probe's fork: a child must not inherit a sink thread's lock. */
 	r = log_start();
 	if (r < 0) {
 		log_msg("cannot start the log writer: %s", strerror(-r));

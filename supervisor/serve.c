@@ -922,6 +922,19 @@ void serve_fini(struct devwld *d)
 	free(s);
 }
 
+/* Unwatched, a process's calls would wait forever: dropped instead, they fail ENOSYS. */
+static void rearm_or_drop(struct devwld *d, struct cproc *p)
+{
+	int r = loop_arm(d, &p->src, POLLIN);
+
+	if (r < 0) {
+		log_msg("container %s pid %d: cannot watch its notify fd (%s); dropping this"
+			" process, its calls fail ENOSYS",
+			p->container->id, (int)p->pid, strerror(-r));
+		cproc_gone(d, p);
+	}
+}
+
 void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct cproc *p = container_of(src, struct cproc, src);
@@ -931,8 +944,10 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 
 	if (!(revents & POLLIN)) {
 		/* The container's last task using this filter has exited. */
-		if ((revents & (POLLHUP | POLLERR | POLLNVAL)) || loop_arm(d, &p->src, POLLIN) < 0)
+		if (revents & (POLLHUP | POLLERR | POLLNVAL))
 			cproc_gone(d, p);
+		else
+			rearm_or_drop(d, p);
 		return;
 	}
 	b = box_current(s, p->container);
@@ -1029,7 +1044,6 @@ static void serve_completions(struct devwld *d, struct source *src, int revents)
 		struct job *j = container_of(done.next, struct job, link);
 		struct cproc *p = j->p;
 		bool drop = false;
-		int ar = 0;
 
 		list_del(&j->link);
 		drop = job_account(d, j);
@@ -1063,13 +1077,8 @@ static void serve_completions(struct devwld *d, struct source *src, int revents)
 				p->src.free_fn(&p->src);
 		} else if (drop) {
 			cproc_gone(d, p);
-		} else if ((ar = loop_arm(d, &p->src, POLLIN)) < 0) {
-			/* Unwatched, its calls would wait forever: drop it, so they fail ENOSYS. */
-			log_msg("container %s pid %d: cannot watch its notify fd (%s); dropping "
-				"this"
-				" process, its calls fail ENOSYS",
-				j->box->id, (int)p->pid, strerror(-ar));
-			cproc_gone(d, p);
+		} else {
+			rearm_or_drop(d, p);
 		}
 		job_free(j);
 	}

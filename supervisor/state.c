@@ -143,7 +143,7 @@ static void written(struct devwld *d)
 		d->state_written_hook(d);
 }
 
-/* Start the thread (once, lazily: after the feature probe's fork). Without it, writes
+/* Start the thread (once, lazily, when the first write is due). Without it, writes
  * happen on the loop, as a fallback. */
 static struct state_writer *writer_get(struct devwld *d)
 {
