@@ -321,6 +321,18 @@ void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_f
 				void *userdata);
 
 /*
+ * Say whether a kernel baseline (a device cgroup or BPF device program that denies what
+ * devwl does not grant, and that the callers cannot leave) stands behind the calls the
+ * handler lets through. Without one, the default, the handler answers itself the one
+ * call it would otherwise leave to the kernel after resolving a magic link: a blocking
+ * writer's open of a fifo with no reader (it cannot wait for the reader), refused EPERM,
+ * since the kernel would follow the link again, to whatever fd a racing thread put there.
+ * With one (devwld serving OCI runtimes, devwl-run with a cgroup), such an open is left
+ * to the kernel, as runc's init opening its exec fifo needs.
+ */
+void devwl_notify_set_baseline(struct devwl_notify *notify, bool baseline);
+
+/*
  * The context keeps the last caller's root open (a container's calls then skip opening
  * it every time), and so pins that root's mount until a call from another root, this, or
  * devwl_notify_free(). A context that serves several containers calls it when it will

@@ -70,6 +70,7 @@ struct devwl_notify {
 	size_t req_size, resp_size;
 	devwl_notify_recv_fn recv_fn;
 	void *recv_userdata;
+	bool baseline; /* devwl_notify_set_baseline */
 	unsigned int features;
 	size_t page_size;
 	struct made_node made[MADE_MAX];
@@ -141,6 +142,12 @@ DEVWL_EXPORT void devwl_notify_set_recv_hook(struct devwl_notify *n, devwl_notif
 		return;
 	n->recv_fn = fn;
 	n->recv_userdata = userdata;
+}
+
+DEVWL_EXPORT void devwl_notify_set_baseline(struct devwl_notify *n, bool baseline)
+{
+	if (n)
+		n->baseline = baseline;
 }
 
 DEVWL_EXPORT void devwl_notify_free(struct devwl_notify *n)
@@ -467,11 +474,12 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		 * A writer's open of a fifo without a reader waits for one (runc's init on
 		 * its exec fifo waits for "runc start"): that wait cannot happen here, so it
 		 * is left to the kernel — the one walked open that is, and only a baseline
-		 * then stops a racing thread from swapping a device in.
+		 * stops a racing thread from swapping a device in before the kernel follows
+		 * the link again. Without one it is refused (devwl_notify_set_baseline).
 		 */
 		if (r == -ENXIO && S_ISFIFO(st.st_mode) && !(c->flags & O_NONBLOCK) &&
 		    (c->flags & O_ACCMODE) == O_WRONLY)
-			return 0;
+			return n->baseline ? 0 : cannot_decide(a);
 	} else if (S_ISCHR(st.st_mode) && st.st_rdev == DEV_TTY) {
 		/* Reopened by us it would be our terminal: the caller's, or what it gets. */
 		r = devwl_caller_open_ctty(cl, t, c->flags, &a->fd);

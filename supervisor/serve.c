@@ -512,6 +512,8 @@ static int spawn(struct serve *s)
 		goto fail;
 	}
 	devwl_notify_set_recv_hook(w->notify, on_recv, w);
+	/* The runtimes' device cgroups (devwld(8), LIMITATIONS). */
+	devwl_notify_set_baseline(w->notify, true);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);

@@ -941,6 +941,8 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 		ret = r;
 		goto out;
 	}
+	/* With its capabilities kept, the command can leave the cgroup: no baseline then. */
+	devwl_notify_set_baseline(s.notify, !s.no_baseline_why && !o->keep_caps);
 	/* Orphans of the command come back to us, so none outlives the run. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
 		fprintf(stderr, "devwl-run: PR_SET_CHILD_SUBREAPER: %m\n");

@@ -6,7 +6,9 @@
  * A denied device is refused, an allowed one is granted with the caller's flags and
  * never upgraded beyond the policy (read-only stays read-only); a non-device is opened
  * by devwl too, because a CONTINUE would let the kernel follow the link again to
- * whatever the caller put there by then. Another process's fds are refused (EACCES).
+ * whatever the caller put there by then — and a blocking writer's open of a fifo with
+ * no reader, which devwl cannot wait for, is refused rather than left to the kernel.
+ * Another process's fds are refused (EACCES).
  */
 #include "livetest.h"
 
@@ -54,6 +56,12 @@ static const struct tcase cases[] = {
 	 DEVWL_VERDICT_ALLOW},
 	/* A fifo without a writer: opened at once, the handler never waits on it. */
 	{"open @/fifo path ; open /proc/self/fd/%L rdonly", "ok |ok *type=o", DEVWL_VERDICT_ALLOW},
+	/*
+	 * A blocking writer with no reader would wait: devwl cannot, and without a baseline
+	 * it does not leave the kernel to follow the link again (a racing dup2 could put a
+	 * denied device there first): refused. (Before, the probe waited for a reader.)
+	 */
+	{"open @/fifo path ; open /proc/self/fd/%L wronly", "ok |EPERM", DEVWL_VERDICT_DENY},
 	{"open /proc/self/fd/99 rdonly", "ENOENT", DEVWL_VERDICT_ERROR},
 	/* Somebody else's fds: an unprivileged caller could not, so neither does devwl. */
 	{"open /proc/1/fd/0 rdonly", "EACCES", DEVWL_VERDICT_ERROR},
