@@ -19,7 +19,9 @@
  * An fd is re-armed only once its thread gives it back, so each container process is
  * served by one thread at a time, in order, and a stuck one holds one thread at most.
  * A call slower than SERVE_MIGRATE_MS makes the watchdog move that thread's other fds
- * back to the ring for other threads. The watchdog answers a call stuck longer than
+ * back to the ring for other threads; one slower than SERVE_SPARE_MS, with no thread
+ * idle, gets a spare thread started in its place (spare()), and whichever of the two
+ * finds the pool full once the call ends retires. The watchdog answers a call stuck longer than
  * cfg.handler_timeout_ms with EPERM itself
  * (SECCOMP_IOCTL_NOTIF_SEND from another thread is fine; the stuck thread's own answer
  * later fails ENOENT, and libdevwl checks ID_VALID before acting on what it read), hands
@@ -122,6 +124,8 @@ struct worker {
 	struct job *held[SERVE_HOLD_MAX]; /* under s->lock: the fds this thread serves */
 	unsigned int nheld;
 	bool abandoned;	     /* under s->lock: the watchdog answered for it */
+	bool spared;	     /* under s->lock: in a slow call, a spare started in its place */
+	bool surplus;	     /* under s->lock: back from a slow call to a full pool: retire */
 	atomic_bool in_call; /* between RECV and the answer */
 	atomic_uint_fast64_t call_id, call_start_ns;
 	atomic_uint_fast64_t seen_gen; /* the hierarchy's generation before its next RECV */
@@ -139,6 +143,7 @@ struct serve {
 	struct list_head queue, done, workers;
 	atomic_uint queued;
 	unsigned int target, live, stuck; /* threads wanted, serving, abandoned */
+	unsigned int slow;		  /* threads in a call a spare stands in for */
 	unsigned int burst;		  /* calls per job: cfg.burst, bounded */
 	bool quit;
 	pthread_t watchdog;
@@ -463,6 +468,15 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 			return TURN_TAKEN;
 		}
 		w->job = NULL;
+		if (w->spared) {
+			/* Back from a slow call: its spare serves on, so one of them goes. */
+			w->spared = false;
+			s->slow--;
+			if (s->live < s->target)
+				s->live++;
+			else
+				w->surplus = true;
+		}
 		/* Not after an abandon: the slot may already mark another thread's call. */
 		if (j->has_slot && d->keeper.table)
 			keeper_link_answered(d, j->slot);
@@ -635,6 +649,10 @@ static void *worker_main(void *arg)
 			pthread_mutex_unlock(&s->lock);
 		}
 		pthread_mutex_lock(&s->lock);
+		if (w->surplus) {
+			counted = false; /* its spare took its place in s->live */
+			break;
+		}
 		if (!w->abandoned)
 			continue;
 		/* Back from a call the watchdog answered: its fd is the loop's again. */
@@ -742,9 +760,34 @@ static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t s
 	atomic_fetch_add(&j->box->stuck, 1);
 	s->abandoned_total++;
 	s->stuck++;
+	if (w->spared) {
+		/* Its spare is serving already. */
+		w->spared = false;
+		s->slow--;
+		return;
+	}
 	s->live--;
-	if (s->live < s->target && s->stuck <= SERVE_STUCK_MAX && spawn(s) < 0)
+	if (s->live < s->target && s->stuck + s->slow <= SERVE_STUCK_MAX && spawn(s) < 0)
 		s->spawn_failed++;
+}
+
+/*
+ * Under s->lock: w has been in one call for SERVE_SPARE_MS and nobody is idle: start a
+ * spare in its place, so that two or three slow calls (as many as the CPUs) do not
+ * leave every other container waiting for the watchdog's timeout.
+ */
+static void spare(struct serve *s, struct worker *w)
+{
+	if (w->spared || s->idle > 0 || s->stuck + s->slow >= SERVE_STUCK_MAX)
+		return;
+	s->live--;
+	if (spawn(s) < 0) {
+		s->live++;
+		s->spawn_failed++;
+		return;
+	}
+	w->spared = true;
+	s->slow++;
 }
 
 static void *watchdog_main(void *arg)
@@ -757,22 +800,36 @@ static void *watchdog_main(void *arg)
 		tick = 1000000;
 	if (tick > 500000000)
 		tick = 500000000;
+	bool rescan = false;
+
 	pthread_mutex_lock(&s->lock);
 	while (!s->quit) {
 		uint64_t t = tick, now;
 		struct timespec ts;
 
-		/* Often while a thread serves several fds: a slow call must not hold them. */
-		for (struct list_head *l = s->workers.next; l != &s->workers; l = l->next)
-			if (container_of(l, struct worker, link)->nheld > 1)
+		/*
+		 * Often while a thread serves several fds (a slow call must not hold them) or
+		 * any at all (a slow call gets a spare); seldom when all are idle.
+		 */
+		for (struct list_head *l = s->workers.next; l != &s->workers && !rescan;
+		     l = l->next) {
+			unsigned int nheld = container_of(l, struct worker, link)->nheld;
+
+			if (nheld > 1)
 				t = SERVE_MIGRATE_MS * 1000000ULL / 2;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(t % 1000000000ULL);
-		ts.tv_sec += (time_t)(t / 1000000000ULL) + ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&s->quit_cond, &s->lock, &ts);
-		if (s->quit)
-			break;
+			else if (nheld == 1 && t > SERVE_SPARE_MS * 1000000ULL / 2)
+				t = SERVE_SPARE_MS * 1000000ULL / 2;
+		}
+		if (!rescan) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += (long)(t % 1000000000ULL);
+			ts.tv_sec += (time_t)(t / 1000000000ULL) + ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+			pthread_cond_timedwait(&s->quit_cond, &s->lock, &ts);
+			if (s->quit)
+				break;
+		}
+		rescan = false;
 		now = now_ns();
 		for (struct list_head *l = s->workers.next; l != &s->workers; l = l->next) {
 			struct worker *w = container_of(l, struct worker, link);
@@ -798,14 +855,18 @@ static void *watchdog_main(void *arg)
 				job_done(s, w->held[i]);
 				w->held[i] = w->held[--w->nheld];
 			}
+			if (now - start > SERVE_SPARE_MS * 1000000ULL)
+				spare(s, w);
 			if (now - start <= timeout)
 				continue;
 			take_over(s, w, id, start, now, msg, sizeof(msg));
 			if (msg[0]) {
-				/* The list may change meanwhile: look again next round. */
+				/* The list may change meanwhile: look again at once, for the
+				 * other stuck calls. */
 				pthread_mutex_unlock(&s->lock);
 				log_msg("%s", msg);
 				pthread_mutex_lock(&s->lock);
+				rescan = true;
 				break;
 			}
 		}
@@ -1097,9 +1158,9 @@ void serve_stats(struct devwld *d, FILE *out)
 		return;
 	pthread_mutex_lock(&s->lock);
 	fprintf(out,
-		"handler_threads %u\nhandler_stuck %u\nwatchdog_answered %llu\n"
+		"handler_threads %u\nhandler_stuck %u\nhandler_slow %u\nwatchdog_answered %llu\n"
 		"watchdog_abandoned %llu\ndenied_while_stuck_jobs %llu\n",
-		s->live, s->stuck, (unsigned long long)s->answered,
+		s->live, s->stuck, s->slow, (unsigned long long)s->answered,
 		(unsigned long long)s->abandoned_total, (unsigned long long)s->deny_only);
 	pthread_mutex_unlock(&s->lock);
 }

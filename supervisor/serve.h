@@ -21,6 +21,9 @@ struct container;
 /* Fds one thread serves at once; a call this slow moves its thread's others away. */
 #define SERVE_HOLD_MAX	 8
 #define SERVE_MIGRATE_MS 20
+/* A call this slow, with no thread idle, has a spare thread started in its thread's place
+ * (SERVE_STUCK_MAX bounds slow and stuck threads together). */
+#define SERVE_SPARE_MS 50
 
 /* Start the handler threads and the watchdog; arms the eventfd on the ring. */
 int serve_init(struct devwld *d);
