@@ -16,7 +16,8 @@
  * with its fd (slotrec.h); only a slot without a usable record, or whose container cannot
  * be restored, is let go (its calls fail ENOSYS, never hang).
  * Read all or nothing: a file that does not parse or validate is renamed aside
- * (FILE.corrupt-TIMESTAMP) and devwld starts from the policy file instead.
+ * (FILE.corrupt-TIMESTAMP) and devwld starts from the policy file instead; so is one
+ * written under a policy file when devwld runs without one (FILE.other-policy-TIMESTAMP).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -365,8 +366,9 @@ void state_fini(struct devwld *d)
 	d->state_last = NULL;
 }
 
-/* Keep a bad state file for a post-mortem, out of the way of the next write. */
-static void set_aside(const char *file)
+/* Keep a state file not taken (why: corrupt, other-policy) out of the way of the next
+ * write, for a post-mortem. */
+static void set_aside(const char *file, const char *why)
 {
 	_cleanup_free_ char *to = NULL;
 	char stamp[32];
@@ -375,7 +377,7 @@ static void set_aside(const char *file)
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	if (asprintf(&to, "%s.corrupt-%s", file, stamp) < 0)
+	if (asprintf(&to, "%s.%s-%s", file, why, stamp) < 0)
 		return;
 	if (rename(file, to) < 0)
 		log_msg("state %s: cannot set it aside: %m", file);
@@ -526,7 +528,20 @@ int state_restore(struct devwld *d)
 			d->cfg.state_file, err.msg[0] ? err.msg : strerror(-r));
 		saved_clear(&s);
 		if (r != -ENOMEM)
-			set_aside(d->cfg.state_file);
+			set_aside(d->cfg.state_file, "corrupt");
+		return 0;
+	}
+	if (!d->cfg.policy_file && s.policy_text) {
+		/*
+		 * Its hierarchy came from a policy file this devwld was not given: taken as is,
+		 * it would keep whatever that file granted, where containers should get the
+		 * default device set. Not this configuration's state.
+		 */
+		log_msg("state %s was written under a policy file, and devwld now runs without"
+			" --policy: set aside, starting with the default device set",
+			d->cfg.state_file);
+		saved_clear(&s);
+		set_aside(d->cfg.state_file, "other-policy");
 		return 0;
 	}
 	commit(d, &s);

@@ -80,4 +80,17 @@ run_probe "allowall-$$"
 grep -q MEM_MADE "$T/allowall-$$.out" && grep -q KMSG_OPENED "$T/allowall-$$.out" ||
 	fail "explicit allow a: $(cat "$T/allowall-$$.out")"
 pass "a policy that writes \"allow a\" on /containers: the container may make and open c 1:1"
+
+# --- 4. restarted without --policy on that policy's state file --------------------------
+kill "$DEVWLD_PID"
+wait "$DEVWLD_PID" 2>/dev/null
+DEVWLD_PID=
+[ -s "$T/state.json" ] || fail "no state written"
+DEVWLD_POLICY= start_devwld
+run_probe "stale-$$"
+denied "stale-$$" "without --policy, on the allow-all policy's state"
+grep -q "state $T/state.json was written under a policy file.*set aside" "$T/devwld.log" ||
+	fail "no log line for the state set aside"
+ls "$T"/state.json.other-policy-* >/dev/null 2>&1 || fail "the state was not set aside"
+pass "restarted without --policy, a policy's state is set aside: the default device set again"
 exit 0
