@@ -113,14 +113,6 @@ void devwl_caller_leave(struct devwl_caller *c);
 bool devwl_caller_switched(const struct devwl_caller *c);
 
 /*
- * Inside: resolve path as the caller would, to an O_PATH fd (O_NOFOLLOW honoured,
- * openat2 resolve flags honoured). A path that reaches a magic link (/proc/self/fd/N,
- * /dev/stdin, /proc/PID/root/..., a symlink to one) is walked component by component so
- * that it names the caller's objects, and *ret_walked is set (also on failure): the
- * kernel must not be left to walk it again. Errors: as openat2; -EACCES for a magic link
- * of another process; -EPERM where the caller's procfs cannot be mapped to it.
- */
-/*
  * A lookup of ours failed for want of our own resources, or was interrupted (err > 0):
  * it says nothing of what the path names for the caller.
  */
@@ -136,6 +128,14 @@ static inline bool devwl_refused(int err)
 	return err == EACCES || err == EPERM;
 }
 
+/*
+ * Inside: resolve path as the caller would, to an O_PATH fd (O_NOFOLLOW honoured,
+ * openat2 resolve flags honoured). A path that reaches a magic link (/proc/self/fd/N,
+ * /dev/stdin, /proc/PID/root/..., a symlink to one) is walked component by component so
+ * that it names the caller's objects, and *ret_walked is set (also on failure): the
+ * kernel must not be left to walk it again. Errors: as openat2; -EACCES for a magic link
+ * of another process; -EPERM where the caller's procfs cannot be mapped to it.
+ */
 int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
 			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked);
 

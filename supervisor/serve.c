@@ -795,13 +795,12 @@ static void *watchdog_main(void *arg)
 	struct serve *s = arg;
 	uint64_t timeout = (uint64_t)s->d->cfg.handler_timeout_ms * 1000000ULL;
 	uint64_t tick = timeout / 4;
+	bool rescan = false; /* look at the threads again at once */
 
 	if (tick < 1000000)
 		tick = 1000000;
 	if (tick > 500000000)
 		tick = 500000000;
-	bool rescan = false;
-
 	pthread_mutex_lock(&s->lock);
 	while (!s->quit) {
 		uint64_t t = tick, now;
