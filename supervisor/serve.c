@@ -630,9 +630,14 @@ static void *worker_main(void *arg)
 			enum turn t = TURN_KEEP;
 			struct job *j = NULL;
 
-			/* The watchdog may have moved it away while another call was slow. */
+			/*
+			 * The watchdog may have moved it away while another call was slow, and
+			 * the loop freed it: a record job_continue() made since may have its
+			 * address, for another of our fds. Held, it can be read: same fd?
+			 */
 			pthread_mutex_lock(&s->lock);
-			j = held_index(w, jobs[i]) >= 0 ? jobs[i] : NULL;
+			j = held_index(w, jobs[i]) >= 0 && jobs[i]->fd == pfd[i].fd ? jobs[i]
+										    : NULL;
 			pthread_mutex_unlock(&s->lock);
 			if (!j)
 				continue;
