@@ -416,9 +416,13 @@ read -r n_inc n_w_inc n_rc_inc cycles ops checked unchecked enosys failed_at_kil
 	  if (!$6 || $5 != 0) f++ }
 	END { print n, w, r, c, o, k, u, e, f + 0 }' "$T/incs.txt")"
 [ "$checked" -gt 0 ] || fail "no flip decision was checked"
-[ $((enosys + failed_at_kill)) -gt 0 ] || fail "w7's call held by the killed worker did not fail ENOSYS"
+grep -q "keeper: answered ENOSYS to notification" "$T/devwld.log" ||
+	fail "the keeper did not fail the call the killed worker held with ENOSYS"
 held=$(awk '$1 == "w7" && ($11 > 0 || !$6 || $5 != 0)' "$T/incs.txt" | wc -l)
-[ "$held" = 1 ] || fail "w7: $held incarnations with an ENOSYS or cut short: $(awk '$1 == "w7"' "$T/incs.txt")"
+[ "$held" -le 1 ] || fail "w7: $held incarnations with an ENOSYS or cut short: $(awk '$1 == "w7"' "$T/incs.txt")"
+# The held call may be one of a new incarnation's start-up (ld.so opening its cache falls
+# back to its default directories on any error), so its ENOSYS need not reach soak-work.
+[ "$held" = 1 ] || echo "note: w7's held call was absorbed by its start-up (the keeper's ENOSYS is logged)" >&2
 pass "$n_inc incarnations ($n_w_inc devwl-run, $n_rc_inc runc), $cycles cycles, $ops trapped calls: no wrong answer; $checked flip decisions checked in stable windows, $unchecked across a change"
 pass "documented errors only: $enosys ENOSYS for calls the SIGKILLed worker held, $failed_at_kill incarnation(s) cut short at the kill"
 
