@@ -9,8 +9,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-STALL=$OCI_BIN/uffd-stall
-for f in "$RUN" "$STALL"; do
+for f in "$RUN" "$OCI_BIN/uffd-stall"; do
 	[ -x "$f" ] || skip "$f not built"
 done
 LOAD=$BUILD/bench/fair-load
@@ -28,22 +27,8 @@ cat >"$T/policy.json" <<'JSON'
 JSON
 start_devwld --handler-timeout 1500
 
-mkdir "$T/s"
-# --keep-caps: userfaultfd for kernel-mode faults needs CAP_SYS_PTRACE (or the sysctl
-# vm.unprivileged_userfaultfd), which devwl-run drops from a root command otherwise.
-"$RUN" --keep-caps --connect "$T/listen.sock" --node /w --id stall -- "$STALL" "$T/s" >"$T/stall.out" 2>&1 &
-stall=$!
-CHILD_PIDS+=("$stall")
-for _ in $(seq 200); do
-	[ -e "$T/s/stalled" ] && break
-	kill -0 "$stall" 2>/dev/null || break
-	sleep 0.05
-done
-if [ ! -e "$T/s/stalled" ]; then
-	wait "$stall"
-	[ $? = 77 ] && skip "no userfaultfd here: $(cat "$T/stall.out")"
-	fail "the stalled workload never faulted: $(cat "$T/stall.out")"
-fi
+start_stall stall "$T/s"
+stall=$STALL_PID
 pass "a handler thread is stuck reading the path on a userfaultfd page"
 
 pids=()
@@ -55,25 +40,10 @@ for i in $(seq "$QUIET"); do
 	pids+=("$!")
 	CHILD_PIDS+=("$!")
 done
-bad=0
-for i in $(seq "$QUIET"); do
-	# A hang guard, not a measurement: without the pool they wait for the fault.
-	for ((w = 0; w < 1200; w++)); do
-		kill -0 "${pids[$((i - 1))]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "${pids[$((i - 1))]}" 2>/dev/null && {
-		bad=$((bad + 1))
-		echo "quiet-$i: not done after 60 s" >&2
-		continue
-	}
-	wait "${pids[$((i - 1))]}" || {
-		bad=$((bad + 1))
-		echo "quiet-$i: $(cat "$T/quiet-$i.out")" >&2
-	}
-done
+# Without the pool they wait for the fault.
+quiet_failures 60 "${pids[@]}"
 [ -e "$T/s/released" ] && fail "the fault was released before the quiet containers finished"
-[ "$bad" = 0 ] || fail "$bad of $QUIET containers were not served while one call was stuck"
+[ "$QUIET_BAD" = 0 ] || fail "$QUIET_BAD of $QUIET containers were not served while one call was stuck"
 pass "$QUIET containers made all $((QUIET * COUNT)) trapped opens and $QUIET denials while the call was stuck"
 
 wait_for "$T/stall.out" '^open ' 60 || fail "the stuck call was never answered: $(cat "$T/stall.out")"

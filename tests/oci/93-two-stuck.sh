@@ -10,8 +10,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-STALL=$OCI_BIN/uffd-stall
-for f in "$RUN" "$STALL"; do
+for f in "$RUN" "$OCI_BIN/uffd-stall"; do
 	[ -x "$f" ] || skip "$f not built"
 done
 QUIET=10
@@ -24,22 +23,8 @@ start_devwld --handler-threads 2 --handler-timeout 60000
 
 stalls=()
 for k in 1 2; do
-	mkdir "$T/s$k"
-	# --keep-caps: userfaultfd for kernel-mode faults needs CAP_SYS_PTRACE (91-stall.sh).
-	"$RUN" --keep-caps --connect "$T/listen.sock" --node /w --id "stall-$k" -- \
-		"$STALL" "$T/s$k" >"$T/stall-$k.out" 2>&1 &
-	stalls+=("$!")
-	CHILD_PIDS+=("$!")
-	for _ in $(seq 200); do
-		[ -e "$T/s$k/stalled" ] && break
-		kill -0 "${stalls[-1]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	if [ ! -e "$T/s$k/stalled" ]; then
-		wait "${stalls[-1]}"
-		[ $? = 77 ] && skip "no userfaultfd here: $(cat "$T/stall-$k.out")"
-		fail "stalled workload $k never faulted: $(cat "$T/stall-$k.out")"
-	fi
+	start_stall "stall-$k" "$T/s$k"
+	stalls+=("$STALL_PID")
 done
 [ "$(stat_of handler_threads)" -ge 1 ] || fail "no thread serving: $(ctl stats)"
 pass "both handler threads are stuck reading paths on userfaultfd pages"
@@ -53,24 +38,9 @@ for i in $(seq "$QUIET"); do
 	pids+=("$!")
 	CHILD_PIDS+=("$!")
 done
-bad=0
-for i in $(seq "$QUIET"); do
-	# A hang guard, not a measurement: without spares they wait for the watchdog (60 s).
-	for ((w = 0; w < 900; w++)); do
-		kill -0 "${pids[$((i - 1))]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "${pids[$((i - 1))]}" 2>/dev/null && {
-		bad=$((bad + 1))
-		echo "quiet-$i: not done after 45 s" >&2
-		continue
-	}
-	wait "${pids[$((i - 1))]}" || {
-		bad=$((bad + 1))
-		echo "quiet-$i: $(cat "$T/quiet-$i.out")" >&2
-	}
-done
-[ "$bad" = 0 ] || fail "$bad of $QUIET containers were not served while two calls were stuck: $(ctl stats)"
+# Without spares they wait for the watchdog (60 s).
+quiet_failures 45 "${pids[@]}"
+[ "$QUIET_BAD" = 0 ] || fail "$QUIET_BAD of $QUIET containers were not served while two calls were stuck: $(ctl stats)"
 [ "$(stat_of watchdog_answered)" = 0 ] || fail "the watchdog answered: $(ctl stats)"
 for k in 1 2; do
 	[ -e "$T/s$k/released" ] && fail "fault $k was released before the quiet containers finished"

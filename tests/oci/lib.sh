@@ -231,3 +231,51 @@ wait_containers() {
 	done
 	fail "workloads not attached: $(ctl containers)"
 }
+
+# start_stall ID DIR [ARGS...]: a devwl-run workload (tests/oci/uffd-stall, node /w) whose
+# open stalls devwld on a userfaultfd page until DIR/release; returns once the fault is
+# held, its pid in STALL_PID and its output in $T/ID.out. Skips without userfaultfd.
+start_stall() {
+	local id=$1 dir=$2
+	shift 2
+	mkdir "$dir"
+	# --keep-caps: userfaultfd for kernel-mode faults needs CAP_SYS_PTRACE (or the sysctl
+	# vm.unprivileged_userfaultfd), which devwl-run drops from a root command otherwise.
+	"$RUN" --keep-caps --connect "$T/listen.sock" --node /w --id "$id" "$@" -- \
+		"$OCI_BIN/uffd-stall" "$dir" >"$T/$id.out" 2>&1 &
+	STALL_PID=$!
+	CHILD_PIDS+=("$STALL_PID")
+	for _ in $(seq 200); do
+		[ -e "$dir/stalled" ] && return 0
+		kill -0 "$STALL_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -e "$dir/stalled" ] && return 0
+	wait "$STALL_PID"
+	[ $? = 77 ] && skip "no userfaultfd here: $(cat "$T/$id.out")"
+	fail "the stalled workload $id never faulted: $(cat "$T/$id.out")"
+}
+
+# quiet_failures SECONDS PID...: wait for the quiet-N workloads (PID i is quiet-i, its
+# output in $T/quiet-i.out), each at most SECONDS (a hang guard, not a measurement); how
+# many were not done or failed goes to QUIET_BAD (not printed: a $( ) subshell cannot
+# wait for our children), why on stderr.
+quiet_failures() {
+	local secs=$1 bad=0 i=0 pid w
+	shift
+	for pid in "$@"; do
+		i=$((i + 1))
+		for ((w = 0; w < secs * 20; w++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			bad=$((bad + 1))
+			echo "quiet-$i: not done after $secs s" >&2
+		elif ! wait "$pid"; then
+			bad=$((bad + 1))
+			echo "quiet-$i: $(cat "$T/quiet-$i.out")" >&2
+		fi
+	done
+	QUIET_BAD=$bad
+}
