@@ -437,6 +437,19 @@ enum turn {
 	TURN_TAKEN, /* the watchdog took over while we were stuck */
 };
 
+/*
+ * Under s->lock: a thread back from a call another thread stood in for (a spare, or the
+ * replacement of an abandoned one) takes a place in the pool if one is free; false: it
+ * is one too many, and retires.
+ */
+static bool rejoin(struct serve *s)
+{
+	if (s->quit || s->live >= s->target)
+		return false;
+	s->live++;
+	return true;
+}
+
 /* Up to s->burst calls of one fd, while they come; *jp follows a record continued. */
 static enum turn serve_fd(struct worker *w, struct job **jp)
 {
@@ -472,10 +485,7 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 			/* Back from a slow call: its spare serves on, so one of them goes. */
 			w->spared = false;
 			s->slow--;
-			if (s->live < s->target)
-				s->live++;
-			else
-				w->surplus = true;
+			w->surplus = !rejoin(s);
 		}
 		/* Not after an abandon: the slot may already mark another thread's call. */
 		if (j->has_slot && d->keeper.table)
@@ -666,11 +676,10 @@ static void *worker_main(void *arg)
 		w->abandoned = false;
 		job_free(w->job);
 		w->job = NULL;
-		if (s->quit || s->live >= s->target) {
+		if (!rejoin(s)) {
 			counted = false; /* replaced meanwhile */
 			break;
 		}
-		s->live++;
 	}
 	while (w->nheld)
 		give_back(s, w, w->held[0]);
@@ -811,20 +820,19 @@ static void *watchdog_main(void *arg)
 		uint64_t t = tick, now;
 		struct timespec ts;
 
-		/*
-		 * Often while a thread serves several fds (a slow call must not hold them) or
-		 * any at all (a slow call gets a spare); seldom when all are idle.
-		 */
-		for (struct list_head *l = s->workers.next; l != &s->workers && !rescan;
-		     l = l->next) {
-			unsigned int nheld = container_of(l, struct worker, link)->nheld;
-
-			if (nheld > 1)
-				t = SERVE_MIGRATE_MS * 1000000ULL / 2;
-			else if (nheld == 1 && t > SERVE_SPARE_MS * 1000000ULL / 2)
-				t = SERVE_SPARE_MS * 1000000ULL / 2;
-		}
 		if (!rescan) {
+			/*
+			 * Often while a thread serves several fds (a slow call must not hold
+			 * them) or any at all (a slow call gets a spare); seldom when all idle.
+			 */
+			for (struct list_head *l = s->workers.next; l != &s->workers; l = l->next) {
+				unsigned int nheld = container_of(l, struct worker, link)->nheld;
+
+				if (nheld > 1)
+					t = SERVE_MIGRATE_MS * 1000000ULL / 2;
+				else if (nheld == 1 && t > SERVE_SPARE_MS * 1000000ULL / 2)
+					t = SERVE_SPARE_MS * 1000000ULL / 2;
+			}
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_nsec += (long)(t % 1000000000ULL);
 			ts.tv_sec += (time_t)(t / 1000000000ULL) + ts.tv_nsec / 1000000000L;
