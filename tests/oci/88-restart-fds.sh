@@ -27,12 +27,13 @@ k0=$(nfds "$DEVWLD_PID")
 w0=$(nfds "$(stat_of pid)")
 m0=$(rss "$DEVWLD_PID")
 
+nctl=0 nusr2=0 nkill=0
 for i in $(seq 20); do
 	g=$(stat_of generation)
 	case $((i % 3)) in
-	0) ctl restart || fail "restart $i: devwlctl restart" ;;
-	1) kill -USR2 "$DEVWLD_PID" ;;
-	2) kill -9 "$(stat_of pid)" ;;
+	0) ctl restart || fail "restart $i: devwlctl restart"; nctl=$((nctl + 1)) ;;
+	1) kill -USR2 "$DEVWLD_PID"; nusr2=$((nusr2 + 1)) ;;
+	2) kill -9 "$(stat_of pid)"; nkill=$((nkill + 1)) ;;
 	esac
 	for _ in $(seq 6000); do
 		[ "$(stat_of generation)" != "$g" ] && break
@@ -48,7 +49,7 @@ done
 grep "let go" "$T/devwld.log" >&2 && fail "a restart let a process go"
 m1=$(rss "$DEVWLD_PID")
 [ "$m1" -le $((m0 + 512)) ] || fail "keeper RSS grew from $m0 kB to $m1 kB"
-pass "20 restarts (7× devwlctl restart, 7× SIGUSR2, 6× SIGKILL): keeper $k0 fds, worker $w0 fds throughout; keeper RSS $m0 → $m1 kB"
+pass "20 restarts (${nctl}× devwlctl restart, ${nusr2}× SIGUSR2, ${nkill}× SIGKILL): keeper $k0 fds, worker $w0 fds throughout; keeper RSS $m0 → $m1 kB"
 
 touch "$T/stop"
 for i in 1 2 3; do
@@ -56,7 +57,9 @@ for i in 1 2 3; do
 	read -r _ opens _ errors _ _ <"$T/h$i.out"
 	[ "$opens" -gt 0 ] || fail "h$i: $(cat "$T/h$i.out")"
 	grep '^errno' "$T/h$i.out" | grep -vq '^errno ENOSYS ' && fail "h$i: $(cat "$T/h$i.out")"
-	[ "$errors" -le 6 ] || fail "h$i: more ENOSYS than kills: $(cat "$T/h$i.out")"
+	# A killed worker holds at most one call of each process: its fd is served by one
+	# thread at a time.
+	[ "$errors" -le "$nkill" ] || fail "h$i: more ENOSYS than kills ($nkill): $(cat "$T/h$i.out")"
 done
 pass "the workloads were served throughout (only ENOSYS for calls a killed worker held)"
 exit 0
