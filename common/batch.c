@@ -200,6 +200,19 @@ static int write_named(struct devwl_policy *policy, const char *path, enum devwl
 	return r;
 }
 
+int batch_plain_rule(const char *s, size_t len, struct devwl_rule *ret_rule)
+{
+	_cleanup_free_ char *text = malloc(len + 1);
+	int n;
+
+	if (!text)
+		return -ENOMEM;
+	n = batch_unescape(s, len, text);
+	if (n < 0 || devwl_devname_is_name(text, (size_t)n))
+		return -EINVAL;
+	return devwl_rule_parse(text, (size_t)n, ret_rule, NULL);
+}
+
 void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
 {
 	char cmd[16], path[4096];

@@ -20,4 +20,8 @@ void batch_reply_errno(FILE *out, int r);
  * suffice). Returns the decoded length, or -EINVAL for a bad escape. */
 int batch_unescape(const char *s, size_t len, char *out);
 
+/* The one rule that the RULE text s[0..len) of an allow or deny line writes (escaped as
+ * on the line): -EINVAL for a device name (several rules), a bad escape or a bad rule. */
+int batch_plain_rule(const char *s, size_t len, struct devwl_rule *ret_rule);
+
 #endif

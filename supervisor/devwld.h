@@ -177,7 +177,7 @@ struct edit {
 };
 struct edits {
 	struct edit *v;
-	size_t n;
+	size_t n, size;
 };
 /* Beyond this a change is refused (ENOSPC): fold them into the policy file and reset. */
 #define EDITS_MAX 10000
@@ -346,7 +346,8 @@ void store_fini(struct devwld *d);
 bool edit_is_change(const char *line, size_t len);
 /* The NODE word of a change line into buf. 0 or -EINVAL. */
 int edit_target(const char *line, size_t len, char *buf, size_t size);
-/* Append a change (copied). -ENOSPC past EDITS_MAX, -ENOMEM. */
+/* Append a change (copied), dropping an earlier copy that the new one makes moot.
+ * -ENOSPC past EDITS_MAX, -ENOMEM. */
 int edits_add(struct edits *e, const char *line, size_t len);
 void edits_clear(struct edits *e);
 /* Drop the changes to path and its descendants (a node made on demand is gone). */
