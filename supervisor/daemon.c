@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -218,6 +219,8 @@ static int worker_main(struct devwld *d, bool no_audit)
 {
 	int r;
 
+	/* Started through /proc/self/exe, it would show as "exe" in ps and top. */
+	(void)prctl(PR_SET_NAME, "devwld-worker");
 	list_init(&d->containers);
 	list_init(&d->oci_conns);
 	list_init(&d->ctl_conns);

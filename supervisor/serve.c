@@ -54,6 +54,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -581,6 +582,7 @@ static void *worker_main(void *arg)
 	uint64_t hold = (uint64_t)d->cfg.spin_us * 1000ULL;
 	bool counted = true; /* in s->live */
 
+	(void)prctl(PR_SET_NAME, "devwld-handler");
 	pthread_mutex_lock(&s->lock);
 	while (!s->quit) {
 		struct pollfd pfd[SERVE_HOLD_MAX + 1];
@@ -810,6 +812,8 @@ static void *watchdog_main(void *arg)
 	uint64_t timeout = (uint64_t)s->d->cfg.handler_timeout_ms * 1000000ULL;
 	uint64_t tick = timeout / 4;
 	bool rescan = false; /* look at the threads again at once */
+
+	(void)prctl(PR_SET_NAME, "devwld-watchdog");
 
 	if (tick < 1000000)
 		tick = 1000000;
