@@ -18,6 +18,7 @@
  *   probe close FD                          close(2)
  *   probe thread OP ARGS...                 run one op in a new thread (not the leader)
  *   probe umask MODE                        set the umask (octal), prints ok
+ *   probe sleep MS                          stay alive a while, prints ok
  *   probe gethandle PATH                    name_to_handle_at: "TYPE HEX" (or the errno)
  *   probe openhandle MOUNTDIR TYPE HEX FLAGS open_by_handle_at of that handle
  *   probe clone-into DIR CMD [ARG]...       clone3(CLONE_INTO_CGROUP) into the cgroup2
@@ -47,6 +48,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <linux/io_uring.h>
@@ -408,6 +410,15 @@ static int run_op(struct op *op)
 		NEED(2);
 		ret = close((int)parse_num(argv[1], 10));
 		snprintf(op->out, sizeof(op->out), "%s", ret < 0 ? strerrorname_np(errno) : "ok");
+	} else if (strcmp(cmd, "sleep") == 0) {
+		struct timespec ts;
+
+		NEED(2);
+		ret = parse_num(argv[1], 10);
+		ts = (struct timespec){.tv_sec = ret / 1000, .tv_nsec = ret % 1000 * 1000000L};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		snprintf(op->out, sizeof(op->out), "ok");
 	} else if (strcmp(cmd, "umask") == 0) {
 		NEED(2);
 		umask((mode_t)parse_num(argv[1], 8));
