@@ -46,62 +46,59 @@ int edit_target(const char *line, size_t len, char *buf, size_t size)
 	return 0;
 }
 
-/*
- * The node and the one device a change writes to, when it is an allow or a deny of one
- * plain rule (not "a", not a device name): what edits_add() folds. A line it cannot read
- * so is simply never folded.
- */
-static bool edit_key(const char *line, size_t len, char *node, size_t size,
-		     struct devwl_rule *ret_rule)
+/* A write of one plain rule (not "a", not a device name) to one node: what folds. */
+struct write {
+	enum devwl_file file;
+	char node[4096];
+	struct devwl_rule rule;
+};
+
+/* Is line such a write? A line it cannot read so is simply never folded. */
+static bool write_of(const char *line, size_t len, struct write *w)
 {
 	size_t at;
 
-	if (len > 6 && !memcmp(line, "allow ", 6))
+	if (len > 6 && !memcmp(line, "allow ", 6)) {
+		w->file = DEVWL_ALLOW;
 		at = 6;
-	else if (len > 5 && !memcmp(line, "deny ", 5))
+	} else if (len > 5 && !memcmp(line, "deny ", 5)) {
+		w->file = DEVWL_DENY;
 		at = 5;
-	else
+	} else {
 		return false;
-	if (edit_target(line, len, node, size) < 0)
+	}
+	if (edit_target(line, len, w->node, sizeof(w->node)) < 0)
 		return false;
-	at += strlen(node) + 1;
-	return at < len && batch_plain_rule(line + at, len - at, ret_rule) >= 0 &&
-	       ret_rule->type != DEVWL_DEV_ALL;
+	at += strlen(w->node) + 1;
+	return at < len && batch_plain_rule(line + at, len - at, &w->rule) >= 0 &&
+	       w->rule.type != DEVWL_DEV_ALL;
 }
 
-static bool same_key(const char *node_a, const struct devwl_rule *a, const char *node_b,
-		     const struct devwl_rule *b)
-{
-	return !strcmp(node_a, node_b) && a->type == b->type && a->major == b->major &&
-	       a->minor == b->minor;
-}
-
-static bool same_line(const struct edit *x, const char *line, size_t len)
-{
-	return x->len == len && !memcmp(x->line, line, len);
-}
+/* How far back fold() looks: a run can only be this long by writing one device in ever
+ * new spellings, and a longer look would cost every change that much parsing. */
+#define FOLD_LOOKBACK 64
 
 /*
  * Writes to one device of one node touch only that device's exception and, for a deny,
  * take the same bits from the descendants: each sets or clears its access bits whatever
  * was there, and whether an allow is refused depends on the parent alone. So within a
- * run of such writes at the end of the list, an earlier copy of the new line changes
+ * run of such writes at the end of the list, an earlier copy of the new write changes
  * nothing the new one leaves standing, and it goes: a device flipped between allowed
  * and denied a million times keeps two lines, not a million (tests/unit/test-edits.c
- * checks the replays agree).
+ * checks that the replays agree).
  */
 static void fold(struct edits *e, const char *line, size_t len)
 {
-	char node[4096], other[4096];
-	struct devwl_rule rule, r;
+	struct write new, old;
 
-	if (!edit_key(line, len, node, sizeof(node), &rule))
+	if (!write_of(line, len, &new))
 		return;
-	for (size_t i = e->n; i-- > 0;) {
-		if (!edit_key(e->v[i].line, e->v[i].len, other, sizeof(other), &r) ||
-		    !same_key(node, &rule, other, &r))
+	for (size_t i = e->n; i-- > 0 && e->n - i <= FOLD_LOOKBACK;) {
+		if (!write_of(e->v[i].line, e->v[i].len, &old) || strcmp(old.node, new.node) ||
+		    old.rule.type != new.rule.type || old.rule.major != new.rule.major ||
+		    old.rule.minor != new.rule.minor)
 			return;
-		if (same_line(&e->v[i], line, len)) {
+		if (old.file == new.file && old.rule.access == new.rule.access) {
 			free(e->v[i].line);
 			memmove(&e->v[i], &e->v[i + 1], (e->n - i - 1) * sizeof(*e->v));
 			e->n--;
@@ -114,9 +111,7 @@ int edits_add(struct edits *e, const char *line, size_t len)
 {
 	char *copy;
 
-	fold(e, line, len);
-	if (e->n >= EDITS_MAX)
-		return -ENOSPC;
+	/* Room first: a change that cannot be kept leaves the list as it was. */
 	if (e->n == e->size) {
 		size_t size = e->size ? 2 * e->size : 16;
 		struct edit *v = realloc(e->v, size * sizeof(*v));
@@ -129,6 +124,11 @@ int edits_add(struct edits *e, const char *line, size_t len)
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
+	fold(e, line, len);
+	if (e->n >= EDITS_MAX) {
+		free(copy);
+		return -ENOSPC;
+	}
 	memcpy(copy, line, len);
 	copy[len] = '\0';
 	e->v[e->n++] = (struct edit){.line = copy, .len = len};

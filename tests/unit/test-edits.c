@@ -43,6 +43,12 @@ static void flip_keeps_two(void **state)
 	assert_int_equal(e.n, 4);
 	assert_string_equal(e.v[2].line, "deny /w c 1:7 m");
 	assert_string_equal(e.v[3].line, "allow /w c 1:7 rw");
+	/* The same write however spelt. */
+	add(&e, "deny /w c 1:7 m\\0ignored");
+	add(&e, "allow /w c 1:7 wr");
+	assert_int_equal(e.n, 4);
+	assert_string_equal(e.v[2].line, "deny /w c 1:7 m\\0ignored");
+	assert_string_equal(e.v[3].line, "allow /w c 1:7 wr");
 	edits_clear(&e);
 }
 
@@ -76,6 +82,8 @@ static void folds_only_within_a_run(void **state)
 /* A small world: nodes /p, /p/c, /p/c/d under "/", a few devices that overlap. */
 static const char *const nodes[] = {"/p", "/p/c", "/p/c/d"};
 static const char *const keys[] = {"c 1:7", "c 1:*", "c 1:8", "c *:*", "b 8:0"};
+/* The accesses of the runs: "wr" is "rw" spelt otherwise. */
+static const char *const run_access[] = {"rw", "r", "wr"};
 
 static const char *pick(const char *const *v, size_t n, unsigned int *seed)
 {
@@ -229,7 +237,7 @@ static void folded_replays_agree(void **state)
 			else
 				snprintf(line, sizeof(line), "%s %s %s %s",
 					 rand_r(&seed) % 2 ? "allow" : "deny", node,
-					 pick(keys, 2, &seed), rand_r(&seed) % 2 ? "rw" : "r");
+					 pick(keys, 2, &seed), pick(run_access, 3, &seed));
 			/* As devwld keeps them: the changes the live hierarchy took. */
 			if (edit_exec(live, line, strlen(line), devnull) < 0)
 				continue;
