@@ -37,7 +37,7 @@ static void flip_keeps_two(void **state)
 	assert_string_equal(e.v[0].line, "mkdir /w/x");
 	assert_string_equal(e.v[1].line, "allow /w c 1:7 rw");
 	assert_string_equal(e.v[2].line, "deny /w c 1:7 rw");
-	/* A run of writes to one device keeps each distinct line once, in its last place. */
+	/* A run of writes to one device keeps each distinct write once, in its last place. */
 	add(&e, "deny /w c 1:7 m");
 	add(&e, "allow /w c 1:7 rw");
 	assert_int_equal(e.n, 4);
