@@ -9,9 +9,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-for f in "$RUN" "$OCI_BIN/uffd-stall"; do
-	[ -x "$f" ] || skip "$f not built"
-done
+need_stall
 LOAD=$BUILD/bench/fair-load
 if [ ! -x "$LOAD" ]; then
 	LOAD=$T/fair-load

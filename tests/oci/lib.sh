@@ -232,6 +232,14 @@ wait_containers() {
 	fail "workloads not attached: $(ctl containers)"
 }
 
+# need_stall: skip unless what start_stall runs ($RUN, tests/oci/uffd-stall) is built.
+need_stall() {
+	local f
+	for f in "$RUN" "$OCI_BIN/uffd-stall"; do
+		[ -x "$f" ] || skip "$f not built"
+	done
+}
+
 # start_stall ID DIR [ARGS...]: a devwl-run workload (tests/oci/uffd-stall, node /w) whose
 # open stalls devwld on a userfaultfd page until DIR/release; returns once the fault is
 # held, its pid in STALL_PID and its output in $T/ID.out. Skips without userfaultfd.
