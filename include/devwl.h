@@ -263,7 +263,7 @@ int devwl_notify_fd_prepare(int notify_fd);
 /* What one notification was and what devwl answered. */
 enum devwl_verdict {
 	DEVWL_VERDICT_CONTINUE = 0, /* not a device: the kernel runs the call */
-	DEVWL_VERDICT_ALLOW = 1,    /* performed on the caller's behalf */
+	DEVWL_VERDICT_ALLOW = 1,    /* granted: the kernel opens it (CONTINUE) or devwl does */
 	DEVWL_VERDICT_DENY = 2,	    /* answered -EPERM */
 	DEVWL_VERDICT_ERROR = 3,    /* answered with another errno (see error) */
 };
@@ -323,14 +323,42 @@ void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_f
 /*
  * Say whether a kernel baseline (a device cgroup or BPF device program that denies what
  * devwl does not grant, and that the callers cannot leave) stands behind the calls the
- * handler lets through. Without one, the default, the handler answers itself the one
- * call it would otherwise leave to the kernel after resolving a magic link: a blocking
- * writer's open of a fifo with no reader (it cannot wait for the reader), refused EPERM,
- * since the kernel would follow the link again, to whatever fd a racing thread put there.
- * With one (devwld serving OCI runtimes, devwl-run with a cgroup), such an open is left
- * to the kernel, as runc's init opening its exec fifo needs.
+ * handler lets through. With one (devwld serving OCI runtimes, devwl-run with a cgroup),
+ * whatever reaches no device is left to the kernel (CONTINUE), paths through magic links
+ * included. Without one, the default, a path reached through a magic link is answered by
+ * the handler itself, opened with the caller's credential (devwl_notify_set_enforced()
+ * lists them), since the kernel would follow the link again, to whatever fd a racing
+ * thread put there; a blocking writer's open of a fifo with no reader is then refused
+ * EPERM (the handler cannot wait for the reader).
  */
 void devwl_notify_set_baseline(struct devwl_notify *notify, bool baseline);
+
+/*
+ * Say whether the callers' device cgroup holds exactly the allow list of the node they
+ * are served with (devwl_cgroup_apply(), kept in step with every change), which implies a
+ * baseline. A grant lifts the device policy and nothing else: the kernel then opens every
+ * granted device itself, in the caller's own context (its capabilities, LSM and Landlock
+ * domain, user namespace), and the handler answers CONTINUE once it has refused what the
+ * policy denies. A device node made for a caller in another user namespace (whose own
+ * mounts are nodev) is then bound over by a node devwl makes on a tmpfs of its own, so the
+ * kernel opens it too (the handler needs CAP_SYS_ADMIN for that; without, the node is made
+ * and devwl_notify_reason() says it could not be bound).
+ * Without it, the default, the handler opens on the caller's behalf only what the kernel
+ * would refuse for the device policy alone — a granted device under a deny baseline, a
+ * path through a magic link without a baseline, a granted node on a nodev mount — with the
+ * caller's whole credential: fsuid, fsgid, groups, umask and, as its effective set, the
+ * caller's own where the caller is in the handler's user namespace (none otherwise), within
+ * the handler's. A caller under another LSM label (AppArmor, SELinux, Smack) is refused
+ * EPERM rather than opened for outside it; a Landlock domain cannot be seen from outside,
+ * so only enforcement keeps one (libdevwl(3), GRANTS).
+ */
+void devwl_notify_set_enforced(struct devwl_notify *notify, bool enforced);
+
+/*
+ * Why the last devwl_notify_handle() on this context answered as it did, where the errno
+ * does not say it (an LSM label refused, a node made but not bound): static text, or NULL.
+ */
+const char *devwl_notify_reason(const struct devwl_notify *notify);
 
 /*
  * The context keeps the last caller's root open (a container's calls then skip opening

@@ -29,12 +29,6 @@
 #include "caller.h"
 #include "util.h"
 
-/* Capabilities that decide file access; the kernel drops them when fsuid leaves 0. */
-#define FS_CAPS                                                                                    \
-	((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH) |        \
-	 (1ULL << CAP_FOWNER) | (1ULL << CAP_FSETID) | (1ULL << CAP_LINUX_IMMUTABLE) |             \
-	 (1ULL << CAP_MKNOD) | (1ULL << CAP_MAC_OVERRIDE))
-
 /* Decimal without printf: the fast path does no formatting. Returns the end. */
 static char *put_uint(char *p, unsigned long v)
 {
@@ -99,13 +93,27 @@ static int root_identity(int dirfd, const char *path, uint64_t *mnt_id, ino_t *i
 	return 0;
 }
 
+/*
+ * Our own LSM label (AppArmor, SELinux, Smack: /proc/self/attr/current), to compare a
+ * caller's with. EINVAL there means no such LSM: then no caller has a label either.
+ */
+static void read_own_label(struct devwl_caller *c)
+{
+	_cleanup_close_ int fd =
+		openat(c->host_proc, "thread-self/attr/current", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, c->lsm_label, sizeof(c->lsm_label) - 1);
+
+	c->lsm_labels = n >= 0;
+	c->lsm_label[n > 0 ? n : 0] = '\0';
+}
+
 int devwl_caller_init(struct devwl_caller *c)
 {
 	struct stat st;
 
 	memset(c, 0, sizeof(*c));
 	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = c->cached_root = -1;
-	c->userns_fd = -1;
+	c->userns_fd = c->own_mntns = -1;
 	c->host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -126,6 +134,7 @@ int devwl_caller_init(struct devwl_caller *c)
 	c->userns_ino = st.st_ino;
 	if (root_identity(c->host_root, "", &c->root_mnt_id, &c->root_ino, &c->root_dev) < 0)
 		c->root_mnt_id = UINT64_MAX; /* unknown: always chroot */
+	read_own_label(c);
 	return 0;
 fail:
 	devwl_caller_done(c);
@@ -139,8 +148,10 @@ void devwl_caller_done(struct devwl_caller *c)
 	closep(&c->host_proc);
 	closep(&c->private_mnt);
 	closep(&c->userns_fd);
+	closep(&c->own_mntns);
 	devwl_caller_forget(c);
 	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = c->userns_fd = -1;
+	c->own_mntns = -1;
 }
 
 void devwl_caller_forget(struct devwl_caller *c)
@@ -366,14 +377,11 @@ int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 		while (*p == ' ')
 			p++;
 	}
-	/* Which user namespace matters only for capabilities to mirror (0.7 µs to ask). */
-	cr->same_userns = false;
-	if (cr->cap_eff & (FS_CAPS | 1ULL << CAP_DAC_READ_SEARCH)) {
-		memcpy(e, "/ns/user", sizeof("/ns/user"));
-		if (fstatat(c->host_proc, path, &st, 0) < 0)
-			return negerrno();
-		cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
-	}
+	/* Which user namespace: its capabilities count only in ours (0.7 µs to ask). */
+	memcpy(e, "/ns/user", sizeof("/ns/user"));
+	if (fstatat(c->host_proc, path, &st, 0) < 0)
+		return negerrno();
+	cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
 	t->have_creds = true;
 	return 0;
 }
@@ -409,14 +417,21 @@ int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
 
 /*
  * Only what differs is switched, and leave() restores only what was switched: a caller
- * with our own ids, groups and file capabilities (root in our user namespace, the common
- * case under devwl-run) costs no credential syscalls at all.
+ * with our own ids, groups and capabilities (root in our user namespace, the common case
+ * under devwl-run) costs no credential syscalls at all.
+ *
+ * The capabilities are the caller's whole effective set where it lives in our user
+ * namespace (so far as we hold them), none where it does not: what its capabilities
+ * there allow is over objects of its namespace, which ours cannot express, so a container
+ * root is under-granted, never over-granted. Every other capability of ours (ptrace,
+ * syslog, raw I/O, admin) is dropped: the kernel records the opener's set in the file
+ * and drivers and procfs check it at open (DESIGN.md, "Grants").
  */
 int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps)
 {
 	const struct devwl_creds *cr = &t->creds;
 	struct __user_cap_data_struct caps[2];
-	uint64_t eff = 0, perm = 0, mirror = 0, saved_eff = 0;
+	uint64_t eff = 0, perm = 0, saved_eff = 0;
 
 	if (!t->have_creds || c->fs_tid != gettid())
 		return -EINVAL;
@@ -441,16 +456,10 @@ int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t
 		    (uid_t)syscall(SYS_setfsuid, -1) != cr->fsuid)
 			return -EPERM;
 	}
-	/*
-	 * The caller's own file capabilities count only in our user namespace; a container
-	 * root's capabilities over its own files are not mirrored (we under-grant).
-	 */
-	if (cr->same_userns)
-		mirror = cr->cap_eff & FS_CAPS;
 	saved_eff = (uint64_t)c->saved_caps[0].effective | (uint64_t)c->saved_caps[1].effective
 								   << 32;
 	perm = (uint64_t)c->saved_caps[0].permitted | (uint64_t)c->saved_caps[1].permitted << 32;
-	eff = (saved_eff & ~FS_CAPS) | ((mirror | extra_caps) & perm);
+	eff = ((cr->same_userns ? cr->cap_eff : 0) | extra_caps) & perm;
 	/* A change of fsuid also changed the effective set: then set it whatever it is. */
 	if (eff == saved_eff && !c->ids_changed)
 		return 0;
@@ -970,7 +979,7 @@ int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int o
 }
 
 int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
-		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino)
+		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
 {
 	_cleanup_close_ int pfd = -1;
 	const char *slash = strrchr(path, '/');
@@ -1004,6 +1013,13 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
 		if (ret_ino)
 			*ret_ino = st.st_ino;
 	}
+	/* The node just made, as an fd: what a bind over it must name, whatever the path. */
+	if (r == 0 && ret_node) {
+		*ret_node = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (*ret_node >= 0 && (fstat(*ret_node, &st) < 0 || st.st_rdev != dev ||
+				       (st.st_mode & S_IFMT) != (mode & S_IFMT)))
+			closep(ret_node);
+	}
 	return r;
 }
 
@@ -1028,7 +1044,11 @@ int devwl_caller_may_open(int opath_fd, int oflags)
 	return 0;
 }
 
-/* The private tmpfs, made once: no path reaches it, so only devwl can put nodes there. */
+/*
+ * The private tmpfs, made once: no path reaches it, so only devwl can put nodes there. Its
+ * root is searchable (0711) so that a node in it can be opened as a caller; only fds of
+ * ours name it.
+ */
 static int private_mount(struct devwl_caller *c)
 {
 	_cleanup_close_ int fs = -1;
@@ -1039,7 +1059,7 @@ static int private_mount(struct devwl_caller *c)
 	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return negerrno();
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0711", 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return negerrno();
 	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
@@ -1049,33 +1069,154 @@ static int private_mount(struct devwl_caller *c)
 	return mnt;
 }
 
-int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags,
-			      int *ret_fd)
+/* "c-MAJOR-MINOR" or "b-MAJOR-MINOR" into name (at least 48 bytes). */
+static void private_name(char *name, mode_t type, dev_t rdev)
 {
-	char name[48], *p = name;
-	struct stat st;
-	int mnt = private_mount(c), fd = -1;
+	char *p = name;
 
-	if (mnt < 0)
-		return mnt;
-	if (type != S_IFCHR && type != S_IFBLK)
-		return -EINVAL;
 	*p++ = type == S_IFCHR ? 'c' : 'b';
 	*p++ = '-';
 	p = put_uint(p, major(rdev));
 	*p++ = '-';
 	p = put_uint(p, minor(rdev));
 	*p = '\0';
-	if (mknodat(mnt, name, type | 0600, rdev) < 0 && errno != EEXIST)
+}
+
+int devwl_caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev)
+{
+	char name[48];
+	struct stat st;
+	int mnt = private_mount(c);
+
+	if (mnt < 0)
+		return mnt;
+	if (type != S_IFCHR && type != S_IFBLK)
+		return -EINVAL;
+	private_name(name, type, rdev);
+	/*
+	 * World-openable: nothing but our fds reaches it, and the caller's own node has been
+	 * judged (devwl_caller_may_open) before it is opened through this one as the caller.
+	 */
+	if (mknodat(mnt, name, type | 0666, rdev) < 0 && errno != EEXIST)
 		return negerrno();
-	/* Ours by construction; check anyway before opening a driver through it. */
+	if (fchmodat(mnt, name, 0666, 0) < 0)
+		return negerrno();
+	/* Ours by construction; check anyway before a driver is opened through it. */
 	if (fstatat(mnt, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return negerrno();
 	if ((st.st_mode & S_IFMT) != type || st.st_rdev != rdev)
 		return -EIO;
-	fd = openat(mnt, name, reopen_flags(oflags) | O_NOFOLLOW);
+	return 0;
+}
+
+int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags,
+			      int *ret_fd)
+{
+	char name[48];
+	int fd = -1;
+
+	if (c->private_mnt < 0 || (type != S_IFCHR && type != S_IFBLK))
+		return -EINVAL;
+	private_name(name, type, rdev);
+	fd = openat(c->private_mnt, name, reopen_flags(oflags) | O_NOFOLLOW);
 	if (fd < 0)
 		return negerrno();
 	*ret_fd = fd;
 	return 0;
+}
+
+/* The mount namespace we return to after acting in a caller's (devwl_caller_bind_node). */
+static int own_mntns(struct devwl_caller *c)
+{
+	if (c->own_mntns < 0)
+		c->own_mntns = openat(c->host_proc, "self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	return c->own_mntns < 0 ? negerrno() : c->own_mntns;
+}
+
+/* Back in our mount namespace, root and cwd; a thread that cannot return is broken. */
+static void return_home(struct devwl_caller *c, int home)
+{
+	if (setns(home, CLONE_NEWNS) < 0 || fchdir(c->host_root) < 0 || chroot(".") < 0 ||
+	    fchdir(c->host_cwd) < 0)
+		c->broken = true;
+}
+
+/*
+ * Into the caller's mount namespace ns (this thread alone: it did unshare(CLONE_FS)),
+ * where node_fd's mount lives, to bind tree over it; had the thread id been reused by a
+ * process of another namespace, move_mount refuses a target outside the current one.
+ */
+static int move_into(struct devwl_caller *c, int home, int ns, int tree, int node_fd)
+{
+	int r = 0;
+
+	if (setns(ns, CLONE_NEWNS) < 0)
+		return negerrno();
+	if (syscall(SYS_move_mount, tree, "", node_fd, "",
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		r = negerrno();
+	return_home(c, home);
+	return c->broken ? -EIO : r;
+}
+
+int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
+{
+	_cleanup_close_ int tree = -1, ns = -1;
+	char name[48], path[48];
+	struct stat st;
+	int mnt = private_mount(c), home = -1, r = 0;
+
+	if (mnt < 0)
+		return mnt;
+	if (c->broken || c->inside || c->as_caller || c->fs_tid != gettid())
+		return -EINVAL;
+	home = own_mntns(c);
+	if (home < 0)
+		return home;
+	if (fstat(node_fd, &st) < 0)
+		return negerrno();
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+		return -EINVAL;
+	/* The twin: the same device, owner and mode as the caller's node. */
+	*put_uint(put_str(name, "t-"), c->twin_seq++) = '\0';
+	if (mknodat(mnt, name, (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0)
+		return negerrno();
+	if (fchownat(mnt, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(mnt, name, st.st_mode & 07777, 0) < 0)
+		r = negerrno();
+	if (r == 0) {
+		tree = (int)syscall(SYS_open_tree, mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (tree < 0)
+			r = negerrno();
+	}
+	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/mnt") = '\0';
+	if (r == 0) {
+		ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
+		if (ns < 0)
+			r = negerrno();
+	}
+	if (r == 0)
+		r = move_into(c, home, ns, tree, node_fd);
+	/* The bind keeps the twin's inode (a source unlinked before cannot be bound). */
+	(void)unlinkat(mnt, name, 0);
+	return r;
+}
+
+int devwl_caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t)
+{
+	char path[48], label[sizeof(c->lsm_label)];
+	_cleanup_close_ int fd = -1;
+	ssize_t n = 0;
+
+	if (!c->lsm_labels)
+		return 0;
+	*put_str(put_uint(path, (unsigned long)t->tid), "/attr/current") = '\0';
+	fd = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	n = read(fd, label, sizeof(label) - 1);
+	if (n < 0)
+		return negerrno();
+	label[n] = '\0';
+	return strcmp(label, c->lsm_label) != 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Acting in a trapped caller's context: its root, its cwd or dirfd, its fsuid/fsgid,
- * groups, umask and file capabilities, on the thread that handles notifications.
+ * groups, umask and capabilities, on the thread that handles notifications.
  *
  * The handling thread does unshare(CLONE_FS) once (on a single-threaded process that is
  * harmless) so that it can chroot into a caller's root and fchdir into its cwd, and
@@ -49,6 +49,10 @@ struct devwl_caller {
 	int host_cwd;	 /* O_PATH of the handler thread's cwd at init */
 	int host_proc;	 /* O_PATH the handler's /proc */
 	int private_mnt; /* never-attached tmpfs holding devwl's own nodes (nodev fallback) */
+	int own_mntns;	 /* our mount namespace, opened at the first bind */
+	unsigned long twin_seq;
+	bool lsm_labels; /* an LSM with labels is active (attr/current reads) */
+	char lsm_label[256];
 	dev_t proc_dev;
 	int userns_fd; /* O_PATH of our user namespace, held (devwl_caller_init says why) */
 	dev_t userns_dev;
@@ -101,10 +105,10 @@ void devwl_target_close(struct devwl_target *t);
 int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t);
 
 /*
- * Enter the target's root (chroot) and start directory. With as_caller the thread also
- * takes the caller's fsuid/fsgid/groups/umask and mirrors its file capabilities (only
- * when the caller is in our user namespace), plus extra_caps (e.g. CAP_MKNOD). Leave
- * always returns to the host root and the saved credentials.
+ * Enter the target's root (chroot) and start directory. become() then takes the caller's
+ * whole credential: fsuid/fsgid/groups/umask and, as the effective set, the caller's own
+ * (where it is in our user namespace; none otherwise) within ours, plus extra_caps (e.g.
+ * CAP_MKNOD). Leave always returns to the host root and the saved credentials.
  */
 int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t);
 int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps);
@@ -178,21 +182,41 @@ int devwl_caller_reopen_file(struct devwl_caller *c, int opath_fd, mode_t mode, 
 int devwl_caller_may_open(int opath_fd, int oflags);
 
 /*
- * As the supervisor: open the device type (S_IFCHR/S_IFBLK) rdev with oflags through a
- * node devwl made itself on a private, never-attached tmpfs. For callers whose own node
- * sits on a nodev mount (every filesystem mounted inside a user namespace), after the
- * policy allowed the device and devwl_caller_may_open() the caller's node. Errors: as
- * fsopen/mknodat/openat.
+ * For callers whose own node sits on a nodev mount (every filesystem mounted inside a
+ * user namespace), once the policy allowed the device and devwl_caller_may_open() the
+ * caller's node: devwl_caller_private_node(), as ourselves, makes the device type
+ * (S_IFCHR/S_IFBLK) rdev on a private, never-attached tmpfs; devwl_caller_open_private(),
+ * as the caller (become), opens it with oflags. Errors: as fsopen/mknodat/openat.
  */
+int devwl_caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev);
 int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags,
 			      int *ret_fd);
 
 /*
+ * Outside (after leave()), as ourselves: make the kernel able to open the caller's node
+ * node_fd in the caller's own context. A twin of it (same device, owner and mode) is made
+ * on our private tmpfs, which is not nodev, and bound over node_fd in the caller's mount
+ * namespace: the caller's opens then reach a node the kernel opens, judged by its device
+ * cgroup, its capabilities and its LSM domain. Needs CAP_SYS_ADMIN over that namespace.
+ * Errors: -EINVAL not a device or not outside, as mknodat/open_tree/setns/move_mount;
+ * -EIO we could not return to our own namespace (the context refuses to act after).
+ */
+int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd);
+
+/*
+ * Does the caller run under another LSM label (AppArmor, SELinux, Smack) than ours? 1 yes,
+ * 0 no (or no such LSM), -errno we could not tell. A Landlock domain shows nowhere: Linux
+ * offers no way to see one from outside.
+ */
+int devwl_caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
+
+/*
  * Inside, as the caller: mknod path with mode/dev. The parent is resolved without magic
- * links. ret_dev/ret_ino (may be NULL) name the node created or found. Errors: as mknodat;
- * -EEXIST comes with ret_* of the existing node so a restarted call can be recognised.
+ * links. ret_dev/ret_ino (may be NULL) name the node created or found; *ret_node (may be
+ * NULL) gets an O_PATH fd of a node made, or -1. Errors: as mknodat; -EEXIST comes with
+ * ret_dev/ret_ino of the existing node so a restarted call can be recognised.
  */
 int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
-		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino);
+		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node);
 
 #endif

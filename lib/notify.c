@@ -3,11 +3,13 @@
  * One notification: read the call from the target, resolve what it names as the caller
  * would, decide against the node, answer. No allocation and no formatting here.
  *
- * Answers (DESIGN.md §3, §4): not a device, O_PATH, or anything the kernel would refuse
- * by itself → CONTINUE (sound only over a kernel baseline that denies devices); denied →
- * EPERM; allowed open → opened here under the caller's credentials and injected with
- * SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, never CONTINUE; allowed mknod →
- * made here as the caller.
+ * Answers (DESIGN.md, "Answers" and "Grants"): not a device, O_PATH, or anything the kernel
+ * would refuse by itself → CONTINUE (sound only over a kernel baseline that denies
+ * devices); denied → EPERM; allowed open → CONTINUE wherever the kernel can open it in the
+ * caller's own context (its device cgroup holds the node's allow list, or there is no
+ * baseline at all), else opened here with the caller's whole credential and injected with
+ * SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND; allowed mknod → made here as the
+ * caller, and bound over by a node the kernel will open where the caller's mount is nodev.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -70,7 +72,9 @@ struct devwl_notify {
 	size_t req_size, resp_size;
 	devwl_notify_recv_fn recv_fn;
 	void *recv_userdata;
-	bool baseline; /* devwl_notify_set_baseline */
+	bool baseline;	    /* devwl_notify_set_baseline */
+	bool enforced;	    /* devwl_notify_set_enforced */
+	const char *reason; /* devwl_notify_reason: static text, or NULL */
 	unsigned int features;
 	size_t page_size;
 	struct made_node made[MADE_MAX];
@@ -148,6 +152,17 @@ DEVWL_EXPORT void devwl_notify_set_baseline(struct devwl_notify *n, bool baselin
 {
 	if (n)
 		n->baseline = baseline;
+}
+
+DEVWL_EXPORT void devwl_notify_set_enforced(struct devwl_notify *n, bool enforced)
+{
+	if (n)
+		n->enforced = enforced;
+}
+
+DEVWL_EXPORT const char *devwl_notify_reason(const struct devwl_notify *n)
+{
+	return n ? n->reason : NULL;
 }
 
 DEVWL_EXPORT void devwl_notify_free(struct devwl_notify *n)
@@ -355,6 +370,64 @@ static int lookup_refused(struct devwl_notify *n, const struct call *c, uint64_t
 	return devwl_caller_lookup(cl, t, n->path, c->flags, resolve, ret_fd, ret_walked);
 }
 
+/*
+ * May the kernel run the open itself, in the caller's own context — its capabilities, its
+ * LSM and Landlock domain, its user namespace in the file's f_cred — once devwl has judged
+ * what the path names? (DESIGN.md, "Grants": a grant lifts the device policy and nothing
+ * else, and only the kernel opening for the caller carries everything else.)
+ * - The caller's device cgroup holds this node's allow list (enforced): always; whatever
+ *   the kernel reaches when it reads the path again, its cgroup judges as devwl does.
+ * - No baseline: whatever was not reached through a magic link (a racing thread can swap
+ *   a path under any CONTINUE here, devwl-run(1) says so; a devwl open would add nothing).
+ * - A deny baseline devwl does not program: anything but a device, which the baseline
+ *   would refuse, so devwl opens those on the caller's behalf.
+ */
+static bool kernel_opens(const struct devwl_notify *n, bool device, bool walked)
+{
+	if (n->enforced)
+		return true;
+	if (!n->baseline)
+		return !walked;
+	return !device;
+}
+
+/*
+ * Opening on the caller's behalf carries its credential; a security module's domain
+ * (AppArmor, SELinux, Smack label) it cannot carry: such a caller is refused, never opened
+ * for outside its domain. Returns 0 to go on, else the answer.
+ */
+static int carry_refused(struct devwl_notify *n, struct answer *a)
+{
+	int r = devwl_caller_foreign_lsm(&n->caller, &n->target);
+
+	if (r == 0)
+		return 0;
+	n->reason = r > 0 ? "the caller runs under another LSM label, which devwl cannot carry"
+			  : "the caller's LSM label could not be read";
+	return answer_error(a, EPERM) ?: 1;
+}
+
+/*
+ * The caller may open its node, yet nobody can: a nodev mount (any filesystem mounted in a
+ * user namespace). The policy allows the device, so it is opened, still as the caller,
+ * through a node devwl made on its own tmpfs (DESIGN.md, "nodev mounts"); making that node
+ * takes our own credentials, between leaving the caller's and taking them again.
+ */
+static int open_nodev(struct devwl_notify *n, const struct stat *st, int oflags, int *ret_fd)
+{
+	struct devwl_caller *cl = &n->caller;
+	int r = 0;
+
+	devwl_caller_leave(cl);
+	r = devwl_caller_private_node(cl, st->st_mode & S_IFMT, st->st_rdev);
+	if (r == 0)
+		r = devwl_caller_become(cl, &n->target, 0);
+	if (r == 0)
+		r = devwl_caller_open_private(cl, st->st_mode & S_IFMT, st->st_rdev, oflags,
+					      ret_fd);
+	return r;
+}
+
 /* The /dev/tty node: it opens the opener's controlling terminal, so not as ourselves. */
 #define DEV_TTY makedev(5, 0)
 
@@ -421,6 +494,9 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
 		if (r < 0 && !walked && devwl_refused(-r))
 			r = lookup_refused(n, c, resolve, r, &pfd, &walked);
+		/* What the kernel reaches, its cgroup judges: its own answer is the exact one. */
+		if (r < 0 && n->enforced)
+			return 0;
 		/* Creating through a magic link is not done for the caller. */
 		if (r < 0 && (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
 			return cannot_decide(a);
@@ -428,16 +504,16 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 			return walked || devwl_refused(-r) ? answer_error(a, -r) : 0;
 	}
 	if (fstat(pfd, &st) < 0)
-		return cannot_decide(a);
+		return n->enforced ? 0 : cannot_decide(a);
 	device = device_of(&st, e);
 	/* Never opens what exists: the kernel answers EEXIST (a symlink counts as existing). */
 	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-		return walked ? answer_error(a, EEXIST) : 0;
-	if (!device && !walked)
-		return 0;
+		return walked && !kernel_opens(n, device, walked) ? answer_error(a, EEXIST) : 0;
 	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
-	/* What follows acts in the caller's root. */
+	if (kernel_opens(n, device, walked))
+		return 0;
+	/* What follows acts in the caller's root, on its behalf. */
 	if (!entered && devwl_caller_enter(cl, t) < 0)
 		return cannot_decide(a);
 
@@ -446,7 +522,11 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	 * become() switched nothing (a caller with our ids and file capabilities) the
 	 * lookup would be the same, and the object already judged is kept.
 	 */
-	if (devwl_target_read_creds(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
+	if (devwl_target_read_creds(cl, t) < 0)
+		return cannot_decide(a);
+	if (carry_refused(n, a))
+		return 0;
+	if (devwl_caller_become(cl, t, 0) < 0)
 		return cannot_decide(a);
 	if (devwl_caller_switched(cl)) {
 		closep(&pfd);
@@ -458,8 +538,8 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 			return cannot_decide(a);
 		device = device_of(&st, e);
 	}
-	if (!device && !walked)
-		return 0; /* swapped under us for a non-device: the kernel decides */
+	if (kernel_opens(n, device, walked))
+		return 0; /* swapped under us for what the kernel may open itself */
 	if (device) {
 		allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
 		if (allowed != 1)
@@ -485,17 +565,8 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		r = devwl_caller_open_ctty(cl, t, c->flags, &a->fd);
 	} else {
 		r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
-		if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0) {
-			/*
-			 * The caller may open its node, yet nobody can: a nodev mount (any
-			 * filesystem mounted in a user namespace). The policy allows the
-			 * device, so open it through devwl's own node, as ourselves
-			 * (DESIGN.md §4, nodev mounts).
-			 */
-			devwl_caller_leave(cl);
-			r = devwl_caller_open_private(cl, st.st_mode & S_IFMT, st.st_rdev, c->flags,
-						      &a->fd);
-		}
+		if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0)
+			r = open_nodev(n, &st, c->flags, &a->fd);
 	}
 	if (r < 0)
 		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
@@ -512,12 +583,30 @@ static bool made_here(struct devwl_notify *n, pid_t tid, dev_t dev, ino_t ino)
 	return false;
 }
 
+/*
+ * A node made for a caller in another user namespace sits, most likely, on a filesystem
+ * mounted there, which is nodev: nobody could open it. Where the caller's device cgroup
+ * holds the allow list, a node the kernel will open is bound over it, so the caller's own
+ * opens work in its own context with nothing trapped (DESIGN.md, "nodev mounts"); without
+ * that cgroup such a node would open more than the grant, so it is not bound. The node is
+ * made either way; a bind that fails is said in the reason.
+ */
+static void bind_made(struct devwl_notify *n, int made_fd)
+{
+	if (!n->enforced || n->target.creds.same_userns)
+		return;
+	devwl_caller_leave(&n->caller);
+	if (devwl_caller_bind_node(&n->caller, &n->target, made_fd) < 0)
+		n->reason = "node made, but no node the kernel opens could be bound over it";
+}
+
 static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node *node,
 			const struct call *c, struct devwl_event *e, struct answer *a)
 {
 	struct devwl_caller *cl = &n->caller;
 	struct devwl_target *t = &n->target;
 	const char *last = NULL;
+	_cleanup_close_ int made_fd = -1;
 	dev_t made_dev = 0;
 	ino_t made_ino = 0;
 	size_t len = 0;
@@ -568,10 +657,12 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		return answer_error(a, EFAULT);
 	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD)))
 		return answer_error(a, EPERM);
+	if (carry_refused(n, a))
+		return 0;
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
 		return cannot_decide(a);
 	r = devwl_caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev,
-			       &made_ino);
+			       &made_ino, &made_fd);
 	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
 		r = 0; /* the same call again after a signal restart */
 	else if (r == 0) {
@@ -583,6 +674,8 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		return 0;
 	if (r < 0)
 		return answer_error(a, -r);
+	if (made_fd >= 0)
+		bind_made(n, made_fd);
 	a->kind = ANSWER_VALUE;
 	return 0;
 }
@@ -671,8 +764,12 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	device = device_of(&st, e);
 	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
+	if (kernel_opens(n, device, true))
+		return 0;
 	if (n->forced)
 		return answer_error(a, EFAULT);
+	if (carry_refused(n, a))
+		return 0;
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
 		return cannot_decide(a);
 	if (device)
@@ -879,6 +976,7 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 	start = now_ns();
 	n->path[0] = '\0';
 	n->forced = false;
+	n->reason = NULL;
 	e.id = n->req->id;
 	e.tid = (pid_t)n->req->pid;
 	e.syscall_nr = n->req->data.nr;
@@ -902,7 +1000,8 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 	if (r == 0) {
 		switch (a.kind) {
 		case ANSWER_CONTINUE:
-			e.verdict = DEVWL_VERDICT_CONTINUE;
+			/* A granted device the kernel opens itself is a grant all the same. */
+			e.verdict = e.type ? DEVWL_VERDICT_ALLOW : DEVWL_VERDICT_CONTINUE;
 			r = send_resp(n, notify_fd, 0, 0, true);
 			break;
 		case ANSWER_ERROR:

@@ -601,6 +601,7 @@ struct supervisor {
 	pid_t child;
 	int child_status; /* wait status once the child is reaped, else -1 */
 	bool kernel_mode;
+	int programmed; /* size of the allow list in the cgroup (writes, instructions), or -errno */
 	const char *no_baseline_why; /* set when running without a baseline */
 	bool warned_userns;
 	unsigned warned;
@@ -681,9 +682,9 @@ static bool other_userns(pid_t pid)
 }
 
 /*
- * In kernel mode opens are not trapped, so a node made in a user namespace of the
- * command's own sits on a nodev mount there and nobody can open it: devwl would open it
- * through its own node only in authoritative mode. The filter cannot change now; say so.
+ * A node made in a user namespace of the command's own sits on a nodev mount there: devwl
+ * binds a node the kernel opens over it (libdevwl(3), GRANTS). Where that failed, in
+ * kernel mode nobody can open it (opens are not trapped); say so, once.
  */
 static void warn_userns_node(struct supervisor *s, const struct devwl_event *ev)
 {
@@ -691,13 +692,14 @@ static void warn_userns_node(struct supervisor *s, const struct devwl_event *ev)
 	int n;
 
 	if (!s->kernel_mode || s->warned_userns || ev->verdict != DEVWL_VERDICT_ALLOW ||
-	    !ev->syscall || strncmp(ev->syscall, "mknod", 5) != 0 || !other_userns(ev->pid))
+	    !ev->syscall || strncmp(ev->syscall, "mknod", 5) != 0 ||
+	    !devwl_notify_reason(s->notify) || !other_userns(ev->pid))
 		return;
 	s->warned_userns = true;
 	fprintf(stderr,
 		"devwl-run: warning: kernel mode: pid %d made a device node in a user namespace "
-		"of its own; a node on a filesystem mounted there cannot be opened in this mode: "
-		"run with --mode=authoritative\n",
+		"of its own, and no node the kernel opens could be bound over it: it cannot be "
+		"opened in this mode: run with --mode=authoritative\n",
 		(int)ev->pid);
 	n = snprintf(line, sizeof(line),
 		     "{\"event\":\"mode\",\"mode\":\"kernel\",\"warning\":\"node made in a "
@@ -867,6 +869,13 @@ static void audit_mode(struct supervisor *s, int size, int error)
 			"{\"event\":\"mode\",\"mode\":\"kernel\",\"cgroup\":\"v%d\",\"%s\":%d}\n",
 			s->baseline.kind == BASELINE_V1 ? 1 : 2,
 			s->baseline.kind == BASELINE_V1 ? "writes" : "instructions", size);
+	else if (s->programmed >= 0)
+		n = snprintf(line, sizeof(line),
+			     "{\"event\":\"mode\",\"mode\":\"authoritative\",\"reason\":\"asked "
+			     "for\",\"cgroup\":\"v%d\",\"%s\":%d}\n",
+			     s->baseline.kind == BASELINE_V1 ? 1 : 2,
+			     s->baseline.kind == BASELINE_V1 ? "writes" : "instructions",
+			     s->programmed);
 	else
 		n = snprintf(line, sizeof(line),
 			     "{\"event\":\"mode\",\"mode\":\"authoritative\",\"reason\":\"%s\"}\n",
@@ -878,18 +887,20 @@ static void audit_mode(struct supervisor *s, int size, int error)
 }
 
 /*
- * Kernel mode where the policy can be programmed into the baseline cgroup; authoritative
- * otherwise (no cgroup we may program: unprivileged, in a user namespace, --no-baseline;
- * or a policy the kernel cannot hold). A failed attempt leaves the baseline denying every
- * device, which is what authoritative mode needs. Returns -1 to go on, or an exit status.
+ * The policy is programmed into the baseline cgroup wherever it can be, in every mode: the
+ * kernel then opens every granted device itself, in the command's own context (a grant
+ * lifts the device policy and nothing else: libdevwl(3), GRANTS). Kernel mode where that
+ * worked and was not refused; authoritative otherwise (asked for; or no cgroup we may
+ * program: unprivileged, in a user namespace, --no-baseline; or a policy the kernel cannot
+ * hold), where a failed attempt leaves the baseline denying every device and devwl opens
+ * granted devices on the command's behalf. Returns -1 to go on, or an exit status.
  */
 static int choose_mode(struct supervisor *s)
 {
-	int r = -EOPNOTSUPP;
+	int r = s->baseline.dir ? baseline_program(&s->baseline, s->node) : -EOPNOTSUPP;
 
-	if (s->o->mode != MODE_AUTHORITATIVE)
-		r = s->baseline.dir ? baseline_program(&s->baseline, s->node) : -EOPNOTSUPP;
-	s->kernel_mode = r >= 0;
+	s->programmed = r;
+	s->kernel_mode = r >= 0 && s->o->mode != MODE_AUTHORITATIVE;
 	if (!s->kernel_mode && s->o->mode == MODE_KERNEL) {
 		fprintf(stderr, "devwl-run: --mode=kernel: cannot program the device cgroup: %s\n",
 			strerror(-r));
@@ -943,6 +954,7 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 	}
 	/* With its capabilities kept, the command can leave the cgroup: no baseline then. */
 	devwl_notify_set_baseline(s.notify, !s.no_baseline_why && !o->keep_caps);
+	devwl_notify_set_enforced(s.notify, s.programmed >= 0 && !o->keep_caps);
 	/* Orphans of the command come back to us, so none outlives the run. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
 		fprintf(stderr, "devwl-run: PR_SET_CHILD_SUBREAPER: %m\n");

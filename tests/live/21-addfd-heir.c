@@ -86,6 +86,9 @@ static pid_t supervisor(int nfd, int ids)
 		if (!p || !n)
 			_exit(4);
 		devwl_notify_set_recv_hook(n, on_recv, &ids);
+		/* As devwld serving a runtime's container: a deny baseline devwl does not
+		 * program, so a granted open is injected (DESIGN.md, "Grants"). */
+		devwl_notify_set_baseline(n, true);
 		devwl_notify_handle(n, nfd, devwl_policy_find(p, "/"), NULL);
 		_exit(0);
 	}

@@ -1,10 +1,9 @@
 #!/bin/bash
-# A root command cannot rewrite its v1 baseline (issue 13): writing "a" (or one device) to
-# its own devices.allow fails, and so does creating a child cgroup to hold rules of its
-# own; while it runs, the baseline's devices.list is still empty, and a denied node opened
-# O_PATH and reopened through /proc/<pid>/fd/N is refused.
+# A root command cannot rewrite its v1 baseline: writing "a" (or one device) to its own
+# devices.allow fails, and so does creating a child cgroup to hold rules of its own; while
+# it runs, the baseline's devices.list is still exactly its allow list (--deny a: empty),
+# and a denied node opened O_PATH and reopened through /proc/<pid>/fd/N is refused.
 set -u
-# The baseline denying every device: the authoritative mode (devwl-run --mode).
 export DEVWL_MODE=authoritative
 . "$(dirname "$0")/lib.sh"
 live_init "device cgroup"
@@ -23,7 +22,7 @@ mkdir \$cg/sub 2>/dev/null && echo "made a child cgroup"
 $(hold_here cmd)
 exec $PROBE open $T/kmsg path ';' open /proc/\$me/fd/%L rdonly
 EOS
-DEVWL_BASELINE=v1 "$RUN" -- sh "$T/cmd.sh" >"$T/out" 2>"$T/err" &
+DEVWL_BASELINE=v1 "$RUN" --deny a --allow 'c 136:* rw' -- sh "$T/cmd.sh" >"$T/out" 2>"$T/err" &
 run=$!
 pid=$(await_pid cmd $run)
 [ -n "$pid" ] || fail "the command never got going: $(cat "$T/out" "$T/err")"
@@ -31,7 +30,8 @@ list=$(cat "$V1$own/devwl-run.$run/devices.list")
 touch "$T/cmd.go"
 wait $run
 rc=$?
-[ -z "$list" ] || fail "the command rewrote its baseline: devices.list '$list'; $(cat "$T/out")"
+[ "$list" = 'c 136:* rw' ] ||
+	fail "the command rewrote its baseline: devices.list '$list'; $(cat "$T/out")"
 [ "$rc" = 0 ] || fail "devwl-run exited $rc: $(cat "$T/err")"
 grep -q "allowed\|made" "$T/out" && fail "a rewrite step succeeded: $(cat "$T/out")"
 res=$(grep -E '^(ok|E[A-Z]+)' "$T/out")

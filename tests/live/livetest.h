@@ -389,6 +389,8 @@ static inline char *lt_run(struct lt_sup *s, char *const argv[], int (*child_fn)
 		_exit(127);
 	}
 	s->child_pid = pid;
+	/* The cgroup denies every device: what devwl lets through, the kernel refuses. */
+	devwl_notify_set_baseline(s->notify, s->cgroup != NULL);
 	close(sv[1]);
 	close(out[1]);
 	s->nfd = lt_recv_fd(sv[0]);
