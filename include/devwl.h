@@ -323,13 +323,13 @@ void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_f
 /*
  * Say whether a kernel baseline (a device cgroup or BPF device program that denies what
  * devwl does not grant, and that the callers cannot leave) stands behind the calls the
- * handler lets through. With one (devwld serving OCI runtimes, devwl-run with a cgroup),
- * whatever reaches no device is left to the kernel (CONTINUE), paths through magic links
- * included. Without one, the default, a path reached through a magic link is answered by
- * the handler itself, opened with the caller's credential (devwl_notify_set_enforced()
- * lists them), since the kernel would follow the link again, to whatever fd a racing
- * thread put there; a blocking writer's open of a fifo with no reader is then refused
- * EPERM (the handler cannot wait for the reader).
+ * handler lets through. It decides who opens a granted device (DESIGN.md, "Grants"):
+ * without one, the default, the kernel does (CONTINUE), in the caller's own context, as it
+ * does every call that reaches no device — sound only as far as the kernel alone would let
+ * the caller in, since a racing thread can swap the path between devwl's look and the
+ * kernel's; with one (devwld serving OCI runtimes, devwl-run with a cgroup) the baseline
+ * would refuse it, so the handler opens it on the caller's behalf unless
+ * devwl_notify_set_enforced() says the baseline holds the allow list.
  */
 void devwl_notify_set_baseline(struct devwl_notify *notify, bool baseline);
 
@@ -343,14 +343,13 @@ void devwl_notify_set_baseline(struct devwl_notify *notify, bool baseline);
  * mounts are nodev) is then bound over by a node devwl makes on a tmpfs of its own, so the
  * kernel opens it too (the handler needs CAP_SYS_ADMIN for that; without, the node is made
  * and devwl_notify_reason() says it could not be bound).
- * Without it, the default, the handler opens on the caller's behalf only what the kernel
- * would refuse for the device policy alone — a granted device under a deny baseline, a
- * path through a magic link without a baseline, a granted node on a nodev mount — with the
+ * Under a deny baseline without it, the handler opens a granted device on the caller's
+ * behalf (through a node of its own where the caller's is on a nodev mount) with the
  * caller's whole credential: fsuid, fsgid, groups, umask and, as its effective set, the
- * caller's own where the caller is in the handler's user namespace (none otherwise), within
- * the handler's. A caller under another LSM label (AppArmor, SELinux, Smack) is refused
- * EPERM rather than opened for outside it; a Landlock domain cannot be seen from outside,
- * so only enforcement keeps one (libdevwl(3), GRANTS).
+ * caller's own where the caller is in the handler's user namespace (none otherwise),
+ * within the handler's. A caller under another LSM label (AppArmor, SELinux, Smack) is
+ * refused EPERM rather than opened for outside it; a Landlock domain cannot be seen from
+ * outside, so only this enforcement keeps one for granted devices (libdevwl(3), GRANTS).
  */
 void devwl_notify_set_enforced(struct devwl_notify *notify, bool enforced);
 

@@ -860,41 +860,6 @@ int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *r
 	return 0;
 }
 
-int devwl_caller_reopen_file(struct devwl_caller *c, int opath_fd, mode_t mode, int oflags,
-			     int *ret_fd)
-{
-	int flags = oflags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_DIRECTORY | O_PATH | O_CLOEXEC);
-	char buf[48];
-	char *p = NULL;
-	int fd = -1;
-
-	if (S_ISCHR(mode) || S_ISBLK(mode))
-		return -EINVAL; /* devices go through the policy and devwl_caller_reopen() */
-	/*
-	 * A fifo's open waits for the other end: never on the handling thread. Opened
-	 * non-blocking, then made blocking as asked (the caller's open then returns at once
-	 * where the kernel's would have waited for a writer; a writer with no reader gets
-	 * ENXIO).
-	 */
-	if (S_ISFIFO(mode))
-		flags |= O_NONBLOCK;
-	p = put_str(buf, "thread-self/fd/");
-	p = put_uint(p, (unsigned long)opath_fd);
-	*p = '\0';
-	fd = openat(c->host_proc, buf, flags | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return negerrno();
-	if (S_ISFIFO(mode) && !(oflags & O_NONBLOCK) &&
-	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		int r = negerrno();
-
-		close(fd);
-		return r;
-	}
-	*ret_fd = fd;
-	return 0;
-}
-
 /* The caller's controlling terminal as /proc/TID/stat says (tty_nr), 0 for none. */
 static int ctty_of(struct devwl_caller *c, struct devwl_target *t, dev_t *ret)
 {

@@ -167,15 +167,6 @@ int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int o
 int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd);
 
 /*
- * Reopen an O_PATH fd of a non-device (mode: its st_mode) with the caller's open flags,
- * O_TRUNC and O_APPEND included, for calls devwl must not CONTINUE (the kernel would
- * read the call's memory again). A fifo is opened without waiting for its other end.
- * Errors: as openat, -EINVAL for a device.
- */
-int devwl_caller_reopen_file(struct devwl_caller *c, int opath_fd, mode_t mode, int oflags,
-			     int *ret_fd);
-
-/*
  * As the caller: may it open its node opath_fd with oflags? File permissions only (the
  * inode's mode, owner and groups), not the nodev state of its mount. 0 or -errno.
  */

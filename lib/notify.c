@@ -372,23 +372,21 @@ static int lookup_refused(struct devwl_notify *n, const struct call *c, uint64_t
 
 /*
  * May the kernel run the open itself, in the caller's own context — its capabilities, its
- * LSM and Landlock domain, its user namespace in the file's f_cred — once devwl has judged
- * what the path names? (DESIGN.md, "Grants": a grant lifts the device policy and nothing
- * else, and only the kernel opening for the caller carries everything else.)
- * - The caller's device cgroup holds this node's allow list (enforced): always; whatever
- *   the kernel reaches when it reads the path again, its cgroup judges as devwl does.
- * - No baseline: whatever was not reached through a magic link (a racing thread can swap
- *   a path under any CONTINUE here, devwl-run(1) says so; a devwl open would add nothing).
- * - A deny baseline devwl does not program: anything but a device, which the baseline
- *   would refuse, so devwl opens those on the caller's behalf.
+ * LSM and Landlock domain, its user namespace in the file's f_cred — now that devwl has
+ * refused what the policy denies? (DESIGN.md, "Grants": a grant lifts the device policy and
+ * nothing else, and only the kernel opening for the caller carries everything else.)
+ * Always, but for a granted device under a deny baseline that devwl does not program,
+ * which the kernel would refuse: that one devwl opens on the caller's behalf.
+ * - The caller's device cgroup holds this node's allow list (enforced): whatever the
+ *   kernel reaches when it reads the path again, its cgroup judges as devwl does.
+ * - A deny baseline: a non-device, or whatever a racing thread swaps in, the kernel
+ *   opens only if it is no device.
+ * - No baseline: a racing thread can swap a path under any CONTINUE (devwl-run(1) says
+ *   so); an open of devwl's would not keep it out, and would lose the caller's domain.
  */
-static bool kernel_opens(const struct devwl_notify *n, bool device, bool walked)
+static bool kernel_opens(const struct devwl_notify *n, bool device)
 {
-	if (n->enforced)
-		return true;
-	if (!n->baseline)
-		return !walked;
-	return !device;
+	return n->enforced || !n->baseline || !device;
 }
 
 /*
@@ -434,10 +432,9 @@ static int open_nodev(struct devwl_notify *n, const struct stat *st, int oflags,
 /*
  * open, openat, openat2, creat. Returns -ENOENT when the target is gone.
  *
- * A path that reached a magic link was walked by devwl (devwl_caller_lookup): whatever it
- * names is opened here, device or not, and its errors are answered here, because a
- * CONTINUE would have the kernel follow the link again — to whatever fd the caller put
- * there by then, a denied device included, with nothing but a baseline to stop it.
+ * A path that reached a magic link was walked by devwl (devwl_caller_lookup), so that the
+ * object judged is the caller's (its /proc/self/fd/N, not ours): a denied device there is
+ * refused, a lookup error answered; what is granted goes as kernel_opens() says.
  */
 static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node *node,
 		       const struct call *c, struct devwl_event *e, struct answer *a)
@@ -448,7 +445,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	_cleanup_close_ int pfd = -1;
 	struct stat st;
 	bool need_start = false, walked = false, device = false, entered = false;
-	int r = 0, allowed = 0;
+	int r = 0;
 
 	/* O_PATH and O_DIRECTORY never open a device; __O_TMPFILE alone is EINVAL here. */
 	if (c->flags & (O_PATH | O_DIRECTORY | __O_TMPFILE))
@@ -497,9 +494,11 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		/* What the kernel reaches, its cgroup judges: its own answer is the exact one. */
 		if (r < 0 && n->enforced)
 			return 0;
-		/* Creating through a magic link is not done for the caller. */
-		if (r < 0 && (our_trouble(r) || (walked && r == -ENOENT && (c->flags & O_CREAT))))
+		if (r < 0 && our_trouble(r))
 			return cannot_decide(a);
+		/* A file created through a magic link is no device: the kernel's to make. */
+		if (r < 0 && walked && r == -ENOENT && (c->flags & O_CREAT))
+			return 0;
 		if (r < 0)
 			return walked || devwl_refused(-r) ? answer_error(a, -r) : 0;
 	}
@@ -508,10 +507,10 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	device = device_of(&st, e);
 	/* Never opens what exists: the kernel answers EEXIST (a symlink counts as existing). */
 	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-		return walked && !kernel_opens(n, device, walked) ? answer_error(a, EEXIST) : 0;
+		return 0;
 	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
-	if (kernel_opens(n, device, walked))
+	if (kernel_opens(n, device))
 		return 0;
 	/* What follows acts in the caller's root, on its behalf. */
 	if (!entered && devwl_caller_enter(cl, t) < 0)
@@ -538,29 +537,14 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 			return cannot_decide(a);
 		device = device_of(&st, e);
 	}
-	if (kernel_opens(n, device, walked))
-		return 0; /* swapped under us for what the kernel may open itself */
-	if (device) {
-		allowed = devwl_node_check(node, e->type, e->major, e->minor, e->access);
-		if (allowed != 1)
-			return answer_error(a, EPERM);
-	}
+	if (kernel_opens(n, device))
+		return 0; /* swapped under us for a non-device: the baseline judges it */
+	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+		return answer_error(a, EPERM);
 	/* Read only by force: PROT_NONE (kernel: EFAULT) or stranger; do not grant on it. */
 	if (n->forced)
 		return answer_error(a, EFAULT);
-	if (!device) {
-		r = devwl_caller_reopen_file(cl, pfd, st.st_mode, c->flags, &a->fd);
-		/*
-		 * A writer's open of a fifo without a reader waits for one (runc's init on
-		 * its exec fifo waits for "runc start"): that wait cannot happen here, so it
-		 * is left to the kernel — the one walked open that is, and only a baseline
-		 * stops a racing thread from swapping a device in before the kernel follows
-		 * the link again. Without one it is refused (devwl_notify_set_baseline).
-		 */
-		if (r == -ENXIO && S_ISFIFO(st.st_mode) && !(c->flags & O_NONBLOCK) &&
-		    (c->flags & O_ACCMODE) == O_WRONLY)
-			return n->baseline ? 0 : cannot_decide(a);
-	} else if (S_ISCHR(st.st_mode) && st.st_rdev == DEV_TTY) {
+	if (S_ISCHR(st.st_mode) && st.st_rdev == DEV_TTY) {
 		/* Reopened by us it would be our terminal: the caller's, or what it gets. */
 		r = devwl_caller_open_ctty(cl, t, c->flags, &a->fd);
 	} else {
@@ -764,7 +748,7 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	device = device_of(&st, e);
 	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
 		return answer_error(a, EPERM);
-	if (kernel_opens(n, device, true))
+	if (kernel_opens(n, device))
 		return 0;
 	if (n->forced)
 		return answer_error(a, EFAULT);
@@ -772,10 +756,7 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 		return 0;
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
 		return cannot_decide(a);
-	if (device)
-		r = devwl_caller_reopen(cl, ofd, flags, &a->fd);
-	else
-		r = devwl_caller_reopen_file(cl, ofd, st.st_mode, flags, &a->fd);
+	r = devwl_caller_reopen(cl, ofd, flags, &a->fd);
 	if (r < 0)
 		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
 	a->kind = ANSWER_FD;

@@ -10,13 +10,17 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 make_rootfs
 ROOT=$T/rootfs
-# A node the runtime's device cgroup denies (c 1:11, /dev/kmsg), made beforehand: devwld
-# must not open it on the container's behalf either.
+# Nodes the runtime's device cgroup denies (c 10:229, /dev/fuse; c 1:11, /dev/kmsg), made
+# beforehand: devwld must not open them on the container's behalf either. Granted, the
+# fuse device opens; /dev/kmsg wants CAP_SYSLOG as well under kernel.dmesg_restrict, which
+# the container lacks, and a grant lifts the device policy only.
+mknod "$ROOT/tmp/fuse" c 10 229
 mknod "$ROOT/tmp/kmsg" c 1 11
 caps='.process.capabilities |= with_entries(.value += ["CAP_MKNOD"])'
 probe='
 mknod /tmp/mem c 1 1 && echo MEM_MADE; echo MEM_RC=$?
 mknod /tmp/loop0 b 7 0 && echo LOOP_MADE; echo LOOP_RC=$?
+true </tmp/fuse && echo FUSE_OPENED; echo FUSE_RC=$?
 true </tmp/kmsg && echo KMSG_OPENED; echo KMSG_RC=$?
 mknod /tmp/null c 1 3 && echo x >/tmp/null && echo NULL_MADE
 rm -f /tmp/null
@@ -34,6 +38,7 @@ denied() {
 	local out=$T/$1.out
 	grep -q "mknod: /tmp/mem: Operation not permitted" "$out" && grep -q MEM_RC=1 "$out" &&
 		grep -q "mknod: /tmp/loop0: Operation not permitted" "$out" &&
+		grep -q "can't open /tmp/fuse: Operation not permitted" "$out" &&
 		grep -q "can't open /tmp/kmsg: Operation not permitted" "$out" ||
 		fail "$2: $(cat "$out")"
 	[ ! -e "$ROOT/tmp/mem" ] && [ ! -e "$ROOT/tmp/loop0" ] || fail "$2: a denied mknod left a node"
@@ -77,8 +82,14 @@ cat >"$T/policy.json" <<'JSON'
 JSON
 ctl reload >/dev/null || fail "devwlctl reload"
 run_probe "allowall-$$"
-grep -q MEM_MADE "$T/allowall-$$.out" && grep -q KMSG_OPENED "$T/allowall-$$.out" ||
+grep -q MEM_MADE "$T/allowall-$$.out" && grep -q FUSE_OPENED "$T/allowall-$$.out" ||
 	fail "explicit allow a: $(cat "$T/allowall-$$.out")"
+if [ "$(cat /proc/sys/kernel/dmesg_restrict)" = 1 ]; then
+	grep -q "can't open /tmp/kmsg: Operation not permitted" "$T/allowall-$$.out" ||
+		fail "allow a gave /dev/kmsg without CAP_SYSLOG: $(cat "$T/allowall-$$.out")"
+else
+	grep -q KMSG_OPENED "$T/allowall-$$.out" || fail "allow a: kmsg: $(cat "$T/allowall-$$.out")"
+fi
 pass "a policy that writes \"allow a\" on /containers: the container may make and open c 1:1"
 
 # --- 4. restarted without --policy on that policy's state file --------------------------
