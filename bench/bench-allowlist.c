@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * bench-allowlist: what a policy decision costs on the fast path, and whether it grows.
- * DESIGN.md §7 asks for checks that cost the same whatever the number of exceptions and
+ * doc/DESIGN.md §7 asks for checks that cost the same whatever the number of exceptions and
  * node lookups that do not grow with the number of nodes; this prints ns/op for both
  * and the ratios that say whether they hold. See bench/README.md.
  */

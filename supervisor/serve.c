@@ -15,7 +15,7 @@
  *   thread audits the record and re-arms the fd.
  *
  * A thread asleep on the notify fds themselves is what SYNC_WAKE_UP wakes on the caller's
- * CPU (KERNEL-NOTES); going through the ring for every call costs two more wake-ups.
+ * CPU (doc/KERNEL-NOTES.md); going through the ring for every call costs two more wake-ups.
  * An fd is re-armed only once its thread gives it back, so each container process is
  * served by one thread at a time, in order, and a stuck one holds one thread at most.
  * A call slower than SERVE_MIGRATE_MS makes the watchdog move that thread's other fds

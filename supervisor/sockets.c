@@ -26,7 +26,7 @@ int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid)
 
 /*
  * Listen on a Unix socket at path. It is bound under a temporary name and renamed into
- * place once listening, so the path existing means devwld is ready (DESIGN.md §5).
+ * place once listening, so the path existing means devwld is ready (doc/DESIGN.md §5.2).
  */
 int socket_listen(const char *path, mode_t mode)
 {

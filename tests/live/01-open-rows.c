@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Every open-like row of DESIGN.md §3 against real processes: open, openat, openat2,
+ * Every open-like row of doc/DESIGN.md §3 against real processes: open, openat, openat2,
  * creat, open_by_handle_at (i386 open: 23-i386); allowed and denied, char and block, absolute,
  * relative, dirfd and symlink paths, O_PATH, O_CLOEXEC, O_NOFOLLOW, RESOLVE_IN_ROOT,
  * magic links, a non-leader thread, io_uring_setup. The workload sits in a devices

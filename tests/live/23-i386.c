@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The i386 rows of DESIGN.md §3: open(2) through int $0x80 (seccomp_data.arch i386, its
+ * The i386 rows of doc/DESIGN.md §3: open(2) through int $0x80 (seccomp_data.arch i386, its
  * own syscall numbers) is judged like the native call, allowed and denied. Split from
  * 01-open-rows because not every x86_64 kernel offers that entry: with ia32 emulation
  * off (ia32_emulation=0, or a hypervisor without the gate) int $0x80 faults, and then no

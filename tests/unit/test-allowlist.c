@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The allow-list hierarchy (lib/allowlist.c): every update rule of DESIGN.md §2 by hand,
+ * The allow-list hierarchy (lib/allowlist.c): every update rule of doc/DESIGN.md §2 by hand,
  * then a naive reference model written here from the kernel's device_cgroup.c (linear
  * lists, no index, nothing clever) driven side by side with the library over long random
  * operation sequences with fixed seeds. The model is the cheap, root-free oracle; the
@@ -373,7 +373,7 @@ static int model_check(const struct mnode *n, int type, uint32_t major, uint32_t
 	return m_match(n, (unsigned)type, major, minor, (unsigned)access);
 }
 
-/* The listings, written out from DESIGN.md §2 without the library's formatter. */
+/* The listings, written out from doc/DESIGN.md §2 without the library's formatter. */
 static void m_rule_text(const struct devwl_rule *r, char *buf, size_t size)
 {
 	char maj[12], min[12];
