@@ -21,6 +21,7 @@
 #include "keeper.h"
 #include "serve.h"
 #include "sink.h"
+#include "trust.h"
 #include "util.h"
 
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
@@ -275,6 +276,26 @@ static int worker_main(struct devwld *d, bool no_audit)
 	return d->handover ? DEVWLD_EXIT_HANDOVER : 0;
 }
 
+/*
+ * The directories of the sockets and the state: devwld's alone, or it does not start
+ * (devwld(8) SECURITY). A planted state or a socket someone else can replace would hand
+ * that someone the containers' devices; no later step could tell.
+ */
+static int check_dirs(const struct devwld_config *cfg)
+{
+	const char *files[] = {cfg->listen_path, cfg->control_path, cfg->state_file};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct devwl_error err = {0};
+
+		if (trust_dir_of(files[i], geteuid(), &err) < 0) {
+			fprintf(stderr, "devwld: %s: %s; not starting\n", files[i], err.msg);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
 int devwld_main(int argc, char **argv)
 {
 	enum {
@@ -483,6 +504,11 @@ int devwld_main(int argc, char **argv)
 			return 1;
 		d.cfg.state_file = state_file;
 	}
+	/* A keeper re-executed for a restart, or its worker, runs where the first keeper
+	 * checked. */
+	if (!secure_getenv(DEVWLD_ENV_WORKER) && !secure_getenv(DEVWLD_ENV_KEEPER) &&
+	    check_dirs(&d.cfg) < 0)
+		return 1;
 	/* The process started from the command line keeps the fds; a worker it starts
 	 * (the same binary, the same arguments) does the work. */
 	if (!secure_getenv(DEVWLD_ENV_WORKER))

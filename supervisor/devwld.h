@@ -307,6 +307,9 @@ void oci_conn_expire(struct devwld *d, uint64_t now_ms);
 /* Read a whole regular file of at most max bytes (NUL-terminated; none inside). */
 int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
 	      struct devwl_error *err);
+/* The same from an open fd (file: its name in messages). */
+int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *ret_len,
+		 struct devwl_error *err);
 /* Parse a policy file's text into its hierarchy (ret_policy may be NULL: only checked)
  * and its container mapping. */
 int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,

@@ -34,14 +34,21 @@ int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
 	      struct devwl_error *err)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
-	struct stat st;
 
 	/* O_NONBLOCK: a FIFO put in the file's place must not stall the loop. */
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+	return read_text_fd(fd, file, max, ret_text, ret_len, err);
+}
+
+int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *ret_len,
+		 struct devwl_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+
 	if (fstat(fd, &st) < 0)
 		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
 	if (!S_ISREG(st.st_mode))
