@@ -221,6 +221,7 @@ struct keeper_link {
 	int sock;
 	struct keeper_table *table;
 	int listen_fd, control_fd; /* inherited; -1: make them */
+	int lock_fd[2];		   /* the keeper's locks on the two socket paths (trust.h) */
 	unsigned int gen;	   /* 1 for the first worker, then one more per restart */
 	uint64_t *used;		   /* slots in use (bitmap) */
 	uint64_t *claimed;	   /* slots restored from the state (until that is done) */

@@ -4,17 +4,29 @@
  * there can plant a state file that grants every device, or put a socket of their own in
  * place of the listener and be handed the runtimes' notify fds: so devwld uses only
  * directories that root (or its own uid) alone can change.
+ *
+ * And one devwld per socket: a second one would rename its own sockets over the first's
+ * (which then serves nobody) and unlink them when it exits. The keeper holds a lock on a
+ * file beside each socket for its whole life, across worker restarts and its own
+ * re-executions, and a socket path is only ever unlinked by the daemon that bound the
+ * file there.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fileio.h"
 #include "trust.h"
 #include "util.h"
+
+/* The lock file's text: the holder's pid, then the socket file it bound (0 0: none yet). */
+#define LOCK_FMT "%d %llu %llu\n"
 
 /* One directory on the way: last is the one devwld uses, the others are above it. */
 static int check_dir(const char *path, bool last, uid_t uid, struct devwl_error *err)
@@ -87,4 +99,102 @@ int trust_dir_of(const char *file, uid_t uid, struct devwl_error *err)
 	if (!real)
 		return devwl_error_set(err, negerrno(), 0, "%s: %s", dir, strerror(errno));
 	return check_path(real, uid, err);
+}
+
+struct lock_text {
+	int pid;
+	unsigned long long dev, ino;
+};
+
+static int lock_read(int fd, struct lock_text *ret)
+{
+	char buf[96];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return negerrno();
+	buf[n] = '\0';
+	*ret = (struct lock_text){0};
+	return sscanf(buf, LOCK_FMT, &ret->pid, &ret->dev, &ret->ino) == 3 ? 0 : -EBADMSG;
+}
+
+static int lock_write(int fd, const struct lock_text *t)
+{
+	char buf[96];
+	int n = snprintf(buf, sizeof(buf), LOCK_FMT, t->pid, t->dev, t->ino);
+
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		return negerrno();
+	return 0;
+}
+
+/* A socket file nobody holds the lock of may still be served by a devwld that takes no
+ * lock (an older version): one that accepts a connection is live. */
+static bool someone_listens(const char *sock_path)
+{
+	int fd = devwl_unix_connect(sock_path);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int trust_lock(const char *sock_path, pid_t *ret_holder)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	struct lock_text t = {0};
+	int r;
+
+	*ret_holder = 0;
+	if (asprintf(&path, "%s.lock", sock_path) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (fd < 0)
+		return negerrno();
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = negerrno();
+		if (r == -EWOULDBLOCK && lock_read(fd, &t) >= 0)
+			*ret_holder = t.pid;
+		return r == -EWOULDBLOCK ? -EBUSY : r;
+	}
+	if (someone_listens(sock_path))
+		return -EADDRINUSE;
+	t.pid = (int)getpid();
+	r = lock_write(fd, &t);
+	if (r < 0)
+		return r;
+	return TAKE_FD(fd);
+}
+
+int trust_lock_note(int lock_fd, const char *sock_path)
+{
+	struct lock_text t = {0};
+	struct stat st;
+
+	if (lock_fd < 0)
+		return 0;
+	if (lstat(sock_path, &st) < 0)
+		return negerrno();
+	/* Our pid as the keeper wrote it; a worker notes the file it bound. */
+	(void)lock_read(lock_fd, &t);
+	t.dev = (unsigned long long)st.st_dev;
+	t.ino = (unsigned long long)st.st_ino;
+	return lock_write(lock_fd, &t);
+}
+
+bool trust_unlink_own(int lock_fd, const char *sock_path)
+{
+	struct lock_text t = {0};
+	struct stat st;
+
+	if (lock_fd < 0 || lock_read(lock_fd, &t) < 0 || t.ino == 0)
+		return false;
+	/* The directory is ours (trust_dir_of): nobody else can swap the file between the
+	 * look and the unlink. */
+	if (lstat(sock_path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    (unsigned long long)st.st_dev != t.dev || (unsigned long long)st.st_ino != t.ino)
+		return false;
+	return unlink(sock_path) == 0;
 }
