@@ -215,6 +215,15 @@ struct devwld_config {
 	enum kernel_when kernel_mode;	 /* whose device cgroup is programmed (kernelmode.c) */
 };
 
+/* Listener connections refused (listener.c): logged once per interval, then counted. */
+struct refusals {
+	uint64_t quiet_until; /* refusals before then are counted, not logged */
+	unsigned int count;   /* counted since the last line */
+	uid_t uid;	      /* the last one counted */
+	pid_t pid;
+	const char *why;
+};
+
 /* The worker's link to its keeper (keeper_link.c); table NULL: no keeper. */
 struct keeper_table;
 struct keeper_link {
@@ -253,6 +262,7 @@ struct devwld {
 	struct list_head oci_conns; /* incomplete runtime connections, oldest first */
 	struct list_head ctl_conns;
 	unsigned int ncontainers, nprocs, noci_conns, nctl_conns;
+	struct refusals refused;
 	bool quit;
 	int failed;		     /* quit because the loop cannot go on: a negative errno */
 	struct source *cancel_later; /* dead sources whose poll cancel must be retried */
