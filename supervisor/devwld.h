@@ -140,7 +140,8 @@ struct container {
 	char *node_path;
 	struct devwl_node *node; /* referenced (devwl_node_ref) while we hold it */
 	bool created_node;	 /* made on demand by us: removed when the container goes */
-	uid_t owner_uid;	 /* of the runtime that attached it first: only it may join */
+	uid_t owner_uid;	 /* its runtime's: a container is (owner_uid, id), and only
+				  * runtimes of that uid join it */
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
@@ -343,11 +344,13 @@ int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid
 /* Find or create (with ancestors) the node at path. */
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created);
-struct container *container_find(struct devwld *d, const char *id);
+/* The container id of the runtimes of uid owner: each uid has ids of its own. */
+struct container *container_find(struct devwld *d, uid_t owner, const char *id);
 /* Attach a notify fd (taken over) to the container of st, creating it if needed. */
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
 		     pid_t peer_pid);
-/* Re-attach a process a previous worker served (state.c); fd is taken over. */
+/* Re-attach a process a previous worker served (state.c), to the container id of
+ * peer_uid; fd is taken over. */
 int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,
 		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag);
 void cproc_gone(struct devwld *d, struct cproc *p);

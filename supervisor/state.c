@@ -432,8 +432,8 @@ static unsigned int restore_recorded(struct devwld *d)
 			"attached after the last state write)",
 			b.owner.id, (int)b.owner.pid, slot);
 		if (b.owner.kernel)
-			kernelmode_restore(d, container_find(d, b.owner.id), b.owner.pid,
-					   b.owner.peer_uid);
+			kernelmode_restore(d, container_find(d, b.owner.peer_uid, b.owner.id),
+					   b.owner.pid, b.owner.peer_uid);
 		restored++;
 	}
 	return restored;
@@ -488,7 +488,7 @@ static void commit(struct devwld *d, struct saved *s)
 			kept++;
 			/* Its opens are not trapped: its cgroup must follow the policy again. */
 			if (c->kernel)
-				kernelmode_restore(d, container_find(d, c->id), p->pid,
+				kernelmode_restore(d, container_find(d, c->owner, c->id), p->pid,
 						   p->peer_uid);
 		}
 	}
@@ -500,7 +500,7 @@ static void commit(struct devwld *d, struct saved *s)
 	keeper_link_release_unclaimed(d);
 	/* Gone while nobody watched: its node goes as it would have then. */
 	for (size_t i = 0; i < s->ncontainers; i++)
-		if (!container_find(d, s->containers[i].id))
+		if (!container_find(d, s->containers[i].owner, s->containers[i].id))
 			store_forget_node(d, s->containers[i].node);
 	log_msg("state: restored %zu nodes, %u containers, %u processes (%u of them from the "
 		"keeper's records)%s",
