@@ -133,8 +133,9 @@ static void do_containers(struct devwld *d, FILE *out)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
-		fprintf(out, "%s %s %u %llu %s\n", c->id, c->node_path, c->nprocs,
-			(unsigned long long)c->notifications, kernelmode_name(c));
+		fprintf(out, "%s %s %u %llu %s %u\n", c->id, c->node_path, c->nprocs,
+			(unsigned long long)c->notifications, kernelmode_name(c),
+			(unsigned int)c->owner_uid);
 	}
 	fputs(".\n", out);
 }
@@ -202,7 +203,8 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 	r = hook_state(json, len, &st);
 	if (r < 0)
 		goto out;
-	c = container_find(d, st.id);
+	/* The control socket is root's: so are the runtimes that run this hook. */
+	c = container_find(d, 0, st.id);
 	if (c) {
 		path = strdup(c->node_path);
 		r = path ? 0 : -ENOMEM;

@@ -21,6 +21,7 @@
 #include "keeper.h"
 #include "serve.h"
 #include "sink.h"
+#include "trust.h"
 #include "util.h"
 
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
@@ -133,6 +134,26 @@ static void worker_hooks(struct devwld *d)
 	d->state_written_hook = control_state_written;
 }
 
+/* Which socket file we bound at path: only that one is ever unlinked (unlink_own). */
+static void note_socket(struct devwld *d, int i, const char *path)
+{
+	int r = trust_lock_note(d->keeper.lock_fd[i], path);
+
+	if (r < 0)
+		log_msg("%s: cannot note it in its lock (%s): it will be left in place at exit",
+			path, strerror(-r));
+}
+
+/* Unlink a socket we bound, never one another devwld has put there since (a runtime
+ * directory emptied and a new devwld started, say). */
+static void unlink_own(struct devwld *d, int i, const char *path)
+{
+	if (!trust_unlink_own(d->keeper.lock_fd[i], path))
+		log_msg("%s is not the socket this devwld bound (or it is unknown which): left "
+			"in place",
+			path);
+}
+
 static int worker_start(struct devwld *d, bool no_audit)
 {
 	sigset_t mask;
@@ -196,6 +217,8 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("listener %s: %s", d->cfg.listen_path, strerror(-r));
 		return r;
 	}
+	if (d->keeper.listen_fd < 0)
+		note_socket(d, 0, d->cfg.listen_path);
 	r = watch_open(d);
 	if (r < 0) {
 		/* Out of inotify watches, say: still a working daemon, reloaded by hand. */
@@ -205,11 +228,13 @@ static int worker_start(struct devwld *d, bool no_audit)
 	}
 	r = control_open(d, d->keeper.control_fd);
 	/* Sockets made here: the keeper keeps them for our successors. */
-	if (r >= 0 && d->keeper.control_fd < 0)
+	if (r >= 0 && d->keeper.control_fd < 0) {
+		note_socket(d, 1, d->cfg.control_path);
 		r = keeper_link_sockets(d);
+	}
 	if (r < 0) {
 		log_msg("control socket %s: %s", d->cfg.control_path, strerror(-r));
-		unlink(d->cfg.listen_path);
+		unlink_own(d, 0, d->cfg.listen_path);
 		return r;
 	}
 	return 0;
@@ -251,9 +276,9 @@ static int worker_main(struct devwld *d, bool no_audit)
 		 * we are gone) makes every trapped call fail ENOSYS: fail closed. */
 		service_notify("STOPPING=1");
 		if (d->listen_src.fd >= 0)
-			unlink(d->cfg.listen_path);
+			unlink_own(d, 0, d->cfg.listen_path);
 		if (d->control_src.fd >= 0)
-			unlink(d->cfg.control_path);
+			unlink_own(d, 1, d->cfg.control_path);
 	}
 	while (!list_empty(&d->oci_conns))
 		oci_conn_expire(d, UINT64_MAX);
@@ -273,6 +298,64 @@ static int worker_main(struct devwld *d, bool no_audit)
 	if (r < 0)
 		return 1;
 	return d->handover ? DEVWLD_EXIT_HANDOVER : 0;
+}
+
+/*
+ * The directories of the sockets and the state: devwld's alone, or it does not start
+ * (devwld(8) SECURITY). A planted state or a socket someone else can replace would hand
+ * that someone the containers' devices; no later step could tell.
+ */
+static int check_dirs(const struct devwld_config *cfg)
+{
+	const char *files[] = {cfg->listen_path, cfg->control_path, cfg->state_file};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct devwl_error err = {0};
+
+		if (trust_dir_of(files[i], geteuid(), &err) < 0) {
+			fprintf(stderr, "devwld: %s: %s; not starting\n", files[i], err.msg);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One devwld per socket: the lock beside each is held by the keeper for its whole life
+ * (devwld(8) SECURITY). A second daemon would put its sockets over the first's, which
+ * then serves nobody, and unlink them when it exits.
+ */
+static int lock_sockets(const struct devwld_config *cfg, int ret_fds[2])
+{
+	const char *paths[2] = {cfg->listen_path, cfg->control_path};
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		pid_t holder = 0;
+		int r = trust_lock(paths[i], &holder);
+
+		if (r == -EBUSY && holder > 0)
+			fprintf(stderr,
+				"devwld: %s is served by another devwld (pid %d, holding %s.lock); "
+				"not starting\n",
+				paths[i], (int)holder, paths[i]);
+		else if (r == -EBUSY)
+			fprintf(stderr,
+				"devwld: %s is served by another devwld (pid unknown, holding "
+				"%s.lock); not starting\n",
+				paths[i], paths[i]);
+		else if (r == -EADDRINUSE)
+			fprintf(stderr,
+				"devwld: %s: something listens there without holding %s.lock (a "
+				"devwld of an earlier version?); not starting\n",
+				paths[i], paths[i]);
+		else if (r < 0)
+			fprintf(stderr, "devwld: %s.lock: %s; not starting\n", paths[i],
+				strerror(-r));
+		if (r < 0)
+			return r;
+		ret_fds[i] = r;
+	}
+	return 0;
 }
 
 int devwld_main(int argc, char **argv)
@@ -342,6 +425,7 @@ int devwld_main(int argc, char **argv)
 	_cleanup_free_ uid_t *uids = NULL;
 	_cleanup_free_ char *state_file = NULL;
 	bool no_audit = false;
+	int locks[2] = {-1, -1};
 	struct rlimit rl;
 	sigset_t mask;
 	unsigned long v = 0;
@@ -483,9 +567,18 @@ int devwld_main(int argc, char **argv)
 			return 1;
 		d.cfg.state_file = state_file;
 	}
+	/* A keeper re-executed for a restart, or its worker, runs where the first keeper
+	 * checked, holding its locks. */
+	if (!secure_getenv(DEVWLD_ENV_WORKER) && !secure_getenv(DEVWLD_ENV_KEEPER) &&
+	    (check_dirs(&d.cfg) < 0 || lock_sockets(&d.cfg, locks) < 0)) {
+		for (size_t i = 0; i < ARRAY_SIZE(locks); i++)
+			if (locks[i] >= 0)
+				close(locks[i]);
+		return 1;
+	}
 	/* The process started from the command line keeps the fds; a worker it starts
 	 * (the same binary, the same arguments) does the work. */
 	if (!secure_getenv(DEVWLD_ENV_WORKER))
-		return keeper_main(argv);
+		return keeper_main(argv, locks);
 	return worker_main(&d, no_audit);
 }

@@ -140,7 +140,8 @@ struct container {
 	char *node_path;
 	struct devwl_node *node; /* referenced (devwl_node_ref) while we hold it */
 	bool created_node;	 /* made on demand by us: removed when the container goes */
-	uid_t owner_uid;	 /* of the runtime that attached it first: only it may join */
+	uid_t owner_uid;	 /* its runtime's: a container is (owner_uid, id), and only
+				  * runtimes of that uid join it */
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
@@ -215,12 +216,22 @@ struct devwld_config {
 	enum kernel_when kernel_mode;	 /* whose device cgroup is programmed (kernelmode.c) */
 };
 
+/* Listener connections refused (listener.c): logged once per interval, then counted. */
+struct refusals {
+	uint64_t quiet_until; /* refusals before then are counted, not logged */
+	unsigned int count;   /* counted since the last line */
+	uid_t uid;	      /* the last one counted */
+	pid_t pid;
+	const char *why;
+};
+
 /* The worker's link to its keeper (keeper_link.c); table NULL: no keeper. */
 struct keeper_table;
 struct keeper_link {
 	int sock;
 	struct keeper_table *table;
 	int listen_fd, control_fd; /* inherited; -1: make them */
+	int lock_fd[2];		   /* the keeper's locks on the two socket paths (trust.h) */
 	unsigned int gen;	   /* 1 for the first worker, then one more per restart */
 	uint64_t *used;		   /* slots in use (bitmap) */
 	uint64_t *claimed;	   /* slots restored from the state (until that is done) */
@@ -252,6 +263,7 @@ struct devwld {
 	struct list_head oci_conns; /* incomplete runtime connections, oldest first */
 	struct list_head ctl_conns;
 	unsigned int ncontainers, nprocs, noci_conns, nctl_conns;
+	struct refusals refused;
 	bool quit;
 	int failed;		     /* quit because the loop cannot go on: a negative errno */
 	struct source *cancel_later; /* dead sources whose poll cancel must be retried */
@@ -307,6 +319,9 @@ void oci_conn_expire(struct devwld *d, uint64_t now_ms);
 /* Read a whole regular file of at most max bytes (NUL-terminated; none inside). */
 int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
 	      struct devwl_error *err);
+/* The same from an open fd (file: its name in messages). */
+int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *ret_len,
+		 struct devwl_error *err);
 /* Parse a policy file's text into its hierarchy (ret_policy may be NULL: only checked)
  * and its container mapping. */
 int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
@@ -329,11 +344,13 @@ int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid
 /* Find or create (with ancestors) the node at path. */
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created);
-struct container *container_find(struct devwld *d, const char *id);
+/* The container id of the runtimes of uid owner: each uid has ids of its own. */
+struct container *container_find(struct devwld *d, uid_t owner, const char *id);
 /* Attach a notify fd (taken over) to the container of st, creating it if needed. */
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
 		     pid_t peer_pid);
-/* Re-attach a process a previous worker served (state.c); fd is taken over. */
+/* Re-attach a process a previous worker served (state.c), to the container id of
+ * peer_uid; fd is taken over. */
 int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,
 		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag);
 void cproc_gone(struct devwld *d, struct cproc *p);

@@ -3,7 +3,8 @@
  * The keeper: the process devwld starts as (and systemd's main process). It keeps fds and
  * restarts the worker; it knows no JSON, no policy and no container. What it does:
  *
- *   - holds the listener and control sockets and a duplicate of every notify fd the
+ *   - holds the locks on the sockets (trust.h: one devwld per socket), the listener and
+ *     control sockets and a duplicate of every notify fd the
  *     worker adds (slot table in a MAP_SHARED memfd, keeper.h), so a dying worker takes
  *     no container's listener with it, and with each fd the record the worker sent with
  *     it, bytes it stores and drops but never reads: a new worker reads them to know
@@ -62,6 +63,7 @@ struct keeper {
 	int table_fd;
 	struct keeper_table *table;
 	int listen_fd, control_fd;
+	int lock_fd[2]; /* on the listener's and the control socket's lock files, or -1 */
 	int sig_fd;
 	int sock; /* our end of the worker's socketpair, -1: none */
 	bool sock_hup;
@@ -81,6 +83,8 @@ static void keep_fds_across_exec(struct keeper *k, bool keep)
 	set_cloexec(k->table_fd, !keep);
 	set_cloexec(k->listen_fd, !keep);
 	set_cloexec(k->control_fd, !keep);
+	set_cloexec(k->lock_fd[0], !keep);
+	set_cloexec(k->lock_fd[1], !keep);
 	for (uint32_t i = 0; i < k->table->nslots; i++)
 		set_cloexec(k->table->slot[i].fd, !keep);
 }
@@ -297,8 +301,8 @@ static int start_worker(struct keeper *k)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return negerrno();
-	snprintf(var, sizeof(var), DEVWLD_ENV_WORKER "=%d,%d,%d,%d,%u", sv[1], k->table_fd,
-		 k->listen_fd, k->control_fd, k->gen + 1);
+	snprintf(var, sizeof(var), DEVWLD_ENV_WORKER "=%d,%d,%d,%d,%u,%d,%d", sv[1], k->table_fd,
+		 k->listen_fd, k->control_fd, k->gen + 1, k->lock_fd[0], k->lock_fd[1]);
 	env = make_env(var, false);
 	if (!env) {
 		close(sv[0]);
@@ -337,8 +341,9 @@ static void reexec(struct keeper *k)
 	_cleanup_free_ char **env = NULL;
 	char var[128];
 
-	snprintf(var, sizeof(var), DEVWLD_ENV_KEEPER "=%d,%d,%d,%u,%d", k->table_fd, k->listen_fd,
-		 k->control_fd, k->gen, k->ever_ready ? 1 : 0);
+	snprintf(var, sizeof(var), DEVWLD_ENV_KEEPER "=%d,%d,%d,%u,%d,%d,%d", k->table_fd,
+		 k->listen_fd, k->control_fd, k->gen, k->ever_ready ? 1 : 0, k->lock_fd[0],
+		 k->lock_fd[1]);
 	env = make_env(var, true);
 	if (!env)
 		return;
@@ -422,15 +427,22 @@ static int signal_ready(struct keeper *k)
 	return -1;
 }
 
-/* fds from a keeper that re-executed itself, or -EINVAL. */
+/* fds from a keeper that re-executed itself, or -EINVAL. One of a version before the
+ * socket locks names none: its successor holds none either (a stop and start takes them). */
 static int parse_env(struct keeper *k, const char *v)
 {
-	int ready = 0, n = 0;
+	int ready = 0, n = 0, m = 0;
 
 	if (sscanf(v, "%d,%d,%d,%u,%d%n", &k->table_fd, &k->listen_fd, &k->control_fd, &k->gen,
 		   &ready, &n) != 5 ||
-	    v[n] || k->table_fd < 0)
+	    k->table_fd < 0)
 		return -EINVAL;
+	if (v[n] &&
+	    (sscanf(v + n, ",%d,%d%n", &k->lock_fd[0], &k->lock_fd[1], &m) != 2 || v[n + m]))
+		return -EINVAL;
+	if (!v[n])
+		log_msg("keeper: re-executed by a devwld without socket locks: a second devwld is "
+			"not kept off these sockets until this one is stopped and started");
 	k->ever_ready = ready != 0;
 	return 0;
 }
@@ -488,6 +500,9 @@ static void keeper_done(struct keeper *k)
 		close(k->listen_fd);
 	if (k->control_fd >= 0)
 		close(k->control_fd);
+	for (size_t i = 0; i < ARRAY_SIZE(k->lock_fd); i++)
+		if (k->lock_fd[i] >= 0)
+			close(k->lock_fd[i]);
 	if (k->sig_fd >= 0)
 		close(k->sig_fd);
 	if (k->sock >= 0)
@@ -552,13 +567,14 @@ static int keeper_start(struct keeper *k)
 	return 0;
 }
 
-int keeper_main(char **argv)
+int keeper_main(char **argv, const int lock_fds[2])
 {
 	struct keeper k = {
 		.argv = argv,
 		.table_fd = -1,
 		.listen_fd = -1,
 		.control_fd = -1,
+		.lock_fd = {lock_fds[0], lock_fds[1]},
 		.sig_fd = -1,
 		.sock = -1,
 	};

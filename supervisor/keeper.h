@@ -95,7 +95,9 @@ struct keeper_msg {
 
 #define KEEPER_MSG_HEAD offsetof(struct keeper_msg, data)
 
-/* Run as the keeper (keeper.c): start workers with argv until one stops for good. */
-int keeper_main(char **argv);
+/* Run as the keeper (keeper.c): start workers with argv until one stops for good.
+ * lock_fds: the locks on the listener's and the control socket's paths (trust.h), held
+ * until the keeper exits, or -1 (a re-executed keeper finds its own in the environment). */
+int keeper_main(char **argv, const int lock_fds[2]);
 
 #endif

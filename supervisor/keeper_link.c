@@ -87,17 +87,19 @@ int keeper_link_open(struct devwld *d)
 	struct stat st;
 	void *p;
 
-	l->sock = l->listen_fd = l->control_fd = -1;
+	l->sock = l->listen_fd = l->control_fd = l->lock_fd[0] = l->lock_fd[1] = -1;
 	if (!v)
 		return 0;
-	if (sscanf(v, "%d,%d,%d,%d,%u%n", &sock, &table_fd, &l->listen_fd, &l->control_fd, &gen,
-		   &n) != 5 ||
+	if (sscanf(v, "%d,%d,%d,%d,%u,%d,%d%n", &sock, &table_fd, &l->listen_fd, &l->control_fd,
+		   &gen, &l->lock_fd[0], &l->lock_fd[1], &n) != 7 ||
 	    v[n] || sock < 0 || table_fd < 0)
 		return -EINVAL;
 	unsetenv(DEVWLD_ENV_WORKER);
 	set_cloexec(sock, true);
 	set_cloexec(l->listen_fd, true);
 	set_cloexec(l->control_fd, true);
+	set_cloexec(l->lock_fd[0], true);
+	set_cloexec(l->lock_fd[1], true);
 	if (fstat(table_fd, &st) < 0 || (size_t)st.st_size != KEEPER_TABLE_SIZE) {
 		close(table_fd);
 		return -EINVAL;
@@ -140,6 +142,10 @@ void keeper_link_close(struct devwld *d)
 	if (l->sock >= 0)
 		close(l->sock);
 	l->sock = link_sock = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(l->lock_fd); i++)
+		if (l->lock_fd[i] >= 0)
+			close(l->lock_fd[i]);
+	l->lock_fd[0] = l->lock_fd[1] = -1;
 }
 
 #ifdef DEVWL_TEST_HOOKS

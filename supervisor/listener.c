@@ -26,6 +26,13 @@
 #define MAX_FDS 16
 /* Incomplete connections at once: more are refused, so a connect flood stays bounded. */
 #define MAX_PENDING 256
+/* A uid other than root (--allow-uid) may have this many of them ... */
+#define PENDING_PER_USER 32
+/* ... and all such uids together leave this many to root's runtimes: one user holding
+ * silent connections must not keep the host's containers from starting. */
+#define PENDING_ROOT_ONLY 64
+/* Refusals come as fast as a peer reconnects: one line, then a count per interval. */
+#define REFUSED_LOG_MS 10000
 
 struct oci_conn {
 	struct source src;
@@ -77,6 +84,40 @@ drop(struct devwld *d, struct oci_conn *conn, const char *fmt, ...)
 
 static void listener_ready(struct devwld *d, struct source *src, int revents);
 
+/* Log the refusals counted since the last line, once their interval is over. */
+static void refused_report(struct devwld *d, uint64_t now)
+{
+	struct refusals *r = &d->refused;
+
+	if (!r->count || now < r->quiet_until)
+		return;
+	log_msg("listener: refused %u more connections in the last %u s (the last: pid %d uid %u, "
+		"%s)",
+		r->count, REFUSED_LOG_MS / 1000, (int)r->pid, (unsigned int)r->uid, r->why);
+	r->count = 0;
+	r->quiet_until = now + REFUSED_LOG_MS;
+}
+
+static void refuse(struct devwld *d, int fd, uid_t uid, pid_t pid, const char *why)
+{
+	struct refusals *r = &d->refused;
+	uint64_t now = now_ms();
+
+	close(fd);
+	refused_report(d, now);
+	if (now < r->quiet_until) {
+		r->count++;
+		r->uid = uid;
+		r->pid = pid;
+		r->why = why;
+		return;
+	}
+	log_msg("listener: refusing peer pid %d uid %u (%s); more refusals within %u s are "
+		"counted",
+		(int)pid, (unsigned int)uid, why, REFUSED_LOG_MS / 1000);
+	r->quiet_until = now + REFUSED_LOG_MS;
+}
+
 int listener_open(struct devwld *d, int fd)
 {
 	/* With --allow-uid anyone may connect: SO_PEERCRED (peer_allowed) is the check, and
@@ -103,12 +144,37 @@ static bool peer_allowed(const struct devwld *d, uid_t uid)
 
 static void oci_conn_ready(struct devwld *d, struct source *src, int revents);
 
+static unsigned int pending_of(const struct devwld *d, uid_t uid)
+{
+	unsigned int n = 0;
+
+	for (const struct list_head *l = d->oci_conns.next; l != &d->oci_conns; l = l->next)
+		n += container_of(l, struct oci_conn, link)->uid == uid;
+	return n;
+}
+
+/* Why a peer allowed to connect cannot have one more pending connection, or NULL. */
+static const char *admission(const struct devwld *d, uid_t uid)
+{
+	if (d->noci_conns >= MAX_PENDING)
+		return "as many connections as devwld takes are waiting for their message";
+	if (uid == 0)
+		return NULL;
+	if (d->noci_conns >= MAX_PENDING - PENDING_ROOT_ONLY)
+		return "the connections left are kept for root's runtimes";
+	if (pending_of(d, uid) >= PENDING_PER_USER)
+		return "this uid has as many connections waiting for their message as one "
+		       "uid may";
+	return NULL;
+}
+
 static void listener_accept(struct devwld *d)
 {
 	/* Bounded work per round: the rest waits for the next completion. */
 	for (int i = 0; i < 64; i++) {
 		struct oci_conn *conn;
 		uid_t uid = (uid_t)-1;
+		const char *why;
 		pid_t pid = 0;
 		int fd;
 
@@ -119,17 +185,13 @@ static void listener_accept(struct devwld *d)
 			return;
 		}
 		if (peer_cred(fd, &uid, &pid) < 0 || !peer_allowed(d, uid)) {
-			log_msg("listener: refusing peer pid %d uid %d (only root and --allow-uid"
-				" users may hand over notify fds)",
-				(int)pid, (int)uid);
-			close(fd);
+			refuse(d, fd, uid, pid,
+			       "only root and --allow-uid users may hand over notify fds");
 			continue;
 		}
-		if (d->noci_conns >= MAX_PENDING) {
-			log_msg("listener: %u connections already waiting for their message;"
-				" refusing pid %d",
-				d->noci_conns, (int)pid);
-			close(fd);
+		why = admission(d, uid);
+		if (why) {
+			refuse(d, fd, uid, pid, why);
 			continue;
 		}
 		conn = calloc(1, sizeof(*conn));
@@ -171,6 +233,7 @@ static void listener_ready(struct devwld *d, struct source *src, int revents)
 
 void oci_conn_expire(struct devwld *d, uint64_t now)
 {
+	refused_report(d, now);
 	while (!list_empty(&d->oci_conns)) {
 		struct oci_conn *conn = container_of(d->oci_conns.next, struct oci_conn, link);
 

@@ -34,14 +34,21 @@ int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
 	      struct devwl_error *err)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
-	struct stat st;
 
 	/* O_NONBLOCK: a FIFO put in the file's place must not stall the loop. */
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+	return read_text_fd(fd, file, max, ret_text, ret_len, err);
+}
+
+int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *ret_len,
+		 struct devwl_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+
 	if (fstat(fd, &st) < 0)
 		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
 	if (!S_ISREG(st.st_mode))
@@ -254,12 +261,12 @@ bool store_forget_node(struct devwld *d, const char *path)
 	return !devwl_policy_find(d->policy, path);
 }
 
-struct container *container_find(struct devwld *d, const char *id)
+struct container *container_find(struct devwld *d, uid_t owner, const char *id)
 {
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		struct container *c = container_of(l, struct container, link);
 
-		if (!strcmp(c->id, id))
+		if (c->owner_uid == owner && !strcmp(c->id, id))
 			return c;
 	}
 	return NULL;
@@ -295,25 +302,22 @@ static void container_free(struct devwld *d, struct container *c)
 	free(c);
 }
 
-/* The container id, made if needed on node_path, or on the node its state maps to. */
+/*
+ * The container id of peer_uid's runtimes, made if needed on node_path, or on the node its
+ * state maps to. Keyed by uid too: with one namespace of ids, a user of --allow-uid that
+ * attached first under the id of a root container-to-be would lock it out, and the other
+ * way round.
+ */
 static int container_get(struct devwld *d, const char *id, const char *node_path, bool created,
 			 const struct oci_state *st, uid_t peer_uid, struct container **ret)
 {
 	_cleanup_free_ char *path = NULL;
 	struct devwl_node *node = NULL;
-	struct container *c = container_find(d, id);
+	struct container *c = container_find(d, peer_uid, id);
 	bool made = false;
 	int r = 0;
 
 	if (c) {
-		/* Another uid's runtime (--allow-uid) must not join a container to use its
-		 * node, nor may root's runtime join one of another uid's. */
-		if (c->owner_uid != peer_uid) {
-			log_msg("container %s: a runtime of uid %u cannot join the container of "
-				"uid %u",
-				id, (unsigned int)peer_uid, (unsigned int)c->owner_uid);
-			return -EPERM;
-		}
 		*ret = c;
 		return 0;
 	}

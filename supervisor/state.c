@@ -432,8 +432,8 @@ static unsigned int restore_recorded(struct devwld *d)
 			"attached after the last state write)",
 			b.owner.id, (int)b.owner.pid, slot);
 		if (b.owner.kernel)
-			kernelmode_restore(d, container_find(d, b.owner.id), b.owner.pid,
-					   b.owner.peer_uid);
+			kernelmode_restore(d, container_find(d, b.owner.peer_uid, b.owner.id),
+					   b.owner.pid, b.owner.peer_uid);
 		restored++;
 	}
 	return restored;
@@ -488,7 +488,7 @@ static void commit(struct devwld *d, struct saved *s)
 			kept++;
 			/* Its opens are not trapped: its cgroup must follow the policy again. */
 			if (c->kernel)
-				kernelmode_restore(d, container_find(d, c->id), p->pid,
+				kernelmode_restore(d, container_find(d, c->owner, c->id), p->pid,
 						   p->peer_uid);
 		}
 	}
@@ -500,7 +500,7 @@ static void commit(struct devwld *d, struct saved *s)
 	keeper_link_release_unclaimed(d);
 	/* Gone while nobody watched: its node goes as it would have then. */
 	for (size_t i = 0; i < s->ncontainers; i++)
-		if (!container_find(d, s->containers[i].id))
+		if (!container_find(d, s->containers[i].owner, s->containers[i].id))
 			store_forget_node(d, s->containers[i].node);
 	log_msg("state: restored %zu nodes, %u containers, %u processes (%u of them from the "
 		"keeper's records)%s",
@@ -508,19 +508,61 @@ static void commit(struct devwld *d, struct saved *s)
 		lost ? " (processes that exited meanwhile were dropped)" : "");
 }
 
+/*
+ * The state file, opened if it is devwld's own: not a symlink, a regular file of our uid
+ * that nobody else may read or write (what state writes make). Anything else is what
+ * someone else could have written, or could have read the slot tags from: -EPERM with
+ * why; -ENOENT when there is none.
+ */
+static int open_own(const char *file, const char **ret_why)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	/* O_NONBLOCK: a FIFO in its place must not stall the start. */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP)
+		*ret_why = "a symlink";
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : negerrno();
+	if (fstat(fd, &st) < 0)
+		return negerrno();
+	if (!S_ISREG(st.st_mode))
+		*ret_why = "not a regular file";
+	else if (st.st_uid != geteuid())
+		*ret_why = "owned by another uid";
+	else if (st.st_mode & 077)
+		*ret_why = "readable or writable by others than its owner";
+	else
+		return TAKE_FD(fd);
+	return -EPERM;
+}
+
 int state_restore(struct devwld *d)
 {
 	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
 	struct devwl_error err = {0};
 	struct saved s = {0};
+	const char *why = "";
 	size_t len = 0;
 	int r;
 
 	if (!d->cfg.state_file)
 		return 0;
-	r = read_text(d->cfg.state_file, STATE_TEXT_MAX, &text, &len, &err);
-	if (r == -ENOENT)
+	fd = open_own(d->cfg.state_file, &why);
+	if (fd == -ENOENT)
 		return 0;
+	if (fd == -EPERM) {
+		/* Set aside unread: its grants are nobody's word, as if it were corrupt. */
+		log_msg("state %s is not trusted (%s; devwld's own are mode 0600, uid %u): set "
+			"aside unread, starting from the policy file",
+			d->cfg.state_file, why, (unsigned int)geteuid());
+		set_aside(d->cfg.state_file, "untrusted");
+		return 0;
+	}
+	r = fd < 0 ? devwl_error_set(&err, fd, 0, "%s: %s", d->cfg.state_file, strerror(-fd))
+		   : read_text_fd(fd, d->cfg.state_file, STATE_TEXT_MAX, &text, &len, &err);
 	if (r >= 0)
 		r = parse_state(d->cfg.state_file, text, &s, &err);
 	if (r < 0) {

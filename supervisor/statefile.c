@@ -54,6 +54,8 @@ static struct json_object *container_json(const struct container *c)
 	if (r >= 0)
 		r = json_add(obj, "node", json_object_new_string(c->node_path));
 	if (r >= 0)
+		r = json_add(obj, "owner_uid", json_object_new_int64(c->owner_uid));
+	if (r >= 0)
 		r = json_add(obj, "created_node", json_object_new_boolean(c->created_node));
 	/* Absent means false: state files of earlier versions read the same. */
 	if (r >= 0 && kernelmode_wanted(c))
@@ -220,6 +222,33 @@ static int parse_proc(struct json_object *po, struct saved_proc *p, struct devwl
 	return 0;
 }
 
+/*
+ * Whose the container is. States written before containers were keyed by uid too have no
+ * owner_uid: theirs is the uid its processes recorded (every one the same, as only the
+ * first runtime's uid could join), or root's.
+ */
+static int parse_owner(struct json_object *co, struct saved_container *c, struct devwl_error *err)
+{
+	uint64_t v = 0;
+	int r;
+
+	c->owner = c->nprocs ? c->procs[0].peer_uid : 0;
+	if (json_object_object_get_ex(co, "owner_uid", NULL)) {
+		r = get_uint(co, "owner_uid", UINT32_MAX, &v, err);
+		if (r < 0)
+			return r;
+		c->owner = (uid_t)v;
+	}
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].peer_uid != c->owner)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "container \"%.64s\": a process of uid %u in a "
+					       "container of uid %u",
+					       c->id, (unsigned int)c->procs[i].peer_uid,
+					       (unsigned int)c->owner);
+	return 0;
+}
+
 static int parse_container(struct json_object *co, struct saved_container *c,
 			   struct devwl_error *err)
 {
@@ -264,7 +293,7 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 			return r;
 		c->nprocs++;
 	}
-	return 0;
+	return parse_owner(co, c, err);
 }
 
 int parse_state(const char *file, const char *text, struct saved *s, struct devwl_error *err)

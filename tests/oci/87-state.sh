@@ -60,7 +60,7 @@ stop_devwld
 rm -f "$T"/state.json.corrupt-*
 jq '.hierarchy.nodes += [{"path": "/half", "rules": ["deny a"]}]
     | .policy_text = null | .containers = [{"id": "x", "node": "/half", "created_node": false,
-      "procs": [{"slot": -1}]}]' "$S" >"$S.new" && mv "$S.new" "$S"
+      "procs": [{"slot": -1}]}]' "$S" >"$S.new" && chmod 600 "$S.new" && mv "$S.new" "$S"
 start_devwld --state "$S"
 ls "$T"/state.json.corrupt-* >/dev/null 2>&1 || fail "half-bad state not set aside"
 ctl show /half >/dev/null 2>&1 && fail "/half was loaded from a state that was set aside"

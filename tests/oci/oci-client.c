@@ -7,6 +7,9 @@
  *                                           ("ok" or an errno name such as EPERM)
  *   oci-client SOCKET BAD-MODE              misbehave, then wait for devwld to drop us:
  *                                           exit 0 once it closes the connection
+ *   oci-client SOCKET hold N SECONDS        keep N silent connections open for SECONDS,
+ *                                           each made again as soon as devwld closes or
+ *                                           refuses it; prints how many connects it made
  *
  * Bad modes: malformed truncated nofds extrafds wrongfd nostate huge slow silent nonroot.
  */
@@ -147,6 +150,60 @@ static int good(const char *sock_path, const char *id, const char *path, const c
 	return 0;
 }
 
+/* A connect that may fail (devwld refusing, the backlog full): the fd or -1. */
+static int try_connect(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		die("socket");
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What one user of --allow-uid can do to the listener: hold as many connections as it
+ * is given, and reconnect at once whenever one is dropped. */
+static int hold(const char *path, int n, int secs)
+{
+	struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
+	time_t end = time(NULL) + secs;
+	unsigned long connects = 0;
+	char c;
+
+	if (!pfd)
+		die("calloc");
+	for (int i = 0; i < n; i++)
+		pfd[i].fd = -1;
+	while (time(NULL) < end) {
+		for (int i = 0; i < n; i++) {
+			if (pfd[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    recv(pfd[i].fd, &c, 1, MSG_DONTWAIT) <= 0) {
+				close(pfd[i].fd);
+				pfd[i].fd = -1;
+			}
+			if (pfd[i].fd < 0) {
+				pfd[i].fd = try_connect(path);
+				pfd[i].events = POLLIN;
+				connects++;
+			}
+			pfd[i].revents = 0;
+		}
+		if (poll(pfd, (nfds_t)n, 20) < 0)
+			die("poll");
+	}
+	for (int i = 0; i < n; i++)
+		if (pfd[i].fd >= 0)
+			close(pfd[i].fd);
+	free(pfd);
+	printf("%lu\n", connects);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const trap_unused[] = {"mknodat", NULL};
@@ -161,6 +218,8 @@ int main(int argc, char **argv)
 	mode = argv[2];
 	if (!strcmp(mode, "good"))
 		return argc == 6 ? good(argv[1], argv[3], argv[4], argv[5]) : 2;
+	if (!strcmp(mode, "hold"))
+		return argc == 5 ? hold(argv[1], atoi(argv[3]), atoi(argv[4])) : 2;
 	if (!strcmp(mode, "nonroot") && setresuid(65534, 65534, 65534) < 0)
 		die("setresuid");
 

@@ -69,6 +69,7 @@ static void fixture_init(struct fixture *f)
 	f->c[0].id = "c1";
 	f->c[0].node_path = "/c/x";
 	f->c[0].created_node = true;
+	f->c[0].owner_uid = UINT32_MAX;
 	f->c[1].id = "a-b_c+d.e";
 	f->c[1].node_path = "/c";
 	for (int i = 0; i < 2; i++) {
@@ -76,7 +77,7 @@ static void fixture_init(struct fixture *f)
 		list_add_tail(&f->c[i].link, &f->d.containers);
 		f->d.ncontainers++;
 	}
-	add_proc(&f->c[0], &f->p[0], true, 0, 0, 1, 0, 2);
+	add_proc(&f->c[0], &f->p[0], true, 0, 0, 1, UINT32_MAX, 2);
 	add_proc(&f->c[0], &f->p[1], true, KEEPER_SLOTS_MAX - 1, UINT64_MAX, INT32_MAX, UINT32_MAX,
 		 INT32_MAX);
 	/* Without a keeper slot it cannot come back: not written. */
@@ -141,6 +142,7 @@ static void test_state_text_round_trip(void **state)
 	assert_string_equal(s.containers[0].id, "c1");
 	assert_string_equal(s.containers[0].node, "/c/x");
 	assert_true(s.containers[0].created);
+	assert_int_equal(s.containers[0].owner, UINT32_MAX);
 	assert_int_equal(s.containers[0].nprocs, 2);
 	assert_int_equal(s.containers[0].procs[0].slot, 0);
 	assert_int_equal(s.containers[0].procs[0].tag, 0);
@@ -154,6 +156,7 @@ static void test_state_text_round_trip(void **state)
 	assert_string_equal(s.containers[1].id, "a-b_c+d.e");
 	assert_string_equal(s.containers[1].node, "/c");
 	assert_false(s.containers[1].created);
+	assert_int_equal(s.containers[1].owner, 0);
 	assert_int_equal(s.containers[1].nprocs, 0);
 
 	/* What was read writes the same text again. */
@@ -296,6 +299,34 @@ static void test_parse_state_refused(void **state)
 				"bad process \"tag\"");
 	expect_mutation_refused(t, "containers.0.procs.0.tag", "\"000000000000000g\"",
 				"bad process \"tag\"");
+	expect_mutation_refused(t, "containers.0.owner_uid", "-1", "\"owner_uid\" out of range");
+	expect_mutation_refused(t, "containers.0.owner_uid", "\"0\"", "wrong type");
+	/* Only runtimes of its owner's uid join a container. */
+	expect_mutation_refused(t, "containers.0.owner_uid", "0",
+				"a process of uid 4294967295 in a container of uid 0");
+	expect_mutation_refused(t, "containers.0.procs.1.peer_uid", "5",
+				"a process of uid 5 in a container of uid 4294967295");
+	free(t);
+}
+
+/* A state of a devwld that keyed containers by id alone has no owner_uid: a container is
+ * then its processes' uid's, or root's. */
+static void test_parse_state_no_owner(void **state)
+{
+	char *t = fixture_text(), *a = mutate(t, "containers.0.owner_uid", NULL);
+	char *old = mutate(a, "containers.1.owner_uid", NULL);
+	struct saved s = {0};
+	struct devwl_error err = {0};
+
+	(void)state;
+	assert_null(strstr(old, "owner_uid"));
+	if (parse_state("state.json", old, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s.containers[0].owner, UINT32_MAX);
+	assert_int_equal(s.containers[1].owner, 0);
+	saved_clear(&s);
+	free(old);
+	free(a);
 	free(t);
 }
 
@@ -391,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_state_text_round_trip),
 		cmocka_unit_test(test_state_text_empty),
 		cmocka_unit_test(test_parse_state_refused),
+		cmocka_unit_test(test_parse_state_no_owner),
 		cmocka_unit_test(test_parse_state_oversized),
 		cmocka_unit_test(test_parse_state_mangled),
 	};
