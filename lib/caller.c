@@ -1124,15 +1124,34 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
 	return c->broken ? -EIO : r;
 }
 
+/*
+ * A tmpfs of its own for each twin (fsopen, fsmount: never attached): the twin's bind is
+ * the last reference to it, so it goes when the caller unmounts the node or its mount
+ * namespace goes, and nothing of it stays with devwl. Its name needs no unlink, and the
+ * caller can bind its node elsewhere (a bind of an unlinked file fails ENOENT).
+ */
+static int twin_mount(void)
+{
+	_cleanup_close_ int fs = -1;
+	int mnt = -1;
+
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return negerrno();
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return negerrno();
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
+	return mnt < 0 ? negerrno() : mnt;
+}
+
 int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
 {
-	_cleanup_close_ int tree = -1, ns = -1;
-	char name[48], path[48];
+	_cleanup_close_ int mnt = -1, tree = -1, ns = -1;
+	char path[48];
 	struct stat st;
-	int mnt = private_mount(c), home = -1, r = 0;
+	int home = -1, r = 0;
 
-	if (mnt < 0)
-		return mnt;
 	if (c->broken || c->inside || c->as_caller || c->fs_tid != gettid())
 		return -EINVAL;
 	home = own_mntns(c);
@@ -1142,28 +1161,22 @@ int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int n
 		return negerrno();
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return -EINVAL;
+	mnt = twin_mount();
+	if (mnt < 0)
+		return mnt;
 	/* The twin: the same device, owner and mode as the caller's node. */
-	*put_uint(put_str(name, "t-"), c->twin_seq++) = '\0';
-	if (mknodat(mnt, name, (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0)
+	if (mknodat(mnt, "node", (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0 ||
+	    fchownat(mnt, "node", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(mnt, "node", st.st_mode & 07777, 0) < 0)
 		return negerrno();
-	if (fchownat(mnt, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fchmodat(mnt, name, st.st_mode & 07777, 0) < 0)
-		r = negerrno();
-	if (r == 0) {
-		tree = (int)syscall(SYS_open_tree, mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (tree < 0)
-			r = negerrno();
-	}
+	tree = (int)syscall(SYS_open_tree, mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return negerrno();
 	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/mnt") = '\0';
-	if (r == 0) {
-		ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
-		if (ns < 0)
-			r = negerrno();
-	}
-	if (r == 0)
-		r = move_into(c, home, ns, tree, node_fd);
-	/* The bind keeps the twin's inode (a source unlinked before cannot be bound). */
-	(void)unlinkat(mnt, name, 0);
+	ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return negerrno();
+	r = move_into(c, home, ns, tree, node_fd);
 	return r;
 }
 
