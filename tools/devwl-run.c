@@ -1064,9 +1064,9 @@ static int run_connected(const struct options *o)
 	if (o->baseline == BASELINE_NONE) {
 		warn_no_baseline("--no-baseline");
 	} else {
-		/* Nobody stays behind to remove a cgroup of our own: join the one shared by
-		 * every --connect run instead, created on first use and never removed. */
-		r = baseline_join_shared(o->baseline, "devwl-run.connect", &b);
+		/* A cgroup of this run's own, below one all --connect runs share: devwld may
+		 * program it for this workload alone. */
+		r = baseline_join_run(o->baseline, "devwl-run.connected", &b);
 		if (r < 0) {
 			if (unprivileged_why(r)) {
 				warn_no_baseline(unprivileged_why(r));
