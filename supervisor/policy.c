@@ -405,7 +405,7 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 			.id = c->id,
 			.node = c->node_path,
 			.created = c->created_node,
-			.kernel = kernelmode_asked(d, c, st),
+			.kernel = kernelmode_asked(d, c, st, peer_uid),
 			.pid = st->pid,
 			.peer_uid = peer_uid,
 			.peer_pid = peer_pid,

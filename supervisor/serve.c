@@ -62,6 +62,7 @@
 
 #include "clock.h"
 #include "devwld.h"
+#include "kernelmode.h"
 #include "serve.h"
 #include "util.h"
 
@@ -110,6 +111,7 @@ struct job {
 	bool has_slot;
 	uint32_t slot;
 	bool deny_only; /* the container has a stuck call: answer EPERM without looking */
+	bool enforced;	/* its device cgroup holds its node: the kernel opens what is granted */
 	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
 	bool partial;	/* more of the same job follows: account, do not re-arm */
 	uint64_t taken_ns, last_ns; /* when a thread took it, and its last call */
@@ -473,8 +475,10 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		pthread_mutex_unlock(&s->lock);
 		if (j->deny_only)
 			r = deny_one(w, j->fd, &ev);
-		else
+		else {
+			devwl_notify_set_enforced(w->notify, j->enforced);
 			r = devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
+		}
 		atomic_store(&w->in_call, false);
 		pthread_mutex_lock(&s->lock);
 		if (w->abandoned) {
@@ -1048,6 +1052,12 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 	j->has_slot = p->has_slot;
 	j->slot = p->slot;
 	j->deny_only = atomic_load(&b->stuck) > 0;
+	/* The kernel opens its grants only where its own cgroup holds its node. */
+	if (!p->held_known && kernelmode_enforced(p->container)) {
+		p->held = kernelmode_holds(p->container, p->pid);
+		p->held_known = true;
+	}
+	j->enforced = p->held && kernelmode_enforced(p->container);
 	/* A completion is due (our eventfd's): loop_destroy defers the free until then. */
 	p->src.armed = true;
 	pthread_mutex_lock(&s->lock);
