@@ -329,7 +329,10 @@ void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_f
  * the caller in, since a racing thread can swap the path between devwl's look and the
  * kernel's; with one (devwld serving OCI runtimes, devwl-run with a cgroup) the baseline
  * would refuse it, so the handler opens it on the caller's behalf unless
- * devwl_notify_set_enforced() says the baseline holds the allow list.
+ * devwl_notify_set_enforced() says the baseline holds the allow list. Without either, a
+ * device node is made only on a nodev mount (nothing else would keep it from opening
+ * beyond the policy), and such a node the handler opens for the caller, as the policy
+ * says; a mknod anywhere else is refused EPERM.
  */
 void devwl_notify_set_baseline(struct devwl_notify *notify, bool baseline);
 

@@ -943,16 +943,13 @@ int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int o
 	return 0;
 }
 
-int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
-		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
+/* Inside: an O_PATH fd of path's parent (no magic links), and in *ret_name its last part. */
+static int parent_of(struct devwl_caller *c, const char *path, const char **ret_name)
 {
-	_cleanup_close_ int pfd = -1;
 	const char *slash = strrchr(path, '/');
-	const char *name = path;
-	struct stat st;
-	int r = 0;
+	int pfd = -1;
 
-	(void)t;
+	*ret_name = path;
 	if (slash) {
 		size_t len = (size_t)(slash - path);
 
@@ -962,14 +959,27 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
 			len = 1; /* "/name" */
 		memcpy(c->pathbuf, path, len);
 		c->pathbuf[len] = '\0';
-		name = slash + 1;
+		*ret_name = slash + 1;
 	} else {
 		strcpy(c->pathbuf, ".");
 	}
 	pfd = openat2_sys(AT_FDCWD, c->pathbuf, O_PATH | O_DIRECTORY | O_CLOEXEC,
 			  RESOLVE_NO_MAGICLINKS);
+	return pfd < 0 ? negerrno() : pfd;
+}
+
+int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
+		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
+{
+	_cleanup_close_ int pfd = -1;
+	const char *name = NULL;
+	struct stat st;
+	int r = 0;
+
+	(void)t;
+	pfd = parent_of(c, path, &name);
 	if (pfd < 0)
-		return negerrno();
+		return pfd;
 	if (mknodat(pfd, name, mode, dev) < 0)
 		r = negerrno();
 	if ((r == 0 || r == -EEXIST) && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -985,6 +995,30 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
 				       (st.st_mode & S_IFMT) != (mode & S_IFMT)))
 			closep(ret_node);
 	}
+	return r;
+}
+
+int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path)
+{
+	_cleanup_close_ int pfd = -1, fd = -1;
+	const char *name = NULL;
+	char probe[48];
+	int r = 0;
+
+	pfd = parent_of(c, path, &name);
+	if (pfd < 0)
+		return pfd;
+	/*
+	 * The null device opens with no side effect: a node of it made where the caller's
+	 * would go shows whether the kernel opens devices there. EACCES before any driver
+	 * is nodev's answer (may_open_dev); EPERM would be our own device cgroup's.
+	 */
+	*put_uint(put_str(probe, ".devwl-nodev-"), (unsigned long)t->tid) = '\0';
+	if (mknodat(pfd, probe, S_IFCHR | 0600, makedev(1, 3)) < 0)
+		return negerrno();
+	fd = openat(pfd, probe, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	r = fd >= 0 ? 0 : errno == EACCES ? 1 : negerrno();
+	(void)unlinkat(pfd, probe, 0);
 	return r;
 }
 

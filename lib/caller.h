@@ -209,4 +209,12 @@ int devwl_caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
 int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
 		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node);
 
+/*
+ * Inside, as the caller with CAP_MKNOD: would the kernel refuse to open any device node
+ * made at path (its parent's mount is nodev, as every filesystem mounted in a user
+ * namespace is)? Finds out with a null device node made next to it, opened and removed.
+ * 1 yes, 0 no, -errno it could not tell.
+ */
+int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path);
+
 #endif

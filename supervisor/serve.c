@@ -112,6 +112,7 @@ struct job {
 	uint32_t slot;
 	bool deny_only; /* the container has a stuck call: answer EPERM without looking */
 	bool enforced;	/* its device cgroup holds its node: the kernel opens what is granted */
+	bool baseline;	/* a root runtime's: its device rules deny what devwl does not grant */
 	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
 	bool partial;	/* more of the same job follows: account, do not re-arm */
 	uint64_t taken_ns, last_ns; /* when a thread took it, and its last call */
@@ -476,6 +477,7 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		if (j->deny_only)
 			r = deny_one(w, j->fd, &ev);
 		else {
+			devwl_notify_set_baseline(w->notify, j->baseline);
 			devwl_notify_set_enforced(w->notify, j->enforced);
 			r = devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
 		}
@@ -541,8 +543,6 @@ static int spawn(struct serve *s)
 		goto fail;
 	}
 	devwl_notify_set_recv_hook(w->notify, on_recv, w);
-	/* The runtimes' device cgroups (devwld(8), LIMITATIONS). */
-	devwl_notify_set_baseline(w->notify, true);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
@@ -1058,6 +1058,13 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 		p->held_known = true;
 	}
 	j->enforced = p->held && kernelmode_enforced(p->container);
+	/*
+	 * A root runtime's device cgroup denies what it was not told to allow (devwld(8),
+	 * LIMITATIONS); a runtime of another uid (--allow-uid) can program none, so nothing
+	 * but devwl stands behind its calls: no baseline, and device nodes made for it only
+	 * on nodev mounts.
+	 */
+	j->baseline = p->peer_uid == 0;
 	/* A completion is due (our eventfd's): loop_destroy defers the free until then. */
 	p->src.armed = true;
 	pthread_mutex_lock(&s->lock);

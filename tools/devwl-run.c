@@ -1087,7 +1087,12 @@ static int run_connected(const struct options *o)
 		fprintf(stderr, "devwl-run: %s: %s\n", step, strerror(-r));
 		return EXIT_FAILURE;
 	}
-	r = devwl_filter_install(filter_flags(o, false), &notify_fd);
+	/*
+	 * --mode=kernel: only device mknod traps. devwld programs this run's own cgroup with
+	 * its node (it does for every root runtime's workload); until it has, or if it
+	 * cannot, the cgroup denies every device: nothing is granted that devwld did not.
+	 */
+	r = devwl_filter_install(filter_flags(o, o->mode == MODE_KERNEL), &notify_fd);
 	if (r < 0) {
 		fprintf(stderr, "devwl-run: installing the seccomp filter: %s\n", strerror(-r));
 		return EXIT_FAILURE;

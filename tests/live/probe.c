@@ -84,7 +84,8 @@ static long landlock_beneath(char **dirs, int n)
 		if (fd < 0)
 			r = -errno;
 		pb.parent_fd = fd;
-		if (r == 0 && syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		if (r == 0 &&
+		    syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
 			r = -errno;
 		if (fd >= 0)
 			close(fd);
@@ -465,7 +466,8 @@ static int run_op(struct op *op)
 	} else if (strcmp(cmd, "landlock") == 0) {
 		NEED(2);
 		ret = landlock_beneath(argv + 1, argc - 1);
-		snprintf(op->out, sizeof(op->out), "%s", ret < 0 ? strerrorname_np((int)-ret) : "ok");
+		snprintf(op->out, sizeof(op->out), "%s",
+			 ret < 0 ? strerrorname_np((int)-ret) : "ok");
 	} else if (strcmp(cmd, "stat") == 0) {
 		struct stat st;
 
