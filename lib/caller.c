@@ -844,6 +844,26 @@ static int reopen_flags(int oflags)
 	return oflags | O_CLOEXEC | O_NOCTTY;
 }
 
+/*
+ * A driver's open may wait (a tty for carrier, a busy sound or tape device): never on a
+ * handling thread, which serves other callers too. The device is opened O_NONBLOCK and
+ * made blocking after, as asked: where the driver would have waited, the caller gets its
+ * answer to a non-blocking open (EBUSY, EAGAIN) at once instead.
+ */
+static int open_nowait(int dirfd, const char *name, int oflags, int extra)
+{
+	int fd = openat(dirfd, name, reopen_flags(oflags) | extra | O_NONBLOCK);
+
+	if (fd >= 0 && !(oflags & O_NONBLOCK) &&
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		int r = negerrno();
+
+		close(fd);
+		return r;
+	}
+	return fd < 0 ? negerrno() : fd;
+}
+
 int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd)
 {
 	char buf[48];
@@ -853,9 +873,9 @@ int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *r
 	p = put_str(buf, "thread-self/fd/");
 	p = put_uint(p, (unsigned long)opath_fd);
 	*p = '\0';
-	fd = openat(c->host_proc, buf, reopen_flags(oflags));
+	fd = open_nowait(c->host_proc, buf, oflags, 0);
 	if (fd < 0)
-		return negerrno();
+		return fd;
 	*ret_fd = fd;
 	return 0;
 }
@@ -934,8 +954,8 @@ int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int o
 		return -EPERM;
 	}
 	/* As the kernel's /dev/tty: the terminal's own node permissions are not checked. */
-	fd = openat(dirfd(d), name, reopen_flags(oflags));
-	r = fd < 0 ? negerrno() : 0;
+	fd = open_nowait(dirfd(d), name, oflags, 0);
+	r = fd < 0 ? fd : 0;
 	closedir(d);
 	if (r < 0)
 		return r;
@@ -1117,9 +1137,9 @@ int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, i
 	if (c->private_mnt < 0 || (type != S_IFCHR && type != S_IFBLK))
 		return -EINVAL;
 	private_name(name, type, rdev);
-	fd = openat(c->private_mnt, name, reopen_flags(oflags) | O_NOFOLLOW);
+	fd = open_nowait(c->private_mnt, name, oflags, O_NOFOLLOW);
 	if (fd < 0)
-		return negerrno();
+		return fd;
 	*ret_fd = fd;
 	return 0;
 }
