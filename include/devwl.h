@@ -449,6 +449,16 @@ void devwl_cgroup_free(struct devwl_cgroup *cgroup);
  */
 int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node, const char *id);
 
+/*
+ * As devwl_handoff_send(), then wait up to timeout_ms (0: not at all) for the supervisor
+ * to close the connection, which devwld does once it has taken the process on: its
+ * device cgroup is programmed by then, where devwld programs it (devwld(8), KERNEL MODE).
+ * Errors: those of devwl_handoff_send(), -EINVAL timeout_ms < 0, -ETIMEDOUT the
+ * supervisor kept the connection open (the fd was handed over all the same).
+ */
+int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *node,
+			    const char *id, int timeout_ms);
+
 /* Log callback for diagnostics the library cannot return (NULL: silent, the default). */
 enum devwl_log_level { DEVWL_LOG_ERR = 3, DEVWL_LOG_WARNING = 4, DEVWL_LOG_DEBUG = 7 };
 typedef void (*devwl_log_fn)(enum devwl_log_level level, const char *msg, void *userdata);

@@ -1097,7 +1097,19 @@ static int run_connected(const struct options *o)
 		fprintf(stderr, "devwl-run: installing the seccomp filter: %s\n", strerror(-r));
 		return EXIT_FAILURE;
 	}
-	r = devwl_handoff_send(o->connect, notify_fd, o->node_path, o->id);
+	/*
+	 * In kernel mode the opens do not trap: wait until devwld has taken this run on
+	 * (programmed its cgroup), or the command would start with every device refused.
+	 */
+	r = devwl_handoff_send_wait(o->connect, notify_fd, o->node_path, o->id,
+				    o->mode == MODE_KERNEL ? 5000 : 0);
+	if (r == -ETIMEDOUT) {
+		fprintf(stderr,
+			"devwl-run: %s did not answer within 5 s: its cgroup may still "
+			"refuse every device\n",
+			o->connect);
+		r = 0;
+	}
 	close(notify_fd);
 	if (r < 0) {
 		/* Our filter is installed and nobody serves it: trapped calls would fail
