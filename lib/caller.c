@@ -1034,6 +1034,7 @@ int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const 
 	 * is nodev's answer (may_open_dev); EPERM would be our own device cgroup's.
 	 */
 	*put_uint(put_str(probe, ".devwl-nodev-"), (unsigned long)t->tid) = '\0';
+	(void)unlinkat(pfd, probe, 0); /* one a killed handler left */
 	if (mknodat(pfd, probe, S_IFCHR | 0600, makedev(1, 3)) < 0)
 		return negerrno();
 	fd = openat(pfd, probe, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);

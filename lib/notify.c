@@ -666,10 +666,16 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	 * only where the kernel opens no device (a nodev mount), which devwl then opens for
 	 * the caller as the policy says.
 	 */
-	if (!n->baseline && !n->enforced && devwl_caller_nodev_at(cl, t, n->path) != 1) {
-		n->reason = "no device cgroup stands behind the caller: a node is made only on a "
-			    "nodev mount";
-		return answer_error(a, EPERM);
+	if (!n->baseline && !n->enforced) {
+		r = devwl_caller_nodev_at(cl, t, n->path);
+		/* Where the caller could make no node at all, its own error is the answer. */
+		if (r < 0 && !our_trouble(r) && r != -EPERM)
+			return answer_error(a, -r);
+		if (r != 1) {
+			n->reason = "no device cgroup stands behind the caller: a node is made "
+				    "only on a nodev mount";
+			return answer_error(a, EPERM);
+		}
 	}
 	r = devwl_caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev,
 			       &made_ino, &made_fd);
