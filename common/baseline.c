@@ -398,7 +398,6 @@ static int denies_all(enum baseline_kind kind, const char *dir)
 /* Remove the runs below top whose processes are all gone (rmdir refuses the others). */
 static void collect_runs(const char *top)
 {
-	_cleanup_free_ char *path = NULL;
 	DIR *d = opendir(top);
 	struct dirent *e;
 
