@@ -329,20 +329,23 @@ int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *
 int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
 		     struct mapping *ret_mapping, struct devwl_error *err);
 int store_load(struct devwld *d);
-int store_reload(struct devwld *d);
+/* Reload the policy file (SIGHUP, devwlctl reload): everything or nothing; err (may be
+ * NULL) says why not, as the log does. */
+int store_reload(struct devwld *d, struct devwl_error *err);
 /* Read the policy file (logs why not). */
 int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len);
 /* Reload from text read from the policy file (taken over): everything or nothing; the
  * devwlctl changes since the last load are applied again on top. */
 int store_apply_text(struct devwld *d, char *text, size_t len);
 /* Reload the policy file without the devwlctl changes, which are then forgotten. */
-int store_reset(struct devwld *d);
+int store_reset(struct devwld *d, struct devwl_error *err);
 /* Remove a node made on demand, and its made-on-demand ancestors, once unused;
  * true when no node is left at path. */
 bool store_forget_node(struct devwld *d, const char *path);
 /* The node path for a container, from its annotations/metadata/templates (heap); peer_uid
  * is the uid of the runtime that sent st. */
-int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path);
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path,
+		    struct devwl_error *ret_err);
 /* Find or create (with ancestors) the node at path. */
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created);
