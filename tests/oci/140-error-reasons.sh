@@ -3,7 +3,7 @@
 # exit status unchanged: a bad access string, "c 10-229", a rule without access, a rule
 # the parent refuses (the parent and its rules), an unknown node, a reload of a broken
 # file (the file, line and column). devwlctl batch --connect passes the same answers
-# through.
+# through, and the OCI hook says them instead of "devwld answered: error EPERM".
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -61,3 +61,13 @@ printf 'allow /containers/a c 1:3 rw\nlist /containers/a\nbogus\n' |
 	fail "batch --connect answered: $(cat "$T/batch.out")"
 pass "batch --connect: $(sed -n 1p "$T/batch.out")"
 
+
+# The OCI hook: a container whose annotation names a node the policy does not let it.
+state='{"ociVersion":"1.0.2","id":"hooked","status":"creating","pid":1,"bundle":"/",
+	"annotations":{"org.devwl.node":"/elsewhere"}}'
+rc=0
+"$OCI_HOOK" --socket "$T/control.sock" createRuntime <<<"$state" 2>"$T/hook.err" || rc=$?
+[ "$rc" = 1 ] || fail "the hook exited $rc: $(cat "$T/hook.err")"
+grep -qF 'devwl-oci-hook: createRuntime: EPERM: container hooked: no node: annotation org.devwl.node "/elsewhere" is outside the policy'"'"'s "node_annotation" subtrees' "$T/hook.err" ||
+	fail "the hook said: $(cat "$T/hook.err")"
+pass "devwl-oci-hook: $(cat "$T/hook.err")"
