@@ -155,6 +155,7 @@ struct container {
 /* Counters and the handling-time histogram; see audit.c. */
 #define AUDIT_BUCKETS 512
 struct sink;
+struct audit_why;
 struct audit {
 	pthread_mutex_t lock; /* the counters and hist: audit_event() runs in any thread */
 	struct sink *out;     /* NULL: no records */
@@ -380,7 +381,8 @@ int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *o
 
 /* events.c: devwlctl events, a live stream of decisions; safe from any thread. */
 /* A decision, to every subscriber that wants it; never blocks, never fails. */
-void events_publish(const struct devwl_event *ev, const char *container, const char *node);
+void events_publish(const struct devwl_event *ev, const char *container, const char *node,
+		    const struct audit_why *why);
 /* Stream decisions (CONTINUE ones too if all; one container's only if container is not
  * NULL) to fd, taken over on success, after an "ok" line. -EBUSY (too many), -ENOMEM. */
 int events_subscribe(int fd, bool all, const char *container);
@@ -451,7 +453,11 @@ void control_state_written(struct devwld *d);
 int audit_open(struct audit *a, const char *file, bool all, struct sink *stderr_sink);
 void audit_close(struct audit *a);
 /* Count ev and queue its record; never blocks on the sink. Any thread. */
-void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c);
+/* reason: devwl_notify_reason() of the call, or NULL; decider: the node that decided it,
+ * to name the rule of a policy denial (read here: only on the thread that owns the
+ * hierarchy), or NULL. */
+void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
+		 const char *reason, const struct devwl_node *decider);
 /* Count a failed notification; returns the count so far. Any thread. */
 uint64_t audit_error(struct audit *a);
 void audit_gone(struct audit *a);

@@ -725,7 +725,8 @@ static void handle_notification(struct supervisor *s)
 	}
 	warn_userns_node(s, &ev);
 	if (s->audit_fd >= 0) {
-		r = audit_write(s->audit_fd, &ev, NULL, NULL);
+		r = audit_write(s->audit_fd, &ev, NULL, NULL, devwl_notify_reason(s->notify),
+				s->node);
 		if (r < 0 && s->warned++ < 10)
 			fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));
 	}

@@ -337,6 +337,13 @@ static void print_event(const char *line, bool json)
 		}
 		if (json_object_object_get_ex(obj, "errno", &v))
 			printf(" %s", json_object_get_string(v));
+		/* Which check said so: a policy denial and a missing CAP_MKNOD are both EPERM. */
+		if (json_object_object_get_ex(obj, "reason", &v)) {
+			printf(" (%s", json_object_get_string(v));
+			if (json_object_object_get_ex(obj, "rule", &v))
+				printf(": %s", json_object_get_string(v));
+			putchar(')');
+		}
 		putchar('\n');
 	}
 	fflush(stdout);
