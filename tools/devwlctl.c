@@ -40,9 +40,10 @@ static void usage(FILE *f)
 	      "  reset                              reload it and drop those changes\n"
 	      "  restart                            hand devwld over to a new devwld (as\n"
 	      "                                     SIGUSR2); returns once the new one serves\n"
-	      "  events [--container ID] [--all] [--json]\n"
+	      "  events [--container ID] [--all] [--json] [--follow]\n"
 	      "                                     follow devwld's decisions as they happen\n"
-	      "                                     (--all: also calls that reach no device)\n"
+	      "                                     (--all: also calls that reach no device;\n"
+	      "                                     --follow: again after devwld restarts)\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
 	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
@@ -350,61 +351,28 @@ static void print_event(const char *line, bool json)
 	json_object_put(obj);
 }
 
-/* Follow devwld's decisions until it or we stop. */
-static int cmd_events(int argc, char **argv)
+/*
+ * One subscription: send req, print what comes until devwld closes the stream. Returns 0
+ * when a stream devwld accepted ended, 1 when devwld refused it (said on stderr), or a
+ * negative errno when devwld could not be reached.
+ */
+static int follow_once(const char *req, bool json)
 {
-	static const struct option opts[] = {
-		{"container", required_argument, NULL, 'c'},
-		{"all", no_argument, NULL, 'a'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	_cleanup_free_ char *req = NULL, *line = NULL;
-	const char *container = NULL;
-	bool all = false, json = false, first = true;
+	_cleanup_free_ char *line = NULL;
+	bool first = true;
 	size_t cap = 0;
 	ssize_t n;
 	FILE *in;
-	int c, fd;
+	int fd, r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:ajh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			container = optarg;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind != argc || (container && !plain_word(container))) {
-		fputs("devwlctl events: expects [--container ID] [--all] [--json]\n", stderr);
-		return 2;
-	}
-	if (asprintf(&req, "events%s%s%s\n", all ? " all" : "", container ? " container=" : "",
-		     container ? container : "") < 0)
-		return 1;
 	fd = devwl_unix_connect(socket_path);
-	if (fd < 0) {
-		print_errno(fd);
-		return 1;
-	}
+	if (fd < 0)
+		return fd;
 	/* The request, and no half-close: devwld takes that for the end of the stream. */
-	c = devwl_write_all(fd, req, strlen(req));
-	if (c < 0 || !(in = fdopen(fd, "r"))) {
-		print_errno(c < 0 ? c : -ENOMEM);
+	r = devwl_write_all(fd, req, strlen(req));
+	if (r < 0 || !(in = fdopen(fd, "r"))) {
 		close(fd);
-		return 1;
+		return r < 0 ? r : -ENOMEM;
 	}
 	while ((n = getline(&line, &cap, in)) > 0) {
 		if (line[n - 1] == '\n')
@@ -421,11 +389,89 @@ static int cmd_events(int argc, char **argv)
 		print_event(line, json);
 	}
 	fclose(in);
-	if (first) {
-		print_errno(-ECONNRESET);
-		return 1;
+	/* Closed before it answered: a devwld going away under us, as a refused connect. */
+	return first ? -ECONNRESET : 0;
+}
+
+/*
+ * Follow devwld's decisions until it or we stop. devwld ends the stream when it stops or
+ * restarts (a planned restart too: the stream is the old worker's); that is said, since
+ * silence would look like a quiet host. With --follow devwlctl waits for devwld and
+ * subscribes again, as tail -F does.
+ */
+static int cmd_events(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"container", required_argument, NULL, 'c'},
+		{"all", no_argument, NULL, 'a'},
+		{"json", no_argument, NULL, 'j'},
+		{"follow", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	_cleanup_free_ char *req = NULL;
+	const char *container = NULL;
+	bool all = false, json = false, follow = false, lost = false;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:ajfh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			container = optarg;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'f':
+			follow = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return 2;
+		}
 	}
-	return 0;
+	if (optind != argc || (container && !plain_word(container))) {
+		fputs("devwlctl events: expects [--container ID] [--all] [--json] [--follow]\n",
+		      stderr);
+		return 2;
+	}
+	if (asprintf(&req, "events%s%s%s\n", all ? " all" : "", container ? " container=" : "",
+		     container ? container : "") < 0)
+		return 1;
+	for (;;) {
+		r = follow_once(req, json);
+		if (r == 1)
+			return 1;
+		if (r >= 0 && lost)
+			lost = false;
+		if (!follow) {
+			if (r < 0) {
+				print_errno(r);
+				return 1;
+			}
+			fputs("devwlctl: devwld ended the stream (it stopped or restarted;"
+			      " --follow subscribes again)\n",
+			      stderr);
+			return 1;
+		}
+		if (r >= 0) {
+			fputs("devwlctl: devwld ended the stream (it stopped or restarted);"
+			      " subscribing again\n",
+			      stderr);
+		} else if (!lost) {
+			print_errno(r);
+			fputs("devwlctl: waiting for devwld\n", stderr);
+			lost = true;
+		}
+		/* Not a busy loop while devwld is down: a restart takes milliseconds. */
+		usleep(r >= 0 ? 10000 : 100000);
+	}
 }
 
 static int cmd_batch(int argc, char **argv)
