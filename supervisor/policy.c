@@ -435,7 +435,14 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	p->has_slot = d->keeper.table != NULL;
 	p->slot = slot;
 	p->tag = tag;
-	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
+	/* crun exec hands over its process without a pid (0): "process 0" named nobody. */
+	if (p->pid > 0)
+		log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid,
+			c->nprocs);
+	else
+		log_msg("container %s: a process attached, pid unknown (its runtime sent none, as"
+			" crun exec does) (%u in all)",
+			c->id, c->nprocs);
 	kernelmode_attach(d, c, st, peer_uid);
 	/* In the next write (within STATE_INTERVAL_MS); until then a successor after a
 	 * crash restores it from the keeper's record. */
