@@ -313,11 +313,50 @@ static int cmd_restart(int argc, char **argv)
 	}
 }
 
+/* A 64-hex container id, as Docker, containerd and podman make them. */
+static bool long_hex_id(const char *id)
+{
+	if (strlen(id) != 64)
+		return false;
+	for (; *id; id++)
+		if (!strchr("0123456789abcdef", *id))
+			return false;
+	return true;
+}
+
+/*
+ * The container and node words of an event line. A 64-hex id is shown as the 12 first
+ * characters, as docker ps does, and a node ending in it (the default /containers/{id})
+ * with {id} instead: else the one id fills 130 columns of every line.
+ */
+static void print_container_node(const char *container, const char *node)
+{
+	size_t n = strlen(node), c = strlen(container);
+
+	if (!long_hex_id(container)) {
+		printf(" %s %s", *container ? container : "-", *node ? node : "-");
+		return;
+	}
+	printf(" %.12s", container);
+	if (n > c && node[n - c - 1] == '/' && !strcmp(node + n - c, container))
+		printf(" %.*s{id}", (int)(n - c), node);
+	else
+		printf(" %s", *node ? node : "-");
+}
+
+/* A string field of an audit line, or "". */
+static const char *field(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+
+	return json_object_object_get_ex(obj, key, &v) && v ? json_object_get_string(v) : "";
+}
+
 /* One decision as a line for people: time, container, node, pid, call, path, device. */
 static void print_event(const char *line, bool json)
 {
-	static const char *const keys[] = {"container", "node",	  "pid",    "syscall",
-					   "path",	"device", "access", "decision"};
+	static const char *const keys[] = {"pid",    "syscall", "path",
+					   "device", "access",	"decision"};
 	struct json_object *obj = json_tokener_parse(line), *v = NULL;
 	const char *t;
 
@@ -330,10 +369,10 @@ static void print_event(const char *line, bool json)
 		t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
 		/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */
 		printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
+		print_container_node(field(obj, "container"), field(obj, "node"));
 		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-			const char *s = json_object_object_get_ex(obj, keys[i], &v) && v
-						? json_object_get_string(v)
-						: "-";
+			const char *s = field(obj, keys[i]);
+
 			printf(" %s", *s ? s : "-");
 		}
 		if (json_object_object_get_ex(obj, "errno", &v))

@@ -1,6 +1,7 @@
 # devwlctl events when devwld restarts (devwlctl(1), events): the stream is the old
 # worker's and ends; devwlctl says so on stderr and exits 1 instead of 0 in silence, and
-# with --follow it subscribes again and shows the decisions of the new worker.
+# with --follow it subscribes again and shows the decisions of the new worker. A 64-hex
+# container id (Docker's) is shown once per line, short, not twice in full.
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -51,3 +52,11 @@ wait_for "$T/follow.out" " after /containers/after .* open.* /dev/zero c 1:5 r d
 	fail "--follow shows nothing after the restart: $(cat "$T/follow.out") / $(cat "$T/follow.err")"
 grep -q "subscribing again" "$T/follow.err" || fail "--follow said: $(cat "$T/follow.err")"
 pass "--follow: subscribed again after the restart and shows the new worker's decisions"
+
+# Docker's ids: 64 hex digits, and the default node /containers/ID holds it again.
+id=$(printf '%064x' $$)
+deny_one "$id"
+wait_for "$T/follow.out" " ${id:0:12} /containers/{id} [0-9]* open.* /dev/zero c 1:5 r deny EPERM" ||
+	fail "the long id: $(grep -m1 "${id:0:12}" "$T/follow.out")"
+grep "${id:0:12}" "$T/follow.out" | grep -q "$id" && fail "the long id in full: $(grep "${id:0:12}" "$T/follow.out")"
+pass "a 64-hex id: $(grep -m1 "${id:0:12}" "$T/follow.out" | cut -d' ' -f2-)"
