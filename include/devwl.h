@@ -358,7 +358,11 @@ void devwl_notify_set_enforced(struct devwl_notify *notify, bool enforced);
 
 /*
  * Why the last devwl_notify_handle() on this context answered as it did, where the errno
- * does not say it (an LSM label refused, a node made but not bound): static text, or NULL.
+ * does not say it: static text, or NULL. An EPERM says which check refused the call:
+ * "policy" (the node denies the device), "no CAP_MKNOD" (a mknod the node allows, by a
+ * caller without CAP_MKNOD, the node not waiving it), "cannot decide" (a call devwl does
+ * not handle, or a failure of its own: failing closed), or the caller's LSM label; an
+ * allowed mknod may say that no node the kernel opens could be bound over it.
  */
 const char *devwl_notify_reason(const struct devwl_notify *notify);
 

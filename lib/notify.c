@@ -111,6 +111,7 @@ struct answer {
 	int error; /* positive errno for ANSWER_ERROR */
 	int fd;	   /* ANSWER_FD: ours, to inject */
 	bool cloexec;
+	const char *reason; /* for devwl_notify_reason(), where only the answer knows it */
 };
 
 DEVWL_EXPORT struct devwl_notify *devwl_notify_new(void)
@@ -336,6 +337,7 @@ static int answer_error(struct answer *a, int err)
  */
 static int cannot_decide(struct answer *a)
 {
+	a->reason = "cannot decide";
 	return answer_error(a, EPERM);
 }
 
@@ -523,8 +525,10 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	/* Never opens what exists: the kernel answers EEXIST (a symlink counts as existing). */
 	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return 0;
-	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
+	}
 	if (kernel_opens(n, device, &st))
 		return 0;
 	/* What follows acts in the caller's root, on its behalf. */
@@ -554,8 +558,10 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	}
 	if (kernel_opens(n, device, &st))
 		return 0; /* swapped under us for a non-device: the baseline judges it */
-	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
+	}
 	/* Read only by force: PROT_NONE (kernel: EFAULT) or stranger; do not grant on it. */
 	if (n->forced)
 		return answer_error(a, EFAULT);
@@ -638,10 +644,12 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	 * Trailing slash, "." or "..": the kernel refuses them itself (EEXIST, ENOENT), and
 	 * a CONTINUE cannot make a node the policy denies: dev and mode are registers.
 	 */
-	if (n->path[len - 1] == '/' || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
-		return devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) == 1
-			       ? 0
-			       : answer_error(a, EPERM);
+	if (n->path[len - 1] == '/' || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+		if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) == 1)
+			return 0;
+		n->reason = "policy";
+		return answer_error(a, EPERM);
+	}
 	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, n->path[0] != '/');
 	if (r >= 0)
 		r = devwl_target_read_creds(cl, t);
@@ -650,12 +658,16 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	/* A CONTINUE would let a caller holding CAP_MKNOD make any node: answer instead. */
 	if (r < 0)
 		return r == -EBADF ? answer_error(a, EBADF) : cannot_decide(a);
-	if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) != 1)
+	if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
+	}
 	if (n->forced)
 		return answer_error(a, EFAULT);
-	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD)))
+	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD))) {
+		n->reason = "no CAP_MKNOD";
 		return answer_error(a, EPERM);
+	}
 	if (carry_refused(n, a))
 		return 0;
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
@@ -782,8 +794,10 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	if (fstat(ofd, &st) < 0)
 		return cannot_decide(a);
 	device = device_of(&st, e);
-	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
+	}
 	if (kernel_opens(n, device, &st))
 		return 0;
 	if (n->forced)
@@ -1010,6 +1024,8 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 		r = cannot_decide(&a);
 	else
 		r = decide(n, notify_fd, node, sc, &e, &a);
+	if (a.reason)
+		n->reason = a.reason;
 	devwl_caller_leave(&n->caller);
 	if (n->target.have_creds)
 		e.pid = n->target.creds.tgid;

@@ -108,7 +108,7 @@ static void after_audit(struct devwld *d, uint64_t now)
 
 static void reload(struct devwld *d)
 {
-	(void)store_reload(d);
+	(void)store_reload(d, NULL);
 }
 
 /*

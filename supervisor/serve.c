@@ -98,6 +98,8 @@ struct result {
 	int r;
 	struct devwl_event ev;
 	char *path; /* copied when the event will be recorded */
+	/* Static text: why it was answered so (the audit's "reason"). */
+	const char *reason;
 };
 
 /* One fd's turn on a thread, and what came of it. */
@@ -502,6 +504,8 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		res->ev = ev;
 		res->ev.path = "";
 		res->path = NULL;
+		res->reason = j->deny_only ? "watchdog: the container has a stuck call"
+					   : devwl_notify_reason(w->notify);
 		if (r >= 0 && ev.path && ev.path[0] &&
 		    (ev.verdict != DEVWL_VERDICT_CONTINUE || d->audit.all))
 			res->path = strdup(ev.path);
@@ -732,6 +736,7 @@ static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t s
 		res->r = 0;
 		/* A record job_continue() made is malloc'ed: nothing in it is NULL unless set. */
 		res->path = NULL;
+		res->reason = "watchdog: stuck past --handler-timeout";
 		res->ev = (struct devwl_event){
 			.id = id,
 			.syscall = "unknown",
@@ -1096,7 +1101,8 @@ static bool job_account(struct devwld *d, struct job *j)
 		if (r >= 0) {
 			if (alive)
 				p->container->notifications++;
-			audit_event(&d->audit, &res->ev, &view);
+			audit_event(&d->audit, &res->ev, &view, res->reason,
+				    alive ? p->container->node : NULL);
 			if (alive)
 				p->errors = 0;
 		} else if (r == -ENOENT) {

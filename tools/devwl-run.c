@@ -725,7 +725,8 @@ static void handle_notification(struct supervisor *s)
 	}
 	warn_userns_node(s, &ev);
 	if (s->audit_fd >= 0) {
-		r = audit_write(s->audit_fd, &ev, NULL, NULL);
+		r = audit_write(s->audit_fd, &ev, NULL, NULL, devwl_notify_reason(s->notify),
+				s->node);
 		if (r < 0 && s->warned++ < 10)
 			fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));
 	}
@@ -907,6 +908,14 @@ static int choose_mode(struct supervisor *s)
 		return EXIT_FAILURE;
 	}
 	audit_mode(s, r, s->o->mode == MODE_AUTHORITATIVE ? 0 : r);
+	/* What auto chose decides whether opens are judged at all: say it, as devwl-run(1)
+	 * promises. A mode asked for by name needs no telling. */
+	if (s->o->mode == MODE_AUTO && s->kernel_mode)
+		fprintf(stderr, "devwl-run: mode kernel (cgroup v%d)\n",
+			s->baseline.kind == BASELINE_V1 ? 1 : 2);
+	else if (s->o->mode == MODE_AUTO)
+		fprintf(stderr, "devwl-run: mode authoritative (no kernel mode: %s)\n",
+			s->no_baseline_why ? s->no_baseline_why : strerror(-r));
 	return -1;
 }
 
