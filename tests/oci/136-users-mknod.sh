@@ -5,7 +5,7 @@
 # "b *:* m"), the user made /dev/loop0 on a host directory and read it outside any trap.
 # So such a node is made only on a nodev mount (every filesystem mounted in the user's
 # own user namespace), where the kernel opens no device and devwld opens it for the user
-# as the policy says: refused on a host directory (EPERM), made
+# as the policy says: refused on a host directory (EPERM, the reason in the audit), made
 # on the user's own tmpfs, opened there when granted and refused when not.
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -34,9 +34,10 @@ as_nobody unshare -Ur "$RUN" --connect "$T/listen.sock" --id u-host -- \
 	fail "uid 65534 made nodes on a host directory: $(cat "$T/host.out")"
 [ ! -e "$T/host/loop0" ] && [ ! -e "$T/host/zero" ] || fail "a node was left: $(ls -l "$T/host")"
 [ -z "$(ls -A "$T/host")" ] || fail "the nodev probe was left behind: $(ls -A "$T/host")"
-grep '"container":"u-host"' "$T/audit.jsonl" | grep -q '"device":"b 7:0".*"decision":"deny"' ||
-	fail "no denial in the audit: $(grep u-host "$T/audit.jsonl")"
-pass "uid 65534: no device node on a host directory (m only, or rwm)"
+grep '"container":"u-host"' "$T/audit.jsonl" | grep '"device":"b 7:0".*"decision":"deny"' |
+	grep -q '"reason":"no device cgroup stands behind the caller' ||
+	fail "no denial with its reason in the audit: $(grep u-host "$T/audit.jsonl")"
+pass "uid 65534: no device node on a host directory (m only, or rwm), the reason in the audit"
 
 # 2. On its own tmpfs (nodev): made; the granted one opens through devwld, the m-only one
 # does not; natively nobody opens either.
