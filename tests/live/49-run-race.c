@@ -147,13 +147,13 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	if (!build) {
-		fputs("SKIP: DEVWL_BUILD not set\n", stderr);
-		return 77;
+		fputs("FAIL: DEVWL_BUILD not set (ctest sets it)\n", stderr);
+		return 1;
 	}
 	snprintf(run_path, sizeof(run_path), "%s/tools/devwl-run", build);
 	if (access(run_path, X_OK) < 0) {
-		fprintf(stderr, "SKIP: no %s\n", run_path);
-		return 77;
+		fprintf(stderr, "FAIL: no %s: the build should have made it\n", run_path);
+		return 1;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0 || !mkdtemp(tmpl))

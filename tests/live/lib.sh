@@ -16,8 +16,8 @@ live_init() {
 	[ "$(id -u)" = 0 ] || skip "needs root ($1)"
 	RUN=${DEVWL_BUILD:?}/tools/devwl-run
 	PROBE=$DEVWL_BUILD/tests/live/probe
-	[ -x "$RUN" ] || skip "no $RUN"
-	[ -x "$PROBE" ] || skip "no $PROBE"
+	[ -x "$RUN" ] || fail "no $RUN: the build should have made it"
+	[ -x "$PROBE" ] || fail "no $PROBE: the build should have made it"
 	T=$(mktemp -d)
 	trap 'rm -rf "$T"' EXIT
 }

@@ -6,7 +6,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 CLIENT=$OCI_BIN/oci-client
-[ -x "$CLIENT" ] || skip "oci-client not built at $CLIENT"
+[ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
 command -v setpriv >/dev/null || skip "no setpriv"
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 as_nobody test -x "$CLIENT" || skip "uid 65534 cannot run $CLIENT (build dir permissions)"

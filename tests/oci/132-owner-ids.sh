@@ -7,7 +7,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 PROBE=$BUILD/tests/live/probe
-[ -x "$RUN" ] && [ -x "$PROBE" ] || skip "devwl-run or the live probe not built"
+[ -x "$RUN" ] && [ -x "$PROBE" ] || fail "devwl-run or the live probe not built (the build should have made it)"
 command -v setpriv >/dev/null || skip "no setpriv"
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 as_nobody test -x "$RUN" || skip "uid 65534 cannot run $RUN (build dir permissions)"

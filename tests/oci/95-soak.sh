@@ -32,7 +32,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 WORK=$OCI_BIN/soak-work
-[ -x "$RUN" ] && [ -x "$WORK" ] || skip "devwl-run or soak-work not built"
+[ -x "$RUN" ] && [ -x "$WORK" ] || fail "devwl-run or soak-work not built (the build should have made it)"
 [ -d /sys/fs/cgroup/devices ] || [ -d /sys/fs/cgroup/unified ] || skip "no cgroup for the baseline"
 
 SECS=${DEVWL_SOAK_SECONDS:-180}

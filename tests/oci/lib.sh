@@ -30,7 +30,7 @@ DEVWLD=${DEVWLD:-$BUILD/supervisor/devwld}
 DEVWLCTL=${DEVWLCTL:-$BUILD/tools/devwlctl}
 OCI_HOOK=${OCI_HOOK:-$BUILD/supervisor/devwl-oci-hook}
 OCI_BIN=${OCI_BIN:-$BUILD/tests/oci}
-[ -x "$DEVWLD" ] || skip "devwld not built at $DEVWLD"
+[ -x "$DEVWLD" ] || fail "devwld not built at $DEVWLD (the build should have made it)"
 
 T=$(mktemp -d /tmp/devwl-oci.XXXXXX)
 chmod 755 "$T"
@@ -236,7 +236,7 @@ wait_containers() {
 need_stall() {
 	local f
 	for f in "$RUN" "$OCI_BIN/uffd-stall"; do
-		[ -x "$f" ] || skip "$f not built"
+		[ -x "$f" ] || fail "$f not built (the build should have made it)"
 	done
 }
 

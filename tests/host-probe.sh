@@ -1,0 +1,45 @@
+# shellcheck shell=bash
+# Sourced by the shell tests and by scripts/devwl: what this host can do, found out
+# without devwl (tests/host-probe.c, tests/hostprobe.h), so that a test skips only where
+# the host cannot, and fails where devwl cannot although the host can.
+#
+#   host_cgroup2              print the first cgroup2 mount point (from mountinfo)
+#   host_v1 CONTROLLER        print the mount point of that cgroup-v1 controller
+#   host_can_v1_devices       a v1 devices cgroup can deny here (root, mounted, writable)
+#   host_can_v2_devices       a cgroup-v2 device program loads and attaches here
+#   host_can_baseline KIND    v1 or v2: the kernel baseline devwl-run makes is possible
+#   host_user_notif           seccomp user notification exists
+#   host_ia32                 int $0x80 is a system call (ia32 emulation)
+#   host_why                  after a failed host_can_*: why not
+HOST_PROBE=${HOST_PROBE:-${DEVWL_BUILD:?DEVWL_BUILD not set}/tests/host-probe}
+host_why=
+
+host_probe() {
+	if [ ! -x "$HOST_PROBE" ]; then
+		# A program the build should have made is missing: a failure, never a skip.
+		echo "FAIL: $HOST_PROBE was not built" >&2
+		exit 1
+	fi
+	"$HOST_PROBE" "$@"
+}
+host_cgroup2() { host_probe cgroup2; }
+host_v1() { host_probe v1 "$1"; }
+host_can_v1_devices() {
+	host_why="not root"
+	[ "$(id -u)" = 0 ] || return 1
+	host_why=$(host_probe v1-devices)
+}
+host_can_v2_devices() {
+	host_why="not root"
+	[ "$(id -u)" = 0 ] || return 1
+	host_why=$(host_probe bpf-device)
+}
+host_can_baseline() {
+	case $1 in
+	v1) host_can_v1_devices ;;
+	v2) host_can_v2_devices ;;
+	*) return 2 ;;
+	esac
+}
+host_user_notif() { host_probe user-notif; }
+host_ia32() { host_probe ia32; }
