@@ -62,8 +62,9 @@ static inline int hp_cgroup_mount(const char *ctrl, char *buf, size_t size)
 			continue;
 		if (ctrl ? strcmp(fstype, "cgroup") == 0 && hp_list_has(super, ctrl)
 			 : strcmp(fstype, "cgroup2") == 0) {
-			snprintf(buf, size, "%s", mnt);
-			r = 0;
+			r = strlen(mnt) < size ? 0 : -ENAMETOOLONG;
+			if (r == 0)
+				memcpy(buf, mnt, strlen(mnt) + 1);
 		}
 	}
 	fclose(f);
@@ -83,12 +84,12 @@ static inline int hp_v1_devices(char *why, size_t size)
 		return snprintf(why, size, "no cgroup-v1 devices controller mounted"), -ENOENT;
 	snprintf(dir, sizeof(dir), "%s/devwl-host-probe.%d", mnt, (int)getpid());
 	if (mkdir(dir, 0755) < 0)
-		return r = -errno, snprintf(why, size, "mkdir %.512s: %s", dir, strerror(-r)), r;
+		return r = -errno, snprintf(why, size, "mkdir %.200s: %s", dir, strerror(-r)), r;
 	snprintf(file, sizeof(file), "%s/devices.deny", dir);
 	fd = open(file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "a", 1) != 1) {
 		r = -errno;
-		snprintf(why, size, "writing a to %.512s: %s", file, strerror(-r));
+		snprintf(why, size, "writing a to %.200s: %s", file, strerror(-r));
 	}
 	if (fd >= 0)
 		close(fd);
@@ -129,7 +130,7 @@ static inline int hp_bpf_device(char *why, size_t size)
 	snprintf(dir, sizeof(dir), "%s/devwl-host-probe.%d", mnt, (int)getpid());
 	if (mkdir(dir, 0755) < 0) {
 		r = -errno;
-		snprintf(why, size, "mkdir %.512s: %s", dir, strerror(-r));
+		snprintf(why, size, "mkdir %.200s: %s", dir, strerror(-r));
 		close(pfd);
 		return r;
 	}
@@ -141,7 +142,7 @@ static inline int hp_bpf_device(char *why, size_t size)
 	a.attach_flags = BPF_F_ALLOW_MULTI;
 	if (cfd < 0 || syscall(SYS_bpf, BPF_PROG_ATTACH, &a, sizeof(a)) < 0) {
 		r = -errno;
-		snprintf(why, size, "BPF_PROG_ATTACH to %.512s: %s", dir, strerror(-r));
+		snprintf(why, size, "BPF_PROG_ATTACH to %.200s: %s", dir, strerror(-r));
 	} else {
 		syscall(SYS_bpf, BPF_PROG_DETACH, &a, sizeof(a));
 	}

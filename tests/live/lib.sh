@@ -10,6 +10,9 @@ fail() {
 	exit 1
 }
 
+# What the host can do, asked without devwl: host_can_baseline v1|v2, host_cgroup2...
+. "$(dirname "${BASH_SOURCE[0]}")/../host-probe.sh"
+
 # live_init WHY-ROOT: skip unless root; set RUN (devwl-run) and PROBE (tests/live/probe)
 # and check they were built; T, a temporary directory removed on exit.
 live_init() {
