@@ -43,3 +43,24 @@ host_can_baseline() {
 }
 host_user_notif() { host_probe user-notif; }
 host_ia32() { host_probe ia32; }
+
+# for_others FILE: a path to FILE that uid 65534 can execute: FILE itself where every
+# directory above it lets others through, else a copy in $T/others (a build tree under
+# a 0700 checkout is out of their reach). Fails, saying why, where it can make neither.
+for_others() {
+	local copy
+	if setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$1" 2>/dev/null; then
+		printf '%s\n' "$1"
+		return 0
+	fi
+	copy=${T:?}/others/$(basename "$1")
+	chmod o+x "$T" && mkdir -p -m 755 "$T/others" && cp "$1" "$copy" && chmod 755 "$copy" || {
+		echo "FAIL: cannot copy $1 where uid 65534 can run it" >&2
+		return 1
+	}
+	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$copy" || {
+		echo "FAIL: uid 65534 cannot run $copy either (is ${T%/*} out of its reach?)" >&2
+		return 1
+	}
+	printf '%s\n' "$copy"
+}
