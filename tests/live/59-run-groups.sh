@@ -1,0 +1,49 @@
+#!/bin/bash
+# Acting as the caller takes its supplementary groups, not devwl-run's: devwl-run holds a
+# group G (setpriv --groups), the command runs as uid 65534 without G, and a 0660 root:G
+# node and a 0770 root:G directory stay closed to it in every mode (authoritative,
+# kernel, --no-baseline): the reopen of the node through /proc/self/fd (opened on the
+# caller's behalf without a baseline, by the kernel with one), a mknod in the directory
+# (made on the caller's behalf in every mode), a plain open. With G, the same calls work,
+# so the refusals are the groups' doing.
+set -u
+. "$(dirname "$0")/lib.sh"
+live_init "mknod, setpriv, device cgroup baseline"
+command -v setpriv >/dev/null || skip "no setpriv"
+G=4242 H=4243
+PROBE=$(for_others "$PROBE") || exit 1
+chmod 755 "$T"
+mknod -m 660 "$T/g0" c 1 5 && chown root:$G "$T/g0" || skip "cannot mknod in $T"
+mkdir -m 770 "$T/gdir" && chown root:$G "$T/gdir" || fail "mkdir $T/gdir"
+# The waiver lets uid 65534, without CAP_MKNOD, have the node made, by permissions alone.
+cat >"$T/policy.json" <<'JSON'
+{ "version": 1,
+  "nodes": [ { "path": "/g", "rules": ["deny a", "allow c 1:5 rwm"], "mknod_needs_cap": false } ] }
+JSON
+for mode in --mode=authoritative --mode=kernel --no-baseline; do
+	for grp in $H $G; do
+		n=$T/gdir/n$grp${mode#--}
+		out=$(setpriv --groups $G "$RUN" $mode --policy "$T/policy.json" --node /g -- \
+			setpriv --reuid 65534 --regid 65534 --groups $grp "$PROBE" \
+			open "$T/g0" path ';' open /proc/self/fd/%L rdonly ';' \
+			mknod "$n" c 1 5 0600 ';' open "$T/g0" rdonly 2>"$T/err")
+		rc=$?
+		[ $rc = 0 ] || fail "$mode, groups $grp: exited $rc: $(cat "$T/err")"
+		mapfile -t l <<<"$out"
+		[[ "${l[0]}" == "ok fd="* ]] || fail "$mode, groups $grp: O_PATH open: $out"
+		if [ $grp = $H ]; then
+			[ "${l[1]}" = EACCES ] ||
+				fail "$mode: the reopen without G got '${l[1]}': devwl kept its own groups? $out"
+			[ "${l[2]}" = EACCES ] && [ ! -e "$n" ] ||
+				fail "$mode: the mknod without G got '${l[2]}': devwl kept its own groups? $out"
+			[ "${l[3]}" = EACCES ] || fail "$mode: the open without G got '${l[3]}': $out"
+		else
+			[[ "${l[1]}" == "ok fd="*" rdev=1:5 "* ]] || fail "$mode: the reopen with G: $out"
+			[ "${l[2]}" = ok ] && [ "$(stat -c %u:%t:%T "$n")" = 65534:1:5 ] ||
+				fail "$mode: the mknod with G: $out"
+			[[ "${l[3]}" == "ok fd="*" rdev=1:5 "* ]] || fail "$mode: the open with G: $out"
+		fi
+	done
+	echo "ok - $mode: a caller without devwl-run's group $G is refused its node and directory"
+done
+echo "PASS"
