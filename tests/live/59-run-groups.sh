@@ -5,7 +5,13 @@
 # kernel, --no-baseline): the reopen of the node through /proc/self/fd (opened on the
 # caller's behalf without a baseline, by the kernel with one), a mknod in the directory
 # (made on the caller's behalf in every mode), a plain open. With G, the same calls work,
-# so the refusals are the groups' doing.
+# so the refusals are the groups' doing. Likewise capabilities: root of a user namespace
+# of its own (uid 65534, unshare -Ur) holds every capability there and none over devwl's
+# objects, so a 0600 root:root node stays closed to it (CAP_DAC_OVERRIDE not carried).
+# And the caller's Landlock domain: where devwl-run has programmed the caller's cgroup
+# (root, authoritative or kernel mode) a granted device is opened by the kernel in the
+# caller's own context (doc/DESIGN.md 4.3), so a domain refusing file opens refuses it;
+# opened on devwl's behalf it would not.
 set -u
 . "$(dirname "$0")/lib.sh"
 live_init "mknod, setpriv, device cgroup baseline"
@@ -46,4 +52,34 @@ for mode in --mode=authoritative --mode=kernel --no-baseline; do
 	done
 	echo "ok - $mode: a caller without devwl-run's group $G is refused its node and directory"
 done
+mknod -m 600 "$T/root0" c 1 5 || fail "mknod $T/root0"
+if setpriv --reuid 65534 --regid 65534 --clear-groups unshare -Ur true 2>/dev/null; then
+	for mode in --mode=authoritative --mode=kernel --no-baseline; do
+		out=$("$RUN" $mode --policy "$T/policy.json" --node /g -- \
+			setpriv --reuid 65534 --regid 65534 --clear-groups unshare -Ur "$PROBE" \
+			open "$T/root0" path ';' open /proc/self/fd/%L rdonly ';' \
+			open "$T/root0" rdonly 2>"$T/err")
+		mapfile -t l <<<"$out"
+		[[ "${l[0]}" == "ok fd="* ]] || fail "$mode, user namespace: O_PATH open: $out $(cat "$T/err")"
+		[ "${l[1]}" = EACCES ] && [ "${l[2]}" = EACCES ] ||
+			fail "$mode: root of a user namespace opened a 0600 root node: devwl carried its capabilities? $out"
+	done
+	echo "ok - root of a user namespace is refused a 0600 root node in every mode"
+else
+	echo "# not checked here: uid 65534 cannot make a user namespace (the host's setting)"
+fi
+if [ "$("$PROBE" landlock)" = ok ]; then
+	for mode in --mode=authoritative --mode=kernel; do
+		out=$("$RUN" $mode --policy "$T/policy.json" --node /g -- "$PROBE" landlock ';' \
+			open "$T/g0" path ';' open /proc/self/fd/%L rdonly ';' open "$T/g0" rdonly 2>"$T/err")
+		mapfile -t l <<<"$out"
+		[ "${l[0]}" = ok ] && [[ "${l[1]}" == "ok fd="* ]] ||
+			fail "$mode, Landlock: $out $(cat "$T/err")"
+		[ "${l[2]}" = EACCES ] && [ "${l[3]}" = EACCES ] ||
+			fail "$mode: a granted device opened outside the caller's Landlock domain: $out"
+	done
+	echo "ok - a granted device is opened in the caller's own context: its Landlock domain holds"
+else
+	echo "# not checked here: no Landlock on this kernel"
+fi
 echo "PASS"

@@ -19,6 +19,9 @@
  *   probe thread OP ARGS...                 run one op in a new thread (not the leader)
  *   probe umask MODE                        set the umask (octal), prints ok
  *   probe sleep MS                          stay alive a while, prints ok
+ *   probe landlock                          enter a Landlock domain that refuses every
+ *                                           read or write open of a file (O_PATH still
+ *                                           works): ok, or the errno name
  *   probe gethandle PATH                    name_to_handle_at: "TYPE HEX" (or the errno)
  *   probe openhandle MOUNTDIR TYPE HEX FLAGS open_by_handle_at of that handle
  *   probe clone-into DIR CMD [ARG]...       clone3(CLONE_INTO_CGROUP) into the cgroup2
@@ -52,7 +55,9 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <linux/io_uring.h>
+#include <linux/landlock.h>
 #include <linux/sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 
 static long last_fd = -1; /* what the previous operation returned, for "%L" */
@@ -419,6 +424,21 @@ static int run_op(struct op *op)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 		snprintf(op->out, sizeof(op->out), "ok");
+	} else if (strcmp(cmd, "landlock") == 0) {
+		/* No rule: every file open for reading or writing is refused (EACCES) by the
+		 * kernel in this task's context, whatever the DAC or the device cgroup say. */
+		struct landlock_ruleset_attr attr = {.handled_access_fs =
+							     LANDLOCK_ACCESS_FS_READ_FILE |
+							     LANDLOCK_ACCESS_FS_WRITE_FILE};
+		int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+
+		ret = fd < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+				      syscall(SYS_landlock_restrict_self, fd, 0) < 0
+			      ? -1
+			      : 0;
+		snprintf(op->out, sizeof(op->out), "%s", ret < 0 ? strerrorname_np(errno) : "ok");
+		if (fd >= 0)
+			close(fd);
 	} else if (strcmp(cmd, "umask") == 0) {
 		NEED(2);
 		umask((mode_t)parse_num(argv[1], 8));
