@@ -7,7 +7,8 @@
 # (made on the caller's behalf in every mode), a plain open. With G, the same calls work,
 # so the refusals are the groups' doing. Likewise capabilities: root of a user namespace
 # of its own (uid 65534, unshare -Ur) holds every capability there and none over devwl's
-# objects, so a 0600 root:root node stays closed to it (CAP_DAC_OVERRIDE not carried).
+# objects, so a 0600 root:root node stays closed to it, and a mknod devwl makes for it in
+# a 0755 root:root directory is refused (CAP_DAC_OVERRIDE not carried into devwl's).
 # And the caller's Landlock domain: where devwl-run has programmed the caller's cgroup
 # (root, authoritative or kernel mode) a granted device is opened by the kernel in the
 # caller's own context (doc/DESIGN.md 4.3), so a domain refusing file opens refuses it;
@@ -53,18 +54,21 @@ for mode in --mode=authoritative --mode=kernel --no-baseline; do
 	echo "ok - $mode: a caller without devwl-run's group $G is refused its node and directory"
 done
 mknod -m 600 "$T/root0" c 1 5 || fail "mknod $T/root0"
+mkdir -m 755 "$T/rootdir" || fail "mkdir $T/rootdir"
 if setpriv --reuid 65534 --regid 65534 --clear-groups unshare -Ur true 2>/dev/null; then
 	for mode in --mode=authoritative --mode=kernel --no-baseline; do
 		out=$("$RUN" $mode --policy "$T/policy.json" --node /g -- \
 			setpriv --reuid 65534 --regid 65534 --clear-groups unshare -Ur "$PROBE" \
 			open "$T/root0" path ';' open /proc/self/fd/%L rdonly ';' \
-			open "$T/root0" rdonly 2>"$T/err")
+			open "$T/root0" rdonly ';' mknod "$T/rootdir/u${mode#--}" c 1 5 0600 2>"$T/err")
 		mapfile -t l <<<"$out"
 		[[ "${l[0]}" == "ok fd="* ]] || fail "$mode, user namespace: O_PATH open: $out $(cat "$T/err")"
 		[ "${l[1]}" = EACCES ] && [ "${l[2]}" = EACCES ] ||
 			fail "$mode: root of a user namespace opened a 0600 root node: devwl carried its capabilities? $out"
+		[ "${l[3]}" = EACCES ] && [ ! -e "$T/rootdir/u${mode#--}" ] ||
+			fail "$mode: a node made for root of a user namespace in a 0755 root directory: devwl carried its capabilities? $out"
 	done
-	echo "ok - root of a user namespace is refused a 0600 root node in every mode"
+	echo "ok - root of a user namespace is refused a 0600 root node and a root directory in every mode"
 else
 	echo "# not checked here: uid 65534 cannot make a user namespace (the host's setting)"
 fi
