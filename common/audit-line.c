@@ -160,8 +160,20 @@ static const char *decision_name(enum devwl_verdict v)
 	return "error";
 }
 
-int audit_format(const struct devwl_event *ev, const char *container, const char *node, char *buf,
-		 size_t size)
+void audit_why_of(const struct devwl_event *ev, const char *reason, const struct devwl_node *node,
+		  struct audit_why *ret, char rule[static EXPLAIN_MAX])
+{
+	*ret = (struct audit_why){.reason = reason};
+	/* A policy denial names the rule: what an operator changes to allow it. */
+	if (reason && node && !strcmp(reason, "policy") && ev->verdict == DEVWL_VERDICT_DENY &&
+	    (ev->type == DEVWL_DEV_CHAR || ev->type == DEVWL_DEV_BLOCK)) {
+		explain_denial(node, ev->type, ev->major, ev->minor, ev->access, rule, EXPLAIN_MAX);
+		ret->rule = rule;
+	}
+}
+
+int audit_format(const struct devwl_event *ev, const char *container, const char *node,
+		 const struct audit_why *why, char *buf, size_t size)
 {
 	struct out o = {.buf = buf, .size = size};
 	struct timespec ts = {0};
@@ -217,14 +229,23 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 		else
 			printf_(&o, ",\"errno\":\"%d\"", ev->error);
 	}
+	if (why && why->reason) {
+		puts_(&o, ",\"reason\":");
+		put_json_string(&o, why->reason);
+	}
+	if (why && why->rule) {
+		puts_(&o, ",\"rule\":");
+		put_json_string(&o, why->rule);
+	}
 	printf_(&o, ",\"handling_ns\":%llu}\n", (unsigned long long)ev->handling_ns);
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
 int audit_line(const struct devwl_event *ev, const char *container, const char *node,
-	       char small[static AUDIT_LINE_SMALL], char **ret_big, const char **ret_line)
+	       const struct audit_why *why, char small[static AUDIT_LINE_SMALL], char **ret_big,
+	       const char **ret_line)
 {
-	int n = audit_format(ev, container, node, small, AUDIT_LINE_SMALL);
+	int n = audit_format(ev, container, node, why, small, AUDIT_LINE_SMALL);
 
 	*ret_line = small;
 	if (n != -ENOSPC)
@@ -233,15 +254,20 @@ int audit_line(const struct devwl_event *ev, const char *container, const char *
 	if (!*ret_big)
 		return -ENOMEM;
 	*ret_line = *ret_big;
-	return audit_format(ev, container, node, *ret_big, AUDIT_LINE_MAX);
+	return audit_format(ev, container, node, why, *ret_big, AUDIT_LINE_MAX);
 }
 
-int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node)
+int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node,
+		const char *reason, const struct devwl_node *decider)
 {
-	char small[AUDIT_LINE_SMALL];
+	char small[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
 	_cleanup_free_ char *big = NULL;
 	const char *line = NULL;
-	int n = audit_line(ev, container, node, small, &big, &line);
+	struct audit_why why;
+	int n;
+
+	audit_why_of(ev, reason, decider, &why, rule);
+	n = audit_line(ev, container, node, &why, small, &big, &line);
 
 	if (n < 0)
 		return n;

@@ -9,17 +9,38 @@
 #include <stddef.h>
 
 #include "devwl.h"
+#include "explain.h"
+
+/*
+ * Why a decision came out as it did: the record's optional "reason" (which check refused
+ * it: libdevwl's devwl_notify_reason(), "policy", "no CAP_MKNOD", "cannot decide", ...)
+ * and, for a policy denial, "rule" (the rule or default that refused, and the topmost
+ * ancestor refusing too: explain.h). Either may be NULL.
+ */
+struct audit_why {
+	const char *reason;
+	const char *rule;
+};
+
+/*
+ * The why of ev, answered under node (may be NULL: no "rule"), from the reason libdevwl
+ * gave (may be NULL); rule is the buffer "rule" is written to.
+ */
+void audit_why_of(const struct devwl_event *ev, const char *reason, const struct devwl_node *node,
+		  struct audit_why *ret, char rule[static EXPLAIN_MAX]);
 
 /*
  * Format ev as one JSON object and a newline into buf (NUL-terminated), with
- * "container" and "node" when container is not NULL. Returns the length, or -ENOSPC if
- * size is too small (AUDIT_LINE_MAX always suffices for ids and nodes of sane length).
+ * "container" and "node" when container is not NULL, "reason" and "rule" as why says (why
+ * may be NULL). Returns the length, or -ENOSPC if size is too small (AUDIT_LINE_MAX
+ * always suffices for ids and nodes of sane length).
  */
-int audit_format(const struct devwl_event *ev, const char *container, const char *node, char *buf,
-		 size_t size);
+int audit_format(const struct devwl_event *ev, const char *container, const char *node,
+		 const struct audit_why *why, char *buf, size_t size);
 
-/* Escaped path (6 bytes per input byte at worst) + hex copy + the other fields. */
-#define AUDIT_LINE_MAX (4096 * 8 + 8192)
+/* Escaped path (6 bytes per input byte at worst) + hex copy + the other fields, the
+ * reason and rule included. */
+#define AUDIT_LINE_MAX (4096 * 8 + 8192 + 6 * EXPLAIN_MAX)
 
 /*
  * Format ev into small, or into a heap buffer (*ret_big, caller frees) when the line is
@@ -27,9 +48,14 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
  */
 #define AUDIT_LINE_SMALL 4096
 int audit_line(const struct devwl_event *ev, const char *container, const char *node,
-	       char small[static AUDIT_LINE_SMALL], char **ret_big, const char **ret_line);
+	       const struct audit_why *why, char small[static AUDIT_LINE_SMALL], char **ret_big,
+	       const char **ret_line);
 
-/* Write ev to fd as one line, in one write(2) so lines of concurrent writers do not mix. */
-int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node);
+/*
+ * Write ev to fd as one line, in one write(2) so lines of concurrent writers do not mix;
+ * reason and decider (the node that decided it) as for audit_why_of().
+ */
+int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node,
+		const char *reason, const struct devwl_node *decider);
 
 #endif

@@ -8,9 +8,11 @@
  * caller makes that swap useless. Grants devwl makes are not affected: it opens devices in
  * its own context and injects the fd, and the device cgroup judges only the opener.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,9 +395,23 @@ static int denies_all(enum baseline_kind kind, const char *dir)
 	return r < 0 ? r : attr.query.prog_cnt > 0;
 }
 
-int baseline_join_shared(enum baseline_kind want, const char *name, struct baseline *ret)
+/* Remove the runs below top whose processes are all gone (rmdir refuses the others). */
+static void collect_runs(const char *top)
 {
-	_cleanup_free_ char *parent = NULL, *dir = NULL, *mnt = NULL, *root = NULL;
+	DIR *d = opendir(top);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && strncmp(e->d_name, "run-", 4) == 0)
+			(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	closedir(d);
+}
+
+int baseline_join_run(enum baseline_kind want, const char *name, struct baseline *ret)
+{
+	_cleanup_free_ char *parent = NULL, *top = NULL, *dir = NULL, *mnt = NULL, *root = NULL;
 	enum baseline_kind kind = want;
 	struct baseline b = BASELINE_INIT;
 	char pid[32];
@@ -410,37 +426,52 @@ int baseline_join_shared(enum baseline_kind want, const char *name, struct basel
 	r = parent_dir(kind, &parent);
 	if (r < 0)
 		return r;
-	/* Already in it (a --connect run started from another): stay. */
+	/* Already in a run's (a --connect run started from another): stay, if it denies. */
 	{
 		const char *last = strrchr(parent, '/');
-		if (last && strcmp(last + 1, name) == 0 && denies_all(kind, parent) == 1) {
+		size_t n = strlen(name);
+
+		if (last && strncmp(last + 1, "run-", 4) == 0 && last - parent > (ptrdiff_t)n &&
+		    strncmp(last - n, name, n) == 0 && last[-n - 1] == '/' &&
+		    denies_all(kind, parent) == 1) {
 			ret->kind = kind;
 			ret->dir = TAKE_PTR(parent);
 			return 0;
 		}
 	}
-	if (asprintf(&dir, "%s/%s", parent, name) < 0)
+	/*
+	 * The top holds no rules of its own, so that whoever programs a run's cgroup (devwld,
+	 * for the container that run became) may grant there what its node grants; each run
+	 * denies every device until then, and no run ever sees another's grants.
+	 */
+	if (asprintf(&top, "%s/%s", parent, name) < 0)
 		return -ENOMEM;
-	if (mkdir(dir, 0755) == 0) {
-		r = kind == BASELINE_V1 ? write_file(dir, "devices.deny", "a")
-					: attach_deny_all(dir);
-		if (r < 0) {
-			rmdir(dir);
+	if (mkdir(top, 0755) < 0 && errno != EEXIST)
+		return negerrno();
+	collect_runs(top);
+	if (asprintf(&dir, "%s/run-%d", top, (int)getpid()) < 0)
+		return -ENOMEM;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	/* Another run's collect_runs() may remove ours while it is still empty: again. */
+	for (int tries = 0; tries < 8; tries++) {
+		if (mkdir(dir, 0755) < 0 &&
+		    (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0)) {
+			r = negerrno();
+			if (r == -ENOENT || r == -EBUSY)
+				continue;
 			return r;
 		}
-	} else if (errno == EEXIST) {
-		r = denies_all(kind, dir);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			return -EEXIST; /* someone else's, and it grants devices */
-	} else {
-		return negerrno();
+		r = kind == BASELINE_V1 ? write_file(dir, "devices.deny", "a")
+					: attach_deny_all(dir);
+		if (r >= 0)
+			r = write_file(dir, "cgroup.procs", pid);
+		if (r != -ENOENT)
+			break;
 	}
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	r = write_file(dir, "cgroup.procs", pid);
-	if (r < 0)
+	if (r < 0) {
+		rmdir(dir);
 		return r;
+	}
 	b.kind = kind;
 	b.dir = TAKE_PTR(dir);
 	*ret = b;

@@ -54,12 +54,14 @@ int baseline_program(struct baseline *b, const struct devwl_node *node);
 int baseline_add(const struct baseline *b, pid_t pid);
 
 /*
- * Move the calling process into the cgroup `name` below its own, shared by every caller
- * of this function: created denying every device on first use, checked to deny every
- * device when it exists, never removed (an exec'd process leaves nobody to remove it).
- * ret->dir names it; free it with free() (do not baseline_destroy a shared one).
+ * Move the calling process into a cgroup of its own, run-PID, below `name` below its own
+ * cgroup: run-PID denies every device; `name` holds no rules, so that whoever programs
+ * run-PID later (devwld, for the container the process becomes) may grant there exactly
+ * its node, and no run's grants reach another. Nobody stays behind to remove run-PID (the
+ * process execs): each call first removes the runs whose processes are all gone.
+ * ret->dir names it; free it with free() (do not baseline_destroy it).
  */
-int baseline_join_shared(enum baseline_kind want, const char *name, struct baseline *ret);
+int baseline_join_run(enum baseline_kind want, const char *name, struct baseline *ret);
 
 /*
  * Call fn for every cgroup (kind BASELINE_V1) and cgroup2 (BASELINE_V2) mount in

@@ -9,12 +9,20 @@
 
 /*
  * Execute one command line (without its newline) on policy and write its result to
- * out: "ok", "error ENAME", "allow"/"deny", or listing lines followed by ".".
+ * out: "ok", "error ENAME: REASON", "allow"/"deny", or listing lines followed by ".".
+ * Returns 0, or the negative errno of an error answer.
  */
-void batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
+int batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
-/* Answer "error ENAME" for the negative errno r. */
-void batch_reply_errno(FILE *out, int r);
+/*
+ * Answer "error ENAME: REASON" for the negative errno r, REASON formatted from fmt
+ * (control characters escaped: an answer is one line). Returns r.
+ */
+int batch_reply_error(FILE *out, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The negative errno an answer line names ("error ENAME" or "error ENAME: ..."), 0 for
+ * an answer that is no error, -EPROTO for a name it does not know. */
+int batch_answer_errno(const char *answer);
 
 /* Decode the escapes \n \t \r \v \f \0 \\ \xHH of s[0..len) into out (len bytes
  * suffice). Returns the decoded length, or -EINVAL for a bad escape. */

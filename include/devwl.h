@@ -329,7 +329,10 @@ void devwl_notify_set_recv_hook(struct devwl_notify *notify, devwl_notify_recv_f
  * the caller in, since a racing thread can swap the path between devwl's look and the
  * kernel's; with one (devwld serving OCI runtimes, devwl-run with a cgroup) the baseline
  * would refuse it, so the handler opens it on the caller's behalf unless
- * devwl_notify_set_enforced() says the baseline holds the allow list.
+ * devwl_notify_set_enforced() says the baseline holds the allow list. Without either, a
+ * device node is made only on a nodev mount (nothing else would keep it from opening
+ * beyond the policy), and such a node the handler opens for the caller, as the policy
+ * says; a mknod anywhere else is refused EPERM.
  */
 void devwl_notify_set_baseline(struct devwl_notify *notify, bool baseline);
 
@@ -355,7 +358,11 @@ void devwl_notify_set_enforced(struct devwl_notify *notify, bool enforced);
 
 /*
  * Why the last devwl_notify_handle() on this context answered as it did, where the errno
- * does not say it (an LSM label refused, a node made but not bound): static text, or NULL.
+ * does not say it: static text, or NULL. An EPERM says which check refused the call:
+ * "policy" (the node denies the device), "no CAP_MKNOD" (a mknod the node allows, by a
+ * caller without CAP_MKNOD, the node not waiving it), "cannot decide" (a call devwl does
+ * not handle, or a failure of its own: failing closed), or the caller's LSM label; an
+ * allowed mknod may say that no node the kernel opens could be bound over it.
  */
 const char *devwl_notify_reason(const struct devwl_notify *notify);
 
@@ -445,6 +452,16 @@ void devwl_cgroup_free(struct devwl_cgroup *cgroup);
  * -ECONNREFUSED, -EACCES, -EPIPE, ...).
  */
 int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node, const char *id);
+
+/*
+ * As devwl_handoff_send(), then wait up to timeout_ms (0: not at all) for the supervisor
+ * to close the connection, which devwld does once it has taken the process on: its
+ * device cgroup is programmed by then, where devwld programs it (devwld(8), KERNEL MODE).
+ * Errors: those of devwl_handoff_send(), -EINVAL timeout_ms < 0, -ETIMEDOUT the
+ * supervisor kept the connection open (the fd was handed over all the same).
+ */
+int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *node,
+			    const char *id, int timeout_ms);
 
 /* Log callback for diagnostics the library cannot return (NULL: silent, the default). */
 enum devwl_log_level { DEVWL_LOG_ERR = 3, DEVWL_LOG_WARNING = 4, DEVWL_LOG_DEBUG = 7 };

@@ -844,6 +844,26 @@ static int reopen_flags(int oflags)
 	return oflags | O_CLOEXEC | O_NOCTTY;
 }
 
+/*
+ * A driver's open may wait (a tty for carrier, a busy sound or tape device): never on a
+ * handling thread, which serves other callers too. The device is opened O_NONBLOCK and
+ * made blocking after, as asked: where the driver would have waited, the caller gets its
+ * answer to a non-blocking open (EBUSY, EAGAIN) at once instead.
+ */
+static int open_nowait(int dirfd, const char *name, int oflags, int extra)
+{
+	int fd = openat(dirfd, name, reopen_flags(oflags) | extra | O_NONBLOCK);
+
+	if (fd >= 0 && !(oflags & O_NONBLOCK) &&
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		int r = negerrno();
+
+		close(fd);
+		return r;
+	}
+	return fd < 0 ? negerrno() : fd;
+}
+
 int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd)
 {
 	char buf[48];
@@ -853,9 +873,9 @@ int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *r
 	p = put_str(buf, "thread-self/fd/");
 	p = put_uint(p, (unsigned long)opath_fd);
 	*p = '\0';
-	fd = openat(c->host_proc, buf, reopen_flags(oflags));
+	fd = open_nowait(c->host_proc, buf, oflags, 0);
 	if (fd < 0)
-		return negerrno();
+		return fd;
 	*ret_fd = fd;
 	return 0;
 }
@@ -934,8 +954,8 @@ int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int o
 		return -EPERM;
 	}
 	/* As the kernel's /dev/tty: the terminal's own node permissions are not checked. */
-	fd = openat(dirfd(d), name, reopen_flags(oflags));
-	r = fd < 0 ? negerrno() : 0;
+	fd = open_nowait(dirfd(d), name, oflags, 0);
+	r = fd < 0 ? fd : 0;
 	closedir(d);
 	if (r < 0)
 		return r;
@@ -943,16 +963,13 @@ int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int o
 	return 0;
 }
 
-int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
-		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
+/* Inside: an O_PATH fd of path's parent (no magic links), and in *ret_name its last part. */
+static int parent_of(struct devwl_caller *c, const char *path, const char **ret_name)
 {
-	_cleanup_close_ int pfd = -1;
 	const char *slash = strrchr(path, '/');
-	const char *name = path;
-	struct stat st;
-	int r = 0;
+	int pfd = -1;
 
-	(void)t;
+	*ret_name = path;
 	if (slash) {
 		size_t len = (size_t)(slash - path);
 
@@ -962,14 +979,27 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
 			len = 1; /* "/name" */
 		memcpy(c->pathbuf, path, len);
 		c->pathbuf[len] = '\0';
-		name = slash + 1;
+		*ret_name = slash + 1;
 	} else {
 		strcpy(c->pathbuf, ".");
 	}
 	pfd = openat2_sys(AT_FDCWD, c->pathbuf, O_PATH | O_DIRECTORY | O_CLOEXEC,
 			  RESOLVE_NO_MAGICLINKS);
+	return pfd < 0 ? negerrno() : pfd;
+}
+
+int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
+		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
+{
+	_cleanup_close_ int pfd = -1;
+	const char *name = NULL;
+	struct stat st;
+	int r = 0;
+
+	(void)t;
+	pfd = parent_of(c, path, &name);
 	if (pfd < 0)
-		return negerrno();
+		return pfd;
 	if (mknodat(pfd, name, mode, dev) < 0)
 		r = negerrno();
 	if ((r == 0 || r == -EEXIST) && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -985,6 +1015,31 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
 				       (st.st_mode & S_IFMT) != (mode & S_IFMT)))
 			closep(ret_node);
 	}
+	return r;
+}
+
+int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path)
+{
+	_cleanup_close_ int pfd = -1, fd = -1;
+	const char *name = NULL;
+	char probe[48];
+	int r = 0;
+
+	pfd = parent_of(c, path, &name);
+	if (pfd < 0)
+		return pfd;
+	/*
+	 * The null device opens with no side effect: a node of it made where the caller's
+	 * would go shows whether the kernel opens devices there. EACCES before any driver
+	 * is nodev's answer (may_open_dev); EPERM would be our own device cgroup's.
+	 */
+	*put_uint(put_str(probe, ".devwl-nodev-"), (unsigned long)t->tid) = '\0';
+	(void)unlinkat(pfd, probe, 0); /* one a killed handler left */
+	if (mknodat(pfd, probe, S_IFCHR | 0600, makedev(1, 3)) < 0)
+		return negerrno();
+	fd = openat(pfd, probe, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	r = fd >= 0 ? 0 : errno == EACCES ? 1 : negerrno();
+	(void)unlinkat(pfd, probe, 0);
 	return r;
 }
 
@@ -1083,9 +1138,9 @@ int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, i
 	if (c->private_mnt < 0 || (type != S_IFCHR && type != S_IFBLK))
 		return -EINVAL;
 	private_name(name, type, rdev);
-	fd = openat(c->private_mnt, name, reopen_flags(oflags) | O_NOFOLLOW);
+	fd = open_nowait(c->private_mnt, name, oflags, O_NOFOLLOW);
 	if (fd < 0)
-		return negerrno();
+		return fd;
 	*ret_fd = fd;
 	return 0;
 }
@@ -1124,15 +1179,34 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
 	return c->broken ? -EIO : r;
 }
 
+/*
+ * A tmpfs of its own for each twin (fsopen, fsmount: never attached): the twin's bind is
+ * the last reference to it, so it goes when the caller unmounts the node or its mount
+ * namespace goes, and nothing of it stays with devwl. Its name needs no unlink, and the
+ * caller can bind its node elsewhere (a bind of an unlinked file fails ENOENT).
+ */
+static int twin_mount(void)
+{
+	_cleanup_close_ int fs = -1;
+	int mnt = -1;
+
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return negerrno();
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return negerrno();
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
+	return mnt < 0 ? negerrno() : mnt;
+}
+
 int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
 {
-	_cleanup_close_ int tree = -1, ns = -1;
-	char name[48], path[48];
+	_cleanup_close_ int mnt = -1, tree = -1, ns = -1;
+	char path[48];
 	struct stat st;
-	int mnt = private_mount(c), home = -1, r = 0;
+	int home = -1, r = 0;
 
-	if (mnt < 0)
-		return mnt;
 	if (c->broken || c->inside || c->as_caller || c->fs_tid != gettid())
 		return -EINVAL;
 	home = own_mntns(c);
@@ -1142,28 +1216,22 @@ int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int n
 		return negerrno();
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return -EINVAL;
+	mnt = twin_mount();
+	if (mnt < 0)
+		return mnt;
 	/* The twin: the same device, owner and mode as the caller's node. */
-	*put_uint(put_str(name, "t-"), c->twin_seq++) = '\0';
-	if (mknodat(mnt, name, (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0)
+	if (mknodat(mnt, "node", (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0 ||
+	    fchownat(mnt, "node", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(mnt, "node", st.st_mode & 07777, 0) < 0)
 		return negerrno();
-	if (fchownat(mnt, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fchmodat(mnt, name, st.st_mode & 07777, 0) < 0)
-		r = negerrno();
-	if (r == 0) {
-		tree = (int)syscall(SYS_open_tree, mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (tree < 0)
-			r = negerrno();
-	}
+	tree = (int)syscall(SYS_open_tree, mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return negerrno();
 	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/mnt") = '\0';
-	if (r == 0) {
-		ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
-		if (ns < 0)
-			r = negerrno();
-	}
-	if (r == 0)
-		r = move_into(c, home, ns, tree, node_fd);
-	/* The bind keeps the twin's inode (a source unlinked before cannot be bound). */
-	(void)unlinkat(mnt, name, 0);
+	ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return negerrno();
+	r = move_into(c, home, ns, tree, node_fd);
 	return r;
 }
 

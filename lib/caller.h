@@ -50,7 +50,6 @@ struct devwl_caller {
 	int host_proc;	 /* O_PATH the handler's /proc */
 	int private_mnt; /* never-attached tmpfs holding devwl's own nodes (nodev fallback) */
 	int own_mntns;	 /* our mount namespace, opened at the first bind */
-	unsigned long twin_seq;
 	bool lsm_labels; /* an LSM with labels is active (attr/current reads) */
 	char lsm_label[256];
 	dev_t proc_dev;
@@ -186,7 +185,7 @@ int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, i
 /*
  * Outside (after leave()), as ourselves: make the kernel able to open the caller's node
  * node_fd in the caller's own context. A twin of it (same device, owner and mode) is made
- * on our private tmpfs, which is not nodev, and bound over node_fd in the caller's mount
+ * on a tmpfs of devwl's, which is not nodev, and bound over node_fd in the caller's mount
  * namespace: the caller's opens then reach a node the kernel opens, judged by its device
  * cgroup, its capabilities and its LSM domain. Needs CAP_SYS_ADMIN over that namespace.
  * Errors: -EINVAL not a device or not outside, as mknodat/open_tree/setns/move_mount;
@@ -209,5 +208,13 @@ int devwl_caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
  */
 int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
 		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node);
+
+/*
+ * Inside, as the caller with CAP_MKNOD: would the kernel refuse to open any device node
+ * made at path (its parent's mount is nodev, as every filesystem mounted in a user
+ * namespace is)? Finds out with a null device node made next to it, opened and removed.
+ * 1 yes, 0 no, -errno it could not tell.
+ */
+int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path);
 
 #endif

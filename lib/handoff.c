@@ -4,13 +4,17 @@
  * "seccomp listener"): one connection, the container process state as JSON, the fd by
  * SCM_RIGHTS in the same message. devwld then cannot tell us from runc.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "clock.h"
 #include "devwl.h"
 #include "fileio.h"
 #include "jsonutil.h"
@@ -126,14 +130,45 @@ static int send_with_fd(int sock, const char *buf, size_t len, int fd)
 	return 0;
 }
 
-DEVWL_EXPORT int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node,
-				    const char *id)
+/* Until the supervisor closes the connection (EOF) or timeout_ms pass: 0 or -errno. */
+static int await_close(int sock, int timeout_ms)
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	char byte;
+
+	if (shutdown(sock, SHUT_WR) < 0)
+		return negerrno();
+	for (;;) {
+		struct pollfd p = {.fd = sock, .events = POLLIN};
+		uint64_t now = now_ns();
+		ssize_t n;
+		int r;
+
+		if (now >= end)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)((end - now) / 1000000ULL) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return negerrno();
+		if (r == 0)
+			continue;
+		n = recv(sock, &byte, 1, MSG_DONTWAIT);
+		if (n == 0)
+			return 0;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return errno == ECONNRESET ? 0 : negerrno();
+	}
+}
+
+DEVWL_EXPORT int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *node,
+					 const char *id, int timeout_ms)
 {
 	_cleanup_close_ int sock = -1;
 	_cleanup_free_ char *text = NULL;
 	int r;
 
-	if (!socket_path)
+	if (!socket_path || timeout_ms < 0)
 		return -EINVAL;
 	if (notify_fd < 0 || fcntl(notify_fd, F_GETFD) < 0)
 		return -EBADF;
@@ -143,5 +178,14 @@ DEVWL_EXPORT int devwl_handoff_send(const char *socket_path, int notify_fd, cons
 	sock = devwl_unix_connect(socket_path);
 	if (sock < 0)
 		return sock;
-	return send_with_fd(sock, text, strlen(text), notify_fd);
+	r = send_with_fd(sock, text, strlen(text), notify_fd);
+	if (r < 0 || timeout_ms == 0)
+		return r;
+	return await_close(sock, timeout_ms);
+}
+
+DEVWL_EXPORT int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node,
+				    const char *id)
+{
+	return devwl_handoff_send_wait(socket_path, notify_fd, node, id, 0);
 }

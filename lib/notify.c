@@ -58,6 +58,7 @@
 #define O_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
 #define HANDLE_MAX   128 /* MAX_HANDLE_SZ */
 #define MADE_MAX     16
+#define NODEV_MAX    64
 
 /* A node made on a caller's behalf, to recognise a restarted mknod (signal, no SEND). */
 struct made_node {
@@ -79,6 +80,9 @@ struct devwl_notify {
 	size_t page_size;
 	struct made_node made[MADE_MAX];
 	unsigned int made_next;
+	/* Nodes made with no baseline, on nodev mounts: devwl opens them for the caller. */
+	struct made_node nodev[NODEV_MAX];
+	unsigned int nodev_next;
 	/*
 	 * Some of the call's memory could only be read through /proc/TID/mem (FOLL_FORCE):
 	 * PROT_NONE, where the kernel faults, or exec-/write-only pages, which it reads.
@@ -107,6 +111,7 @@ struct answer {
 	int error; /* positive errno for ANSWER_ERROR */
 	int fd;	   /* ANSWER_FD: ours, to inject */
 	bool cloexec;
+	const char *reason; /* for devwl_notify_reason(), where only the answer knows it */
 };
 
 DEVWL_EXPORT struct devwl_notify *devwl_notify_new(void)
@@ -332,6 +337,7 @@ static int answer_error(struct answer *a, int err)
  */
 static int cannot_decide(struct answer *a)
 {
+	a->reason = "cannot decide";
 	return answer_error(a, EPERM);
 }
 
@@ -383,10 +389,21 @@ static int lookup_refused(struct devwl_notify *n, const struct call *c, uint64_t
  *   opens only if it is no device.
  * - No baseline: a racing thread can swap a path under any CONTINUE (devwl-run(1) says
  *   so); an open of devwl's would not keep it out, and would lose the caller's domain.
+ *   Only a node devwl made itself on a nodev mount (decide_mknod), which nobody opens,
+ *   devwl opens for the caller.
  */
-static bool kernel_opens(const struct devwl_notify *n, bool device)
+static bool kernel_opens(const struct devwl_notify *n, bool device, const struct stat *st)
 {
-	return n->enforced || !n->baseline || !device;
+	if (n->enforced || !device)
+		return true;
+	if (n->baseline)
+		return false;
+	/* No baseline: but for a node devwl made on a nodev mount, which nobody opens. */
+	for (size_t i = 0; i < NODEV_MAX; i++)
+		if (n->nodev[i].ino == st->st_ino && n->nodev[i].dev == st->st_dev &&
+		    n->nodev[i].ino)
+			return false;
+	return true;
 }
 
 /*
@@ -508,9 +525,11 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	/* Never opens what exists: the kernel answers EEXIST (a symlink counts as existing). */
 	if ((c->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return 0;
-	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
-	if (kernel_opens(n, device))
+	}
+	if (kernel_opens(n, device, &st))
 		return 0;
 	/* What follows acts in the caller's root, on its behalf. */
 	if (!entered && devwl_caller_enter(cl, t) < 0)
@@ -537,10 +556,12 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 			return cannot_decide(a);
 		device = device_of(&st, e);
 	}
-	if (kernel_opens(n, device))
+	if (kernel_opens(n, device, &st))
 		return 0; /* swapped under us for a non-device: the baseline judges it */
-	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
+	}
 	/* Read only by force: PROT_NONE (kernel: EFAULT) or stranger; do not grant on it. */
 	if (n->forced)
 		return answer_error(a, EFAULT);
@@ -623,10 +644,12 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	 * Trailing slash, "." or "..": the kernel refuses them itself (EEXIST, ENOENT), and
 	 * a CONTINUE cannot make a node the policy denies: dev and mode are registers.
 	 */
-	if (n->path[len - 1] == '/' || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
-		return devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) == 1
-			       ? 0
-			       : answer_error(a, EPERM);
+	if (n->path[len - 1] == '/' || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+		if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) == 1)
+			return 0;
+		n->reason = "policy";
+		return answer_error(a, EPERM);
+	}
 	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, n->path[0] != '/');
 	if (r >= 0)
 		r = devwl_target_read_creds(cl, t);
@@ -635,16 +658,37 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	/* A CONTINUE would let a caller holding CAP_MKNOD make any node: answer instead. */
 	if (r < 0)
 		return r == -EBADF ? answer_error(a, EBADF) : cannot_decide(a);
-	if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) != 1)
+	if (devwl_node_check(node, e->type, e->major, e->minor, DEVWL_ACC_MKNOD) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
+	}
 	if (n->forced)
 		return answer_error(a, EFAULT);
-	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD)))
+	if (devwl_node_mknod_needs_cap(node) && !(t->creds.cap_eff & (1ULL << CAP_MKNOD))) {
+		n->reason = "no CAP_MKNOD";
 		return answer_error(a, EPERM);
+	}
 	if (carry_refused(n, a))
 		return 0;
 	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
 		return cannot_decide(a);
+	/*
+	 * With no device cgroup behind the caller, nothing would keep a node made here from
+	 * opening for anyone its permissions admit, whatever access the policy grants: made
+	 * only where the kernel opens no device (a nodev mount), which devwl then opens for
+	 * the caller as the policy says.
+	 */
+	if (!n->baseline && !n->enforced) {
+		r = devwl_caller_nodev_at(cl, t, n->path);
+		/* Where the caller could make no node at all, its own error is the answer. */
+		if (r < 0 && !our_trouble(r) && r != -EPERM)
+			return answer_error(a, -r);
+		if (r != 1) {
+			n->reason = "no device cgroup stands behind the caller: a node is made "
+				    "only on a nodev mount";
+			return answer_error(a, EPERM);
+		}
+	}
 	r = devwl_caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev,
 			       &made_ino, &made_fd);
 	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
@@ -660,6 +704,10 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		return answer_error(a, -r);
 	if (made_fd >= 0)
 		bind_made(n, made_fd);
+	if (r == 0 && !n->baseline && !n->enforced) {
+		n->nodev[n->nodev_next] = (struct made_node){.dev = made_dev, .ino = made_ino};
+		n->nodev_next = (n->nodev_next + 1) % NODEV_MAX;
+	}
 	a->kind = ANSWER_VALUE;
 	return 0;
 }
@@ -746,9 +794,11 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	if (fstat(ofd, &st) < 0)
 		return cannot_decide(a);
 	device = device_of(&st, e);
-	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1)
+	if (device && devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1) {
+		n->reason = "policy";
 		return answer_error(a, EPERM);
-	if (kernel_opens(n, device))
+	}
+	if (kernel_opens(n, device, &st))
 		return 0;
 	if (n->forced)
 		return answer_error(a, EFAULT);
@@ -974,6 +1024,8 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 		r = cannot_decide(&a);
 	else
 		r = decide(n, notify_fd, node, sc, &e, &a);
+	if (a.reason)
+		n->reason = a.reason;
 	devwl_caller_leave(&n->caller);
 	if (n->target.have_creds)
 		e.pid = n->target.creds.tgid;

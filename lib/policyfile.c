@@ -249,8 +249,10 @@ static int oci_entry(struct json_object *e, const char *prefix, struct op *ret,
 		else if (!strcmp(key, "access"))
 			access = val;
 		else
-			return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\"", prefix,
-					       quote(key, strlen(key), buf, sizeof(buf)));
+			return devwl_error_set(
+				err, -EINVAL, 0,
+				"%s: unknown key \"%s\" (known: allow, type, major, minor, access)",
+				prefix, quote(key, strlen(key), buf, sizeof(buf)));
 	}
 	if (!allow)
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"allow\" is missing", prefix);
@@ -474,6 +476,9 @@ static int load_devices(struct devwl_node *node, struct json_object *devices, co
 	return 0;
 }
 
+/* A node's keys, for the message that names one it does not know. */
+#define NODE_KEYS "path, rules, devices, mknod_needs_cap"
+
 /* One element of "nodes": create it (or take "/") and replay its rules. */
 static int load_node(struct devwl_policy *policy, struct json_object *obj, size_t index,
 		     const char *name, bool *root_seen, struct devwl_error *err)
@@ -501,8 +506,8 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 			unknown = key;
 	}
 	if (!path && unknown)
-		return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\"", where,
-				       quote(unknown, strlen(unknown), q, sizeof(q)));
+		return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\" (known: %s)", where,
+				       quote(unknown, strlen(unknown), q, sizeof(q)), NODE_KEYS);
 	if (!path)
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"path\" is missing", where);
 	if (!json_object_is_type(path, json_type_string))
@@ -516,8 +521,8 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 	snprintf(where, sizeof(where), "%s: node %s", name, p);
 	/* Reported once the node has a name to go by. */
 	if (unknown)
-		return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\"", where,
-				       quote(unknown, strlen(unknown), q, sizeof(q)));
+		return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\" (known: %s)", where,
+				       quote(unknown, strlen(unknown), q, sizeof(q)), NODE_KEYS);
 
 	if (!strcmp(p, "/")) {
 		if (*root_seen)
@@ -562,8 +567,114 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 	return 0;
 }
 
-static int load_policy(struct devwl_policy *policy, struct json_object *top, const char *name,
-		       struct devwl_error *err)
+/*
+ * Where "nodes"[index] starts in text: json-c keeps no positions, so a short walk over
+ * the text it accepted (strict, so well formed) finds it, for the line of a node's error.
+ */
+static size_t skip_ws(const char *t, size_t i)
+{
+	while (t[i] && strchr(" \t\r\n", t[i]))
+		i++;
+	return i;
+}
+
+static size_t skip_string(const char *t, size_t i)
+{
+	for (i++; t[i] && t[i] != '"'; i++)
+		if (t[i] == '\\' && t[i + 1])
+			i++;
+	return t[i] ? i + 1 : i;
+}
+
+static size_t skip_value(const char *t, size_t i)
+{
+	int depth = 0;
+
+	i = skip_ws(t, i);
+	if (t[i] == '"')
+		return skip_string(t, i);
+	if (t[i] != '{' && t[i] != '[') {
+		while (t[i] && !strchr(",]} \t\r\n", t[i]))
+			i++;
+		return i;
+	}
+	while (t[i]) {
+		if (t[i] == '"') {
+			i = skip_string(t, i);
+			continue;
+		}
+		if (t[i] == '{' || t[i] == '[')
+			depth++;
+		else if ((t[i] == '}' || t[i] == ']') && --depth == 0)
+			return i + 1;
+		i++;
+	}
+	return i;
+}
+
+static bool node_offset(const char *t, size_t index, size_t *ret)
+{
+	size_t i = skip_ws(t, 0);
+
+	if (t[i++] != '{')
+		return false;
+	for (;;) {
+		size_t key = skip_ws(t, i);
+
+		if (t[key] != '"')
+			return false;
+		i = skip_ws(t, skip_string(t, key));
+		if (t[i] != ':')
+			return false;
+		i = skip_ws(t, i + 1);
+		if (!strncmp(t + key, "\"nodes\"", 7) && t[i] == '[') {
+			i++;
+			for (size_t n = 0;; n++) {
+				i = skip_ws(t, i);
+				if (!t[i] || t[i] == ']')
+					return false;
+				if (n == index) {
+					*ret = i;
+					return true;
+				}
+				i = skip_ws(t, skip_value(t, i));
+				if (t[i++] != ',')
+					return false;
+			}
+		}
+		i = skip_ws(t, skip_value(t, i));
+		if (t[i++] != ',')
+			return false;
+	}
+}
+
+/* "NAME: node ...: why" becomes "NAME:LINE:COL: node ...: why", LINE:COL where the node
+ * starts in text, so that an error names the place in the file to look at. */
+static void at_node(const char *text, size_t index, const char *name, struct devwl_error *err)
+{
+	size_t off = 0, line = 0, col = 0, n = strlen(name), len;
+	char place[48];
+	int k;
+
+	if (!err || !node_offset(text, index, &off) || strncmp(err->msg, name, n) ||
+	    strncmp(err->msg + n, ": ", 2))
+		return;
+	line_col(text, off, &line, &col);
+	k = snprintf(place, sizeof(place), ":%zu:%zu", line, col);
+	if (k <= 0 || n + (size_t)k + 2 >= sizeof(err->msg))
+		return;
+	/* Inserted after the name; what no longer fits is cut, as devwl_error_set() cuts. */
+	len = strlen(err->msg);
+	if (len + (size_t)k >= sizeof(err->msg))
+		len = sizeof(err->msg) - 1 - (size_t)k;
+	memmove(err->msg + n + k, err->msg + n, len - n);
+	memcpy(err->msg + n, place, (size_t)k);
+	err->msg[len + (size_t)k] = '\0';
+	err->offset = off;
+}
+
+static int load_policy(struct devwl_policy *policy, const char *text, struct json_object *top,
+		       const char *name, struct devwl_error *err)
 {
 	struct json_object *version = NULL, *nodes = NULL, *containers = NULL;
 	char q[QUOTE_MAX + 8];
@@ -580,8 +691,10 @@ static int load_policy(struct devwl_policy *policy, struct json_object *top, con
 		else if (!strcmp(key, "containers"))
 			containers = val;
 		else
-			return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\"", name,
-					       quote(key, strlen(key), q, sizeof(q)));
+			return devwl_error_set(
+				err, -EINVAL, 0,
+				"%s: unknown key \"%s\" (known: version, nodes, containers)", name,
+				quote(key, strlen(key), q, sizeof(q)));
 	}
 	if (!version)
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"version\" is missing (use 1)", name);
@@ -602,8 +715,10 @@ static int load_policy(struct devwl_policy *policy, struct json_object *top, con
 	for (size_t i = 0, n = json_object_array_length(nodes); i < n; i++) {
 		int r = load_node(policy, json_object_array_get_idx(nodes, i), i, name, &root_seen,
 				  err);
-		if (r < 0)
+		if (r < 0) {
+			at_node(text, i, name, err);
 			return r;
+		}
 	}
 	return 0;
 }
@@ -623,7 +738,7 @@ static int load_text(const char *text, size_t len, const char *name,
 		json_object_put(top);
 		return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", name);
 	}
-	r = load_policy(policy, top, name, err);
+	r = load_policy(policy, text, top, name, err);
 	json_object_put(top);
 	if (r < 0) {
 		devwl_policy_free(policy);

@@ -10,7 +10,8 @@
  * loses records, counted in "dropped" (devwlctl stats: audit_dropped) and logged every
  * 10 s while it grows. audit_event() may be called from several threads at once: one
  * mutex guards the counters and the histogram, the sink has its own; the line is
- * formatted outside both.
+ * formatted outside both. The rule of a policy denial is read from the node that
+ * decided it, by the thread that owns the hierarchy (serve_completions(): the loop's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -82,12 +83,14 @@ void audit_close(struct audit *a)
 	a->own_out = false;
 }
 
-void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c)
+void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
+		 const char *reason, const struct devwl_node *decider)
 {
 	unsigned int b = bucket_of(ev->handling_ns);
-	char small[AUDIT_LINE_SMALL];
+	char small[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
 	_cleanup_free_ char *big = NULL;
 	const char *line = NULL;
+	struct audit_why why;
 	bool record = true;
 	int n;
 
@@ -110,10 +113,11 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 		break;
 	}
 	pthread_mutex_unlock(&a->lock);
-	events_publish(ev, c ? c->id : "", c ? c->node_path : "");
+	audit_why_of(ev, reason, decider, &why, rule);
+	events_publish(ev, c ? c->id : "", c ? c->node_path : "", &why);
 	if (!record || !a->out)
 		return;
-	n = audit_line(ev, c ? c->id : "", c ? c->node_path : "", small, &big, &line);
+	n = audit_line(ev, c ? c->id : "", c ? c->node_path : "", &why, small, &big, &line);
 	/* Whoever else takes records (a subscriber) takes this line, here. */
 	if (n < 0 || !sink_write(a->out, line, (size_t)n)) {
 		pthread_mutex_lock(&a->lock);

@@ -167,49 +167,55 @@ static void do_stats(struct devwld *d, FILE *out)
 	fputs(".\n", out);
 }
 
-static int hook_state(const char *text, size_t len, struct oci_state *st)
+static int hook_state(const char *text, size_t len, struct oci_state *st, struct devwl_error *err)
 {
-	struct devwl_error err = {0};
 	enum json_tokener_error jerr = json_tokener_success;
 	json_tokener *tok = json_tokener_new();
 	struct json_object *obj;
 	int r;
 
 	if (!tok)
-		return -ENOMEM;
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	obj = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
 	json_tokener_free(tok);
 	if (!obj) {
 		log_msg("control: hook state: %s", json_tokener_error_desc(jerr));
-		return -EINVAL;
+		return devwl_error_set(err, -EINVAL, 0, "the container state is not JSON: %s",
+				       json_tokener_error_desc(jerr));
 	}
-	r = oci_state_from_json(obj, false, st, &err);
+	r = oci_state_from_json(obj, false, st, err);
 	json_object_put(obj);
-	if (r < 0)
-		log_msg("control: hook state: %s", err.msg);
+	if (r < 0) {
+		log_msg("control: hook state: %s", err->msg);
+		char why[sizeof(err->msg)];
+
+		memcpy(why, err->msg, sizeof(why));
+		snprintf(err->msg, sizeof(err->msg), "the container state: %.480s", why);
+	}
 	return r;
 }
 
 static void do_hook(struct devwld *d, bool create, const char *json, size_t len, FILE *out)
 {
 	_cleanup_free_ char *path = NULL;
+	struct devwl_error err = {0};
 	struct oci_state st = {0};
 	struct devwl_node *node = NULL;
 	struct container *c;
 	bool created = false;
 	int r;
 
-	r = hook_state(json, len, &st);
+	r = hook_state(json, len, &st, &err);
 	if (r < 0)
 		goto out;
 	/* The control socket is root's: so are the runtimes that run this hook. */
 	c = container_find(d, 0, st.id);
 	if (c) {
 		path = strdup(c->node_path);
-		r = path ? 0 : -ENOMEM;
+		r = path ? 0 : devwl_error_set(&err, -ENOMEM, 0, "out of memory");
 	} else {
-		r = store_node_path(d, &st, 0, &path);
+		r = store_node_path(d, &st, 0, &path, &err);
 	}
 	if (r < 0)
 		goto out;
@@ -218,6 +224,9 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 		if (r >= 0)
 			log_msg("hook: container %s: node %s %s", st.id, path,
 				created ? "created" : "exists");
+		else
+			devwl_error_set(&err, r, 0, "container %s: cannot make node %s: %s", st.id,
+					path, strerror(-r));
 	} else {
 		/* poststop runs once the container's processes are gone, possibly before we
 		 * saw their notify fds hang up. */
@@ -230,7 +239,7 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 	}
 out:
 	if (r < 0)
-		batch_reply_errno(out, r);
+		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
 	else
 		fputs("ok\n", out);
 	oci_state_clear(&st);
@@ -245,7 +254,10 @@ static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 		log_msg("control: %d devwlctl changes since the policy file was loaded; refusing"
 			" more (put them in the file and run devwlctl reset)",
 			EDITS_MAX);
-		batch_reply_errno(out, -ENOSPC);
+		batch_reply_error(out, -ENOSPC,
+				  "%d devwlctl changes since the policy file was loaded, the most"
+				  " devwld keeps: put them in the file and run devwlctl reset",
+				  EDITS_MAX);
 		return;
 	}
 	r = edit_exec(d->policy, line, len, out);
@@ -293,15 +305,18 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 	else if (is_cmd(line, len, "stats", &a) && a == len)
 		do_stats(d, out);
 	else if ((is_cmd(line, len, "reload", &a) || is_cmd(line, len, "reset", &a)) && a == len) {
-		int r = line[2] == 'l' ? store_reload(d) : store_reset(d);
+		struct devwl_error err = {0};
+		int r = line[2] == 'l' ? store_reload(d, &err) : store_reset(d, &err);
 		if (r < 0)
-			batch_reply_errno(out, r);
+			batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
 		else
 			fputs("ok\n", out);
 	} else if (is_cmd(line, len, "restart", &a) && a == len) {
 		int r = handover_begin(d);
 		if (r < 0)
-			batch_reply_errno(out, r);
+			batch_reply_error(out, r,
+					  "this devwld runs without a keeper, which a restart needs"
+					  " (devwld(8), RESTART)");
 		else
 			fputs("ok\n", out);
 	} else if (edit_is_change(line, len))
@@ -397,8 +412,8 @@ static int flush_out(struct ctl_conn *conn)
 	return 0;
 }
 
-/* Queue "error ENAME" for r; if even that fails, the connection just closes. */
-static void reply_errno(struct ctl_conn *conn, int r)
+/* Queue "error ENAME: why" for r; if even that fails, the connection just closes. */
+static void reply_error(struct ctl_conn *conn, int r, const char *why)
 {
 	char *b = NULL, *n;
 	size_t size = 0;
@@ -406,7 +421,7 @@ static void reply_errno(struct ctl_conn *conn, int r)
 
 	if (!f)
 		return;
-	batch_reply_errno(f, r);
+	batch_reply_error(f, r, "%s", why);
 	if (fclose(f) == 0 && (n = realloc(conn->out, conn->out_len + size))) {
 		memcpy(n + conn->out_len, b, size);
 		conn->out = n;
@@ -444,7 +459,14 @@ static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 	bool all = false;
 	int fd, r;
 
-	r = conn->out_len ? -EINVAL : events_args(conn->events, &all, &container);
+	const char *why = "events: only \"all\" and \"container=ID\" may follow, each once";
+
+	if (conn->out_len) {
+		r = -EINVAL;
+		why = "events must be the first and only line of its connection";
+	} else {
+		r = events_args(conn->events, &all, &container);
+	}
 	fd = r < 0 ? -1 : fcntl(conn->src.fd, F_DUPFD_CLOEXEC, 0);
 	if (r >= 0 && fd < 0)
 		r = negerrno();
@@ -454,13 +476,17 @@ static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 		ctl_close(d, conn);
 		return true;
 	}
+	if (r == -EBUSY)
+		why = "events: as many subscribers as devwld takes (16) already follow it";
+	else if (r != -EINVAL)
+		why = strerror(-r);
 	if (fd >= 0)
 		close(fd);
 	free(conn->events);
 	conn->events = NULL;
 	conn->in_len = 0;
 	conn->eof = true;
-	reply_errno(conn, r);
+	reply_error(conn, r, why);
 	return false;
 }
 
@@ -499,7 +525,8 @@ static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 			if (conn->in_len < 5 || memcmp(conn->in, "hook-", 5))
 				limit = MAX_LINE;
 			if (conn->in_len > limit) {
-				static const char e2big[] = "error E2BIG\n";
+				static const char e2big[] =
+					"error E2BIG: a line longer than devwld reads\n";
 				char *b = realloc(conn->out, conn->out_len + sizeof(e2big));
 
 				log_msg("control: a line longer than %zu bytes; closing", limit);

@@ -59,8 +59,8 @@ static void usage(FILE *f)
 	      "  --handler-threads N   threads handling notifications [one per CPU, 2..16]\n"
 	      "  --handler-timeout MS  answer a call stuck this long EPERM [3000]\n"
 	      "  --kernel-mode WHEN    program containers' device cgroups with their node:\n"
-	      "                        auto (listenerMetadata mode=kernel), always, never\n"
-	      "                        [auto]\n"
+	      "                        auto (root runtimes'; warn if mode=kernel fails),\n"
+	      "                        always (warn wherever it fails), never [auto]\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version\n",
 	      f);
@@ -108,7 +108,7 @@ static void after_audit(struct devwld *d, uint64_t now)
 
 static void reload(struct devwld *d)
 {
-	(void)store_reload(d);
+	(void)store_reload(d, NULL);
 }
 
 /*

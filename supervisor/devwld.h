@@ -131,6 +131,8 @@ struct cproc {
 	pid_t peer_pid;
 	unsigned int errors; /* failures in a row */
 	bool has_slot;	     /* the keeper holds the fd too, under slot and tag */
+	bool held;	     /* in its container's programmed cgroup (kernelmode_holds) */
+	bool held_known;
 	uint32_t slot;
 	uint64_t tag;
 };
@@ -153,6 +155,7 @@ struct container {
 /* Counters and the handling-time histogram; see audit.c. */
 #define AUDIT_BUCKETS 512
 struct sink;
+struct audit_why;
 struct audit {
 	pthread_mutex_t lock; /* the counters and hist: audit_event() runs in any thread */
 	struct sink *out;     /* NULL: no records */
@@ -327,20 +330,23 @@ int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *
 int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
 		     struct mapping *ret_mapping, struct devwl_error *err);
 int store_load(struct devwld *d);
-int store_reload(struct devwld *d);
+/* Reload the policy file (SIGHUP, devwlctl reload): everything or nothing; err (may be
+ * NULL) says why not, as the log does. */
+int store_reload(struct devwld *d, struct devwl_error *err);
 /* Read the policy file (logs why not). */
 int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len);
 /* Reload from text read from the policy file (taken over): everything or nothing; the
  * devwlctl changes since the last load are applied again on top. */
 int store_apply_text(struct devwld *d, char *text, size_t len);
 /* Reload the policy file without the devwlctl changes, which are then forgotten. */
-int store_reset(struct devwld *d);
+int store_reset(struct devwld *d, struct devwl_error *err);
 /* Remove a node made on demand, and its made-on-demand ancestors, once unused;
  * true when no node is left at path. */
 bool store_forget_node(struct devwld *d, const char *path);
 /* The node path for a container, from its annotations/metadata/templates (heap); peer_uid
  * is the uid of the runtime that sent st. */
-int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path);
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path,
+		    struct devwl_error *ret_err);
 /* Find or create (with ancestors) the node at path. */
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created);
@@ -375,7 +381,8 @@ int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *o
 
 /* events.c: devwlctl events, a live stream of decisions; safe from any thread. */
 /* A decision, to every subscriber that wants it; never blocks, never fails. */
-void events_publish(const struct devwl_event *ev, const char *container, const char *node);
+void events_publish(const struct devwl_event *ev, const char *container, const char *node,
+		    const struct audit_why *why);
 /* Stream decisions (CONTINUE ones too if all; one container's only if container is not
  * NULL) to fd, taken over on success, after an "ok" line. -EBUSY (too many), -ENOMEM. */
 int events_subscribe(int fd, bool all, const char *container);
@@ -446,7 +453,11 @@ void control_state_written(struct devwld *d);
 int audit_open(struct audit *a, const char *file, bool all, struct sink *stderr_sink);
 void audit_close(struct audit *a);
 /* Count ev and queue its record; never blocks on the sink. Any thread. */
-void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c);
+/* reason: devwl_notify_reason() of the call, or NULL; decider: the node that decided it,
+ * to name the rule of a policy denial (read here: only on the thread that owns the
+ * hierarchy), or NULL. */
+void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
+		 const char *reason, const struct devwl_node *decider);
 /* Count a failed notification; returns the count so far. Any thread. */
 uint64_t audit_error(struct audit *a);
 void audit_gone(struct audit *a);

@@ -167,52 +167,33 @@ void edits_forget(struct edits *e, const char *path)
 	e->n = kept;
 }
 
-static int mknod_cap(struct devwl_policy *policy, const char *args, size_t len)
+static int mknod_cap(struct devwl_policy *policy, const char *args, size_t len, FILE *out)
 {
 	_cleanup_free_ char *copy = strndup(args, len);
 	struct devwl_node *node;
 	char *value;
 
 	if (!copy)
-		return -ENOMEM;
+		return batch_reply_error(out, -ENOMEM, "out of memory");
 	value = strchr(copy, ' ');
 	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false")))
-		return -EINVAL;
+		return batch_reply_error(out, -EINVAL,
+					 "mknod_needs_cap: expects NODE true|false, not \"%.200s\"",
+					 copy);
 	*value++ = '\0';
 	node = devwl_policy_find(policy, copy);
 	if (!node)
-		return -ENOENT;
+		return batch_reply_error(out, -ENOENT, "no node %.200s", copy);
 	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
+	fputs("ok\n", out);
 	return 0;
 }
 
 int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
 {
 	static const char cap[] = "mknod_needs_cap ";
-	_cleanup_free_ char *answer = NULL;
-	size_t size = 0;
-	FILE *f;
-	int r;
 
-	if (len > strlen(cap) && !memcmp(line, cap, strlen(cap))) {
-		r = mknod_cap(policy, line + strlen(cap), len - strlen(cap));
-		if (r < 0)
-			batch_reply_errno(out, r);
-		else
-			fputs("ok\n", out);
-		return r;
-	}
-	f = open_memstream(&answer, &size);
-	if (!f)
-		return -ENOMEM;
-	batch_exec(policy, line, len, f);
-	if (fclose(f) != 0)
-		return -ENOMEM;
-	fputs(answer, out);
-	if (!strcmp(answer, "ok\n"))
-		return 0;
-	/* "error ENAME": the errno it names, for the caller's decision. */
-	if (!strcmp(answer, "error ENOENT\n"))
-		return -ENOENT;
-	return -EINVAL;
+	if (len > strlen(cap) && !memcmp(line, cap, strlen(cap)))
+		return mknod_cap(policy, line + strlen(cap), len - strlen(cap), out);
+	return batch_exec(policy, line, len, out);
 }

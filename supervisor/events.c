@@ -80,7 +80,8 @@ static bool append(struct subscriber *s, const char *line, size_t n)
 	return true;
 }
 
-void events_publish(const struct devwl_event *e, const char *container, const char *node)
+void events_publish(const struct devwl_event *e, const char *container, const char *node,
+		    const struct audit_why *why)
 {
 	char line[AUDIT_LINE_MAX];
 	bool woke = false;
@@ -88,7 +89,7 @@ void events_publish(const struct devwl_event *e, const char *container, const ch
 
 	if (atomic_load_explicit(&ev.nsubs, memory_order_relaxed) == 0)
 		return;
-	n = audit_format(e, container, node, line, sizeof(line));
+	n = audit_format(e, container, node, why, line, sizeof(line));
 	if (n <= 0)
 		return;
 	pthread_mutex_lock(&ev.lock);

@@ -35,7 +35,8 @@
 #include "util.h"
 
 struct kernel_cg {
-	bool wanted;		 /* asked for, or --kernel-mode=always */
+	bool wanted;		 /* to be programmed: a root runtime's, or asked for */
+	bool asked;		 /* mode=kernel, or --kernel-mode=always: a failure is loud */
 	struct devwl_cgroup *cg; /* NULL: not (yet) programmed */
 	int version;
 	char *dir;
@@ -78,9 +79,28 @@ bool kernelmode_wanted(const struct container *c)
 	return c->kernel && c->kernel->wanted;
 }
 
+bool kernelmode_enforced(const struct container *c)
+{
+	return c->kernel && c->kernel->cg && c->kernel->applied;
+}
+
+static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
+
+bool kernelmode_holds(const struct container *c, pid_t pid)
+{
+	_cleanup_free_ char *dir = NULL;
+	char why[200];
+	struct stat st;
+
+	if (!kernelmode_enforced(c) || pid <= 0 || find_cgroup(pid, &dir, why, sizeof(why)) < 0 ||
+	    stat(dir, &st) < 0)
+		return false;
+	return st.st_dev == c->kernel->dev && st.st_ino == c->kernel->ino;
+}
+
 const char *kernelmode_name(const struct container *c)
 {
-	if (!c->kernel || !c->kernel->wanted)
+	if (!c->kernel || !c->kernel->wanted || (!c->kernel->cg && !c->kernel->asked))
 		return "authoritative";
 	if (!c->kernel->cg)
 		return "unprogrammed";
@@ -138,6 +158,14 @@ static void refuse(struct devwld *d, struct container *c, int err, const char *f
 	n = strlen(k->reason);
 	if (err && n < sizeof(k->reason))
 		snprintf(k->reason + n, sizeof(k->reason) - n, ": %s", strerror(-err));
+	if (!k->asked) {
+		/* Programmed because devwld could; its trapped opens are answered as before. */
+		log_msg("container %s: device cgroup not programmed (%s): devwld opens the "
+			"devices node %s grants on its behalf",
+			c->id, k->reason, c->node_path);
+		audit_mode(d, c);
+		return;
+	}
 	log_msg("container %s: WARNING: kernel mode asked for, but its device cgroup is not "
 		"programmed (%s); devwld does not see its opens, so only its runtime's device "
 		"rules decide them, not node %s",
@@ -295,15 +323,27 @@ static int ensure(struct container *c)
 	return c->kernel ? 0 : -ENOMEM;
 }
 
-bool kernelmode_asked(const struct devwld *d, const struct container *c, const struct oci_state *st)
+/* Did the container, or devwld's command line, ask for kernel mode in so many words? */
+static bool said_kernel(const struct devwld *d, const struct oci_state *st)
 {
-	return meta_says_kernel(st->metadata) || d->cfg.kernel_mode == KERNEL_ALWAYS ||
-	       kernelmode_wanted(c);
+	return meta_says_kernel(st->metadata) || d->cfg.kernel_mode == KERNEL_ALWAYS;
+}
+
+/*
+ * Every container of a root runtime has its device cgroup programmed (but with
+ * --kernel-mode=never): the kernel then opens a granted device itself, in the container's
+ * own context, even where its profile traps opens (DESIGN.md, "Grants").
+ */
+bool kernelmode_asked(const struct devwld *d, const struct container *c, const struct oci_state *st,
+		      uid_t peer_uid)
+{
+	return said_kernel(d, st) || kernelmode_wanted(c) ||
+	       (peer_uid == 0 && d->cfg.kernel_mode != KERNEL_NEVER);
 }
 
 /* c is to be in kernel mode: program its cgroup unless devwld or the runtime rule it out.
  * Attach and restore both come here, so a restart grants nothing an attach refused. */
-static void take(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid)
+static void take(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid, bool asked)
 {
 	if (ensure(c) < 0) {
 		log_msg("container %s: WARNING: kernel mode: out of memory; its device cgroup is"
@@ -312,6 +352,7 @@ static void take(struct devwld *d, struct container *c, pid_t pid, uid_t peer_ui
 		return;
 	}
 	c->kernel->wanted = true;
+	c->kernel->asked |= asked;
 	if (d->cfg.kernel_mode == KERNEL_NEVER) {
 		refuse(d, c, 0, "devwld runs with --kernel-mode=never");
 		return;
@@ -326,16 +367,17 @@ static void take(struct devwld *d, struct container *c, pid_t pid, uid_t peer_ui
 void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_state *st,
 		       uid_t peer_uid)
 {
-	if ((c->kernel && c->kernel->cg) || !kernelmode_asked(d, c, st))
+	if ((c->kernel && c->kernel->cg) || !kernelmode_asked(d, c, st, peer_uid))
 		return;
-	take(d, c, st->pid, peer_uid);
+	take(d, c, st->pid, peer_uid, said_kernel(d, st));
 }
 
 void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid)
 {
 	if (!c || (c->kernel && c->kernel->cg))
 		return;
-	take(d, c, pid, peer_uid);
+	/* Whether it asked is not recorded: a failure is loud, to be sure. */
+	take(d, c, pid, peer_uid, true);
 }
 
 void kernelmode_policy_changed(struct devwld *d)
@@ -372,8 +414,10 @@ void kernelmode_stats(struct devwld *d, FILE *out)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
-		if (kernelmode_wanted(c))
-			c->kernel->cg ? on++ : off++;
+		if (kernelmode_wanted(c) && c->kernel->cg)
+			on++;
+		else if (kernelmode_wanted(c) && c->kernel->asked)
+			off++;
 	}
 	fprintf(out, "kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"

@@ -18,8 +18,8 @@ struct oci_state;
 
 /* --kernel-mode: which containers get their device cgroup programmed. */
 enum kernel_when {
-	KERNEL_AUTO = 0, /* those whose listenerMetadata says mode=kernel */
-	KERNEL_ALWAYS,	 /* every container of a root runtime */
+	KERNEL_AUTO = 0, /* every container of a root runtime; loud where mode=kernel fails */
+	KERNEL_ALWAYS,	 /* the same, loud wherever it fails, non-root runtimes included */
 	KERNEL_NEVER,
 };
 
@@ -34,9 +34,15 @@ int kernelmode_parse(const char *s, enum kernel_when *ret);
  */
 void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_state *st,
 		       uid_t peer_uid);
-/* Is c to be in kernel mode once this process attaches (the keeper's record says so)? */
-bool kernelmode_asked(const struct devwld *d, const struct container *c,
-		      const struct oci_state *st);
+/* Is c to be in kernel mode once this process, sent by a runtime of peer_uid, attaches
+ * (the keeper's record says so)? */
+bool kernelmode_asked(const struct devwld *d, const struct container *c, const struct oci_state *st,
+		      uid_t peer_uid);
+/* Does c's device cgroup hold its node's allow list now? */
+bool kernelmode_enforced(const struct container *c);
+/* ... and is process pid in that very cgroup (another run under the same id may not be)?
+ * Reads /proc/PID/cgroup: callers keep the answer (a contained process cannot move). */
+bool kernelmode_holds(const struct container *c, pid_t pid);
 /* A container a previous worker had in kernel mode (the state file or the keeper's
  * record): program it again, refused as kernelmode_attach() refuses. */
 void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid);

@@ -142,7 +142,8 @@ int store_load(struct devwld *d)
 	return r;
 }
 
-int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path)
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path,
+		    struct devwl_error *ret_err)
 {
 	struct devwl_error err = {0};
 	const char *source = "";
@@ -152,7 +153,8 @@ int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid
 			      peer_uid, ret_path, &source, &err);
 	if (r < 0) {
 		log_msg("container %s: no node: %s", st->id, err.msg[0] ? err.msg : strerror(-r));
-		return r;
+		return devwl_error_set(ret_err, r, 0, "container %s: no node: %s", st->id,
+				       err.msg[0] ? err.msg : strerror(-r));
 	}
 	if (oci_annotation(st, "org.devwl.node") && strcmp(source, "annotation org.devwl.node"))
 		log_msg("container %s: annotation org.devwl.node ignored (the policy's "
@@ -324,7 +326,7 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	if (node_path)
 		path = strdup(node_path);
 	else
-		r = store_node_path(d, st, peer_uid, &path);
+		r = store_node_path(d, st, peer_uid, &path, NULL);
 	if (!path)
 		return node_path ? -ENOMEM : r;
 	r = store_ensure_node(d, path, &node, &made);
@@ -405,7 +407,7 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 			.id = c->id,
 			.node = c->node_path,
 			.created = c->created_node,
-			.kernel = kernelmode_asked(d, c, st),
+			.kernel = kernelmode_asked(d, c, st, peer_uid),
 			.pid = st->pid,
 			.peer_uid = peer_uid,
 			.peer_pid = peer_pid,
@@ -433,7 +435,14 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	p->has_slot = d->keeper.table != NULL;
 	p->slot = slot;
 	p->tag = tag;
-	log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid, c->nprocs);
+	/* crun exec hands over its process without a pid (0): "process 0" named nobody. */
+	if (p->pid > 0)
+		log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid,
+			c->nprocs);
+	else
+		log_msg("container %s: a process attached, pid unknown (its runtime sent none, as"
+			" crun exec does) (%u in all)",
+			c->id, c->nprocs);
 	kernelmode_attach(d, c, st, peer_uid);
 	/* In the next write (within STATE_INTERVAL_MS); until then a successor after a
 	 * crash restores it from the keeper's record. */
@@ -493,15 +502,28 @@ void container_drop(struct devwld *d, struct container *c)
 	}
 }
 
-int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
+/* Log why a reload failed, and say it in err (may be NULL) for devwlctl. Returns r. */
+static int reload_failed(struct devwld *d, struct devwl_error *err, int r, const char *why)
+{
+	log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file, why);
+	return devwl_error_set(err, r, 0, "reload of %s failed, keeping the current policy: %s",
+			       d->cfg.policy_file, why);
+}
+
+static int read_policy(struct devwld *d, char **ret_text, size_t *ret_len,
+		       struct devwl_error *ret_err)
 {
 	struct devwl_error err = {0};
 	int r = read_text(d->cfg.policy_file, POLICY_TEXT_MAX, ret_text, ret_len, &err);
 
 	if (r < 0)
-		log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file,
-			err.msg);
+		return reload_failed(d, ret_err, r, err.msg);
 	return r;
+}
+
+int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
+{
+	return read_policy(d, ret_text, ret_len, NULL);
 }
 
 /*
@@ -545,7 +567,8 @@ static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_po
 	return 0;
 }
 
-static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
+static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
+		      struct devwl_error *ret_err)
 {
 	_cleanup_free_ char *owned = text;
 	struct devwl_policy *fresh = NULL;
@@ -559,22 +582,18 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 	int r;
 
 	r = store_parse_text(d->cfg.policy_file, text, &fresh, &mapping, &err);
-	if (r < 0) {
-		log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file,
-			err.msg[0] ? err.msg : strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return reload_failed(d, ret_err, r, err.msg[0] ? err.msg : strerror(-r));
 	nodes = calloc(d->ncontainers + 1, sizeof(*nodes));
 	created = calloc(d->ncontainers + 1, sizeof(*created));
 	if (!nodes || !created) {
-		r = -ENOMEM;
+		r = reload_failed(d, ret_err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	if (replay) {
 		r = replay_edits(d, &d->edits, fresh, &made, &kept);
 		if (r < 0) {
-			log_msg("reload of %s failed, keeping the current policy: %s",
-				d->cfg.policy_file, strerror(-r));
+			reload_failed(d, ret_err, r, strerror(-r));
 			goto fail;
 		}
 	}
@@ -586,9 +605,9 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay)
 
 		r = ensure_node(fresh, c->node_path, &made, &nodes[i], &created[i]);
 		if (r < 0) {
-			log_msg("reload of %s failed, keeping the current policy: container %s:"
-				" node %s: %s",
-				d->cfg.policy_file, c->id, c->node_path, strerror(-r));
+			snprintf(err.msg, sizeof(err.msg), "container %s: node %s: %s", c->id,
+				 c->node_path, strerror(-r));
+			reload_failed(d, ret_err, r, err.msg);
 			goto fail;
 		}
 	}
@@ -633,10 +652,10 @@ fail:
 
 int store_apply_text(struct devwld *d, char *text, size_t len)
 {
-	return apply_text(d, text, len, true);
+	return apply_text(d, text, len, true, NULL);
 }
 
-static int reload(struct devwld *d, bool replay)
+static int reload(struct devwld *d, bool replay, struct devwl_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -644,22 +663,24 @@ static int reload(struct devwld *d, bool replay)
 
 	if (!d->cfg.policy_file) {
 		log_msg("reload: devwld runs without --policy; nothing to reload");
-		return -ENOENT;
+		return devwl_error_set(err, -ENOENT, 0,
+				       "devwld runs without --policy: there is no file to %s",
+				       replay ? "reload" : "reset to");
 	}
-	r = store_read_policy(d, &text, &len);
+	r = read_policy(d, &text, &len, err);
 	if (r < 0)
 		return r;
-	return apply_text(d, text, len, replay);
+	return apply_text(d, text, len, replay, err);
 }
 
-int store_reload(struct devwld *d)
+int store_reload(struct devwld *d, struct devwl_error *err)
 {
-	return reload(d, true);
+	return reload(d, true, err);
 }
 
-int store_reset(struct devwld *d)
+int store_reset(struct devwld *d, struct devwl_error *err)
 {
-	return reload(d, false);
+	return reload(d, false, err);
 }
 
 void store_fini(struct devwld *d)

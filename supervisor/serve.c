@@ -62,6 +62,7 @@
 
 #include "clock.h"
 #include "devwld.h"
+#include "kernelmode.h"
 #include "serve.h"
 #include "util.h"
 
@@ -97,6 +98,8 @@ struct result {
 	int r;
 	struct devwl_event ev;
 	char *path; /* copied when the event will be recorded */
+	/* Static text: why it was answered so (the audit's "reason"). */
+	const char *reason;
 };
 
 /* One fd's turn on a thread, and what came of it. */
@@ -110,6 +113,8 @@ struct job {
 	bool has_slot;
 	uint32_t slot;
 	bool deny_only; /* the container has a stuck call: answer EPERM without looking */
+	bool enforced;	/* its device cgroup holds its node: the kernel opens what is granted */
+	bool baseline;	/* a root runtime's: its device rules deny what devwl does not grant */
 	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
 	bool partial;	/* more of the same job follows: account, do not re-arm */
 	uint64_t taken_ns, last_ns; /* when a thread took it, and its last call */
@@ -473,8 +478,11 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		pthread_mutex_unlock(&s->lock);
 		if (j->deny_only)
 			r = deny_one(w, j->fd, &ev);
-		else
+		else {
+			devwl_notify_set_baseline(w->notify, j->baseline);
+			devwl_notify_set_enforced(w->notify, j->enforced);
 			r = devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
+		}
 		atomic_store(&w->in_call, false);
 		pthread_mutex_lock(&s->lock);
 		if (w->abandoned) {
@@ -496,6 +504,8 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		res->ev = ev;
 		res->ev.path = "";
 		res->path = NULL;
+		res->reason = j->deny_only ? "watchdog: the container has a stuck call"
+					   : devwl_notify_reason(w->notify);
 		if (r >= 0 && ev.path && ev.path[0] &&
 		    (ev.verdict != DEVWL_VERDICT_CONTINUE || d->audit.all))
 			res->path = strdup(ev.path);
@@ -537,8 +547,6 @@ static int spawn(struct serve *s)
 		goto fail;
 	}
 	devwl_notify_set_recv_hook(w->notify, on_recv, w);
-	/* The runtimes' device cgroups (devwld(8), LIMITATIONS). */
-	devwl_notify_set_baseline(w->notify, true);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
@@ -728,6 +736,7 @@ static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t s
 		res->r = 0;
 		/* A record job_continue() made is malloc'ed: nothing in it is NULL unless set. */
 		res->path = NULL;
+		res->reason = "watchdog: stuck past --handler-timeout";
 		res->ev = (struct devwl_event){
 			.id = id,
 			.syscall = "unknown",
@@ -1048,6 +1057,19 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 	j->has_slot = p->has_slot;
 	j->slot = p->slot;
 	j->deny_only = atomic_load(&b->stuck) > 0;
+	/* The kernel opens its grants only where its own cgroup holds its node. */
+	if (!p->held_known && kernelmode_enforced(p->container)) {
+		p->held = kernelmode_holds(p->container, p->pid);
+		p->held_known = true;
+	}
+	j->enforced = p->held && kernelmode_enforced(p->container);
+	/*
+	 * A root runtime's device cgroup denies what it was not told to allow (devwld(8),
+	 * LIMITATIONS); a runtime of another uid (--allow-uid) can program none, so nothing
+	 * but devwl stands behind its calls: no baseline, and device nodes made for it only
+	 * on nodev mounts.
+	 */
+	j->baseline = p->peer_uid == 0;
 	/* A completion is due (our eventfd's): loop_destroy defers the free until then. */
 	p->src.armed = true;
 	pthread_mutex_lock(&s->lock);
@@ -1079,7 +1101,8 @@ static bool job_account(struct devwld *d, struct job *j)
 		if (r >= 0) {
 			if (alive)
 				p->container->notifications++;
-			audit_event(&d->audit, &res->ev, &view);
+			audit_event(&d->audit, &res->ev, &view, res->reason,
+				    alive ? p->container->node : NULL);
 			if (alive)
 				p->errors = 0;
 		} else if (r == -ENOENT) {

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *state = NULL;
 	_cleanup_close_ int fd = -1;
 	struct json_object *obj = NULL;
-	char answer[256];
+	char answer[4096];
 	size_t len = 0, cap = 0;
 	bool create;
 	ssize_t n;
@@ -148,8 +148,13 @@ int main(int argc, char **argv)
 	}
 	answer[len] = '\0';
 	if (strcmp(answer, "ok\n") != 0) {
-		fprintf(stderr, "devwl-oci-hook: %s: devwld answered: %s\n", stage,
-			len ? answer : "nothing");
+		/* "error ENAME: why" is said as it is: the runtime shows it to the user. */
+		if (!strncmp(answer, "error ", 6))
+			fprintf(stderr, "devwl-oci-hook: %s: %s%s", stage, answer + 6,
+				answer[len - 1] == '\n' ? "" : "\n");
+		else
+			fprintf(stderr, "devwl-oci-hook: %s: devwld answered: %s\n", stage,
+				len ? answer : "nothing");
 		return 1;
 	}
 	return 0;

@@ -725,7 +725,8 @@ static void handle_notification(struct supervisor *s)
 	}
 	warn_userns_node(s, &ev);
 	if (s->audit_fd >= 0) {
-		r = audit_write(s->audit_fd, &ev, NULL, NULL);
+		r = audit_write(s->audit_fd, &ev, NULL, NULL, devwl_notify_reason(s->notify),
+				s->node);
 		if (r < 0 && s->warned++ < 10)
 			fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));
 	}
@@ -907,6 +908,14 @@ static int choose_mode(struct supervisor *s)
 		return EXIT_FAILURE;
 	}
 	audit_mode(s, r, s->o->mode == MODE_AUTHORITATIVE ? 0 : r);
+	/* What auto chose decides whether opens are judged at all: say it, as devwl-run(1)
+	 * promises. A mode asked for by name needs no telling. */
+	if (s->o->mode == MODE_AUTO && s->kernel_mode)
+		fprintf(stderr, "devwl-run: mode kernel (cgroup v%d)\n",
+			s->baseline.kind == BASELINE_V1 ? 1 : 2);
+	else if (s->o->mode == MODE_AUTO)
+		fprintf(stderr, "devwl-run: mode authoritative (no kernel mode: %s)\n",
+			s->no_baseline_why ? s->no_baseline_why : strerror(-r));
 	return -1;
 }
 
@@ -1064,9 +1073,9 @@ static int run_connected(const struct options *o)
 	if (o->baseline == BASELINE_NONE) {
 		warn_no_baseline("--no-baseline");
 	} else {
-		/* Nobody stays behind to remove a cgroup of our own: join the one shared by
-		 * every --connect run instead, created on first use and never removed. */
-		r = baseline_join_shared(o->baseline, "devwl-run.connect", &b);
+		/* A cgroup of this run's own, below one all --connect runs share: devwld may
+		 * program it for this workload alone. */
+		r = baseline_join_run(o->baseline, "devwl-run.connected", &b);
 		if (r < 0) {
 			if (unprivileged_why(r)) {
 				warn_no_baseline(unprivileged_why(r));
@@ -1087,12 +1096,29 @@ static int run_connected(const struct options *o)
 		fprintf(stderr, "devwl-run: %s: %s\n", step, strerror(-r));
 		return EXIT_FAILURE;
 	}
-	r = devwl_filter_install(filter_flags(o, false), &notify_fd);
+	/*
+	 * --mode=kernel: only device mknod traps. devwld programs this run's own cgroup with
+	 * its node (it does for every root runtime's workload); until it has, or if it
+	 * cannot, the cgroup denies every device: nothing is granted that devwld did not.
+	 */
+	r = devwl_filter_install(filter_flags(o, o->mode == MODE_KERNEL), &notify_fd);
 	if (r < 0) {
 		fprintf(stderr, "devwl-run: installing the seccomp filter: %s\n", strerror(-r));
 		return EXIT_FAILURE;
 	}
-	r = devwl_handoff_send(o->connect, notify_fd, o->node_path, o->id);
+	/*
+	 * In kernel mode the opens do not trap: wait until devwld has taken this run on
+	 * (programmed its cgroup), or the command would start with every device refused.
+	 */
+	r = devwl_handoff_send_wait(o->connect, notify_fd, o->node_path, o->id,
+				    o->mode == MODE_KERNEL ? 5000 : 0);
+	if (r == -ETIMEDOUT) {
+		fprintf(stderr,
+			"devwl-run: %s did not answer within 5 s: its cgroup may still "
+			"refuse every device\n",
+			o->connect);
+		r = 0;
+	}
 	close(notify_fd);
 	if (r < 0) {
 		/* Our filter is installed and nobody serves it: trapped calls would fail

@@ -40,9 +40,10 @@ static void usage(FILE *f)
 	      "  reset                              reload it and drop those changes\n"
 	      "  restart                            hand devwld over to a new devwld (as\n"
 	      "                                     SIGUSR2); returns once the new one serves\n"
-	      "  events [--container ID] [--all] [--json]\n"
+	      "  events [--container ID] [--all] [--json] [--follow]\n"
 	      "                                     follow devwld's decisions as they happen\n"
-	      "                                     (--all: also calls that reach no device)\n"
+	      "                                     (--all: also calls that reach no device;\n"
+	      "                                     --follow: again after devwld restarts)\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
 	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
@@ -312,11 +313,50 @@ static int cmd_restart(int argc, char **argv)
 	}
 }
 
+/* A 64-hex container id, as Docker, containerd and podman make them. */
+static bool long_hex_id(const char *id)
+{
+	if (strlen(id) != 64)
+		return false;
+	for (; *id; id++)
+		if (!strchr("0123456789abcdef", *id))
+			return false;
+	return true;
+}
+
+/*
+ * The container and node words of an event line. A 64-hex id is shown as the 12 first
+ * characters, as docker ps does, and a node ending in it (the default /containers/{id})
+ * with {id} instead: else the one id fills 130 columns of every line.
+ */
+static void print_container_node(const char *container, const char *node)
+{
+	size_t n = strlen(node), c = strlen(container);
+
+	if (!long_hex_id(container)) {
+		printf(" %s %s", *container ? container : "-", *node ? node : "-");
+		return;
+	}
+	printf(" %.12s", container);
+	if (n > c && node[n - c - 1] == '/' && !strcmp(node + n - c, container))
+		printf(" %.*s{id}", (int)(n - c), node);
+	else
+		printf(" %s", *node ? node : "-");
+}
+
+/* A string field of an audit line, or "". */
+static const char *field(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+
+	return json_object_object_get_ex(obj, key, &v) && v ? json_object_get_string(v) : "";
+}
+
 /* One decision as a line for people: time, container, node, pid, call, path, device. */
 static void print_event(const char *line, bool json)
 {
-	static const char *const keys[] = {"container", "node",	  "pid",    "syscall",
-					   "path",	"device", "access", "decision"};
+	static const char *const keys[] = {"pid",    "syscall", "path",
+					   "device", "access",	"decision"};
 	struct json_object *obj = json_tokener_parse(line), *v = NULL;
 	const char *t;
 
@@ -329,75 +369,49 @@ static void print_event(const char *line, bool json)
 		t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
 		/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */
 		printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
+		print_container_node(field(obj, "container"), field(obj, "node"));
 		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-			const char *s = json_object_object_get_ex(obj, keys[i], &v) && v
-						? json_object_get_string(v)
-						: "-";
+			const char *s = field(obj, keys[i]);
+
 			printf(" %s", *s ? s : "-");
 		}
 		if (json_object_object_get_ex(obj, "errno", &v))
 			printf(" %s", json_object_get_string(v));
+		/* Which check said so: a policy denial and a missing CAP_MKNOD are both EPERM. */
+		if (json_object_object_get_ex(obj, "reason", &v)) {
+			printf(" (%s", json_object_get_string(v));
+			if (json_object_object_get_ex(obj, "rule", &v))
+				printf(": %s", json_object_get_string(v));
+			putchar(')');
+		}
 		putchar('\n');
 	}
 	fflush(stdout);
 	json_object_put(obj);
 }
 
-/* Follow devwld's decisions until it or we stop. */
-static int cmd_events(int argc, char **argv)
+/*
+ * One subscription: send req, print what comes until devwld closes the stream. Returns 0
+ * when a stream devwld accepted ended, 1 when devwld refused it (said on stderr), or a
+ * negative errno when devwld could not be reached.
+ */
+static int follow_once(const char *req, bool json)
 {
-	static const struct option opts[] = {
-		{"container", required_argument, NULL, 'c'},
-		{"all", no_argument, NULL, 'a'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	_cleanup_free_ char *req = NULL, *line = NULL;
-	const char *container = NULL;
-	bool all = false, json = false, first = true;
+	_cleanup_free_ char *line = NULL;
+	bool first = true;
 	size_t cap = 0;
 	ssize_t n;
 	FILE *in;
-	int c, fd;
+	int fd, r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:ajh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			container = optarg;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind != argc || (container && !plain_word(container))) {
-		fputs("devwlctl events: expects [--container ID] [--all] [--json]\n", stderr);
-		return 2;
-	}
-	if (asprintf(&req, "events%s%s%s\n", all ? " all" : "", container ? " container=" : "",
-		     container ? container : "") < 0)
-		return 1;
 	fd = devwl_unix_connect(socket_path);
-	if (fd < 0) {
-		print_errno(fd);
-		return 1;
-	}
+	if (fd < 0)
+		return fd;
 	/* The request, and no half-close: devwld takes that for the end of the stream. */
-	c = devwl_write_all(fd, req, strlen(req));
-	if (c < 0 || !(in = fdopen(fd, "r"))) {
-		print_errno(c < 0 ? c : -ENOMEM);
+	r = devwl_write_all(fd, req, strlen(req));
+	if (r < 0 || !(in = fdopen(fd, "r"))) {
 		close(fd);
-		return 1;
+		return r < 0 ? r : -ENOMEM;
 	}
 	while ((n = getline(&line, &cap, in)) > 0) {
 		if (line[n - 1] == '\n')
@@ -414,11 +428,89 @@ static int cmd_events(int argc, char **argv)
 		print_event(line, json);
 	}
 	fclose(in);
-	if (first) {
-		print_errno(-ECONNRESET);
-		return 1;
+	/* Closed before it answered: a devwld going away under us, as a refused connect. */
+	return first ? -ECONNRESET : 0;
+}
+
+/*
+ * Follow devwld's decisions until it or we stop. devwld ends the stream when it stops or
+ * restarts (a planned restart too: the stream is the old worker's); that is said, since
+ * silence would look like a quiet host. With --follow devwlctl waits for devwld and
+ * subscribes again, as tail -F does.
+ */
+static int cmd_events(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"container", required_argument, NULL, 'c'},
+		{"all", no_argument, NULL, 'a'},
+		{"json", no_argument, NULL, 'j'},
+		{"follow", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	_cleanup_free_ char *req = NULL;
+	const char *container = NULL;
+	bool all = false, json = false, follow = false, lost = false;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:ajfh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			container = optarg;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'f':
+			follow = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return 2;
+		}
 	}
-	return 0;
+	if (optind != argc || (container && !plain_word(container))) {
+		fputs("devwlctl events: expects [--container ID] [--all] [--json] [--follow]\n",
+		      stderr);
+		return 2;
+	}
+	if (asprintf(&req, "events%s%s%s\n", all ? " all" : "", container ? " container=" : "",
+		     container ? container : "") < 0)
+		return 1;
+	for (;;) {
+		r = follow_once(req, json);
+		if (r == 1)
+			return 1;
+		if (r >= 0 && lost)
+			lost = false;
+		if (!follow) {
+			if (r < 0) {
+				print_errno(r);
+				return 1;
+			}
+			fputs("devwlctl: devwld ended the stream (it stopped or restarted;"
+			      " --follow subscribes again)\n",
+			      stderr);
+			return 1;
+		}
+		if (r >= 0) {
+			fputs("devwlctl: devwld ended the stream (it stopped or restarted);"
+			      " subscribing again\n",
+			      stderr);
+		} else if (!lost) {
+			print_errno(r);
+			fputs("devwlctl: waiting for devwld\n", stderr);
+			lost = true;
+		}
+		/* Not a busy loop while devwld is down: a restart takes milliseconds. */
+		usleep(r >= 0 ? 10000 : 100000);
+	}
 }
 
 static int cmd_batch(int argc, char **argv)

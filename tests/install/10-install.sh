@@ -60,7 +60,7 @@ soversion=$(sed -n 's/^project(devwl VERSION \([0-9.]*\).*/\1/p' "$src/CMakeList
 [ -n "$soversion" ] || fail "no project version in CMakeLists.txt"
 {
 	printf '%s\n' /etc/devwl/policy.json /usr/bin/devwl-run /usr/include/devwl.h \
-		/usr/libexec/devwl/devwl-oci-hook /usr/sbin/devwlctl /usr/sbin/devwld \
+		/usr/libexec/devwl/devwl-oci-hook /usr/bin/devwlctl /usr/sbin/devwld \
 		/usr/share/doc/devwl/README.md "$unitdir/devwld.service" \
 		"$libdir/libdevwl.a" "$libdir/libdevwl.so" "$libdir/libdevwl.so.${soversion%%.*}" \
 		"$libdir/libdevwl.so.$soversion" "$libdir/pkgconfig/devwl.pc"
@@ -121,7 +121,7 @@ unset PKG_CONFIG_SYSROOT_DIR
 # The unit: the installed paths, what devwld needs, and systemd's own check.
 unit=$D$unitdir/devwld.service
 for want in "Type=notify" "RuntimeDirectory=devwl" "ExecStart=/usr/sbin/devwld --policy /etc/devwl/policy.json" \
-	"ExecReload=/usr/sbin/devwlctl reload" "CapabilityBoundingSet=" "NoNewPrivileges=yes"; do
+	"ExecReload=/usr/bin/devwlctl reload" "CapabilityBoundingSet=" "NoNewPrivileges=yes"; do
 	grep -q "^$want" "$unit" || fail "devwld.service has no '$want'"
 done
 ! grep -q '@[A-Z_]*@' "$unit" || fail "devwld.service has unconfigured @VARS@"
@@ -130,7 +130,7 @@ for exe in $(sed -n 's/^Exec[A-Za-z]*=\([^ ]*\).*/\1/p' "$unit"); do
 done
 if command -v systemd-analyze >/dev/null; then
 	# A copy whose programs point into the DESTDIR, so verify finds them.
-	sed "s|=/usr/sbin/|=$D/usr/sbin/|" "$unit" >"$T/devwld.service"
+	sed "s|=/usr/sbin/|=$D/usr/sbin/|; s|=/usr/bin/|=$D/usr/bin/|" "$unit" >"$T/devwld.service"
 	systemd-analyze verify --man=no "$T/devwld.service" >"$T/verify" 2>&1 || {
 		cat "$T/verify"
 		fail "systemd-analyze verify devwld.service"
@@ -147,7 +147,7 @@ else
 fi
 
 # The default policy loads, and a second install keeps an administrator's edit.
-printf 'list /containers\n' | "$D/usr/sbin/devwlctl" batch --policy "$D/etc/devwl/policy.json" \
+printf 'list /containers\n' | "$D/usr/bin/devwlctl" batch --policy "$D/etc/devwl/policy.json" \
 	>"$T/list" || fail "the installed policy does not load: $(cat "$T/list")"
 echo '{"version": 1, "nodes": [{"path": "/mine"}]}' >"$D/etc/devwl/policy.json"
 DESTDIR=$D cmake --install "$pkg" >/dev/null 2>&1 || fail "second cmake --install"

@@ -42,7 +42,7 @@ static int child_mknod(void *arg)
 	if (pthread_create(&t, NULL, signaller, NULL) != 0)
 		return 3;
 	for (int i = 0; i < ROUNDS; i++) {
-		snprintf(p, sizeof(p), "%s/r%d", dir, i);
+		snprintf(p, sizeof(p), "%s/nd/r%d", dir, i);
 		if (syscall(SYS_mknodat, AT_FDCWD, p, S_IFCHR | 0600, makedev(1, 5)) == 0) {
 			ok++;
 		} else {

@@ -131,9 +131,9 @@ static int child_cases(void *arg)
 	}
 
 	/* mknod: c 1:5 may be made, c 1:7 not. */
-	snprintf(target, sizeof(target), "%s/m5-%s", dir, tag);
+	snprintf(target, sizeof(target), "%s/nd/m5-%s", dir, tag);
 	mknod_case("max-1-allowed", long_path(big, PATH_MAX - 1, target), 5);
-	snprintf(target, sizeof(target), "%s/m7-%s", dir, tag);
+	snprintf(target, sizeof(target), "%s/nd/m7-%s", dir, tag);
 	mknod_case("max-1-denied", long_path(big, PATH_MAX - 1, target), 7);
 	mknod_case("max", long_path(big, PATH_MAX, target), 5);
 	mknod_case("null", NULL, 5);
@@ -143,11 +143,11 @@ static int child_cases(void *arg)
 	mknod_case("protnone", p, 5);
 	mknod_case("empty", "", 5);
 	mprotect(xo, pg, PROT_READ | PROT_WRITE);
-	snprintf(xo, pg, "%s/x5-%s", dir, tag);
+	snprintf(xo, pg, "%s/nd/x5-%s", dir, tag);
 	mprotect(xo, pg, PROT_EXEC);
 	mknod_case("xo-allowed", xo, 5);
 	mprotect(xo, pg, PROT_READ | PROT_WRITE);
-	snprintf(xo, pg, "%s/x7-%s", dir, tag);
+	snprintf(xo, pg, "%s/nd/x7-%s", dir, tag);
 	mprotect(xo, pg, PROT_EXEC);
 	mknod_case("xo-denied", xo, 7);
 	return 0;

@@ -65,10 +65,10 @@ static int child_ops(void *arg)
 		snprintf(p, sizeof(p), "%s/file", dir);
 		r = syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
 		line(round, "file", r, errno, false);
-		snprintf(p, sizeof(p), "%s/m5-%d", dir, round);
+		snprintf(p, sizeof(p), "%s/nd/m5-%d", dir, round);
 		r = mknod(p, S_IFCHR | 0600, makedev(1, 5));
 		line(round, "mknod-allowed", r, errno, true);
-		snprintf(p, sizeof(p), "%s/m7-%d", dir, round);
+		snprintf(p, sizeof(p), "%s/nd/m7-%d", dir, round);
 		r = mknod(p, S_IFCHR | 0600, makedev(1, 7));
 		line(round, "mknod-denied", r, errno, true);
 	}

@@ -19,7 +19,7 @@ cat >"$T/policy.json" <<'JSON'
 JSON
 
 probe3() { "$RUN" --policy "$T/policy.json" "$@" -- "$PROBE" open "$T/null" rdwr ';' \
-	open "$T/zero" rdonly ';' open "$T/full" rdonly 2>&1; }
+	open "$T/zero" rdonly ';' open "$T/full" rdonly 2>>"$T/run.err"; }
 out=$(probe3 --node /ci) || fail "/ci: $out"
 [[ "$out" == "ok fd="*"rdev=1:3"*$'\n'"ok fd="*"rdev=1:5"*$'\n'"EPERM" ]] || fail "/ci: $out"
 out=$(probe3 --node /ci/strict) || fail "/ci/strict: $out"

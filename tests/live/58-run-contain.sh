@@ -86,7 +86,7 @@ if [ -x "$D" ] && [ -n "$V1" ]; then
 	v=$(awk '/^CapEff/ {print $2}' <<<"$out")
 	[ "$(bit "$v" 21)" = 0 ] || fail "--connect: the command kept CAP_SYS_ADMIN: $v"
 	grep -q '^left$' <<<"$out" && fail "--connect: the command left its baseline: $out"
-	[[ "$(sed -n 2p <<<"$out")" == */devwl-run.connect ]] || fail "--connect: cgroup: $out"
+	[[ "$(sed -n 2p <<<"$out")" == */devwl-run.connected/run-* ]] || fail "--connect: cgroup: $out"
 	[[ "$(sed -n 3p <<<"$out")" == "ok fd="*" rdev=1:5 "* ]] || fail "--connect: zero: $out"
 else
 	echo "no devwld or v1 controller: --connect not checked" >&2

@@ -72,9 +72,9 @@ if setpriv --reuid 65534 --regid 65534 --clear-groups unshare -Ur true 2>/dev/nu
 else
 	echo "# not checked here: uid 65534 cannot make a user namespace (the host's setting)"
 fi
-if [ "$("$PROBE" landlock)" = ok ]; then
+if [ "$("$PROBE" landlock /usr)" = ok ]; then
 	for mode in --mode=authoritative --mode=kernel; do
-		out=$("$RUN" $mode --policy "$T/policy.json" --node /g -- "$PROBE" landlock ';' \
+		out=$("$RUN" $mode --policy "$T/policy.json" --node /g -- "$PROBE" landlock /usr ';' \
 			open "$T/g0" path ';' open /proc/self/fd/%L rdonly ';' open "$T/g0" rdonly 2>"$T/err")
 		mapfile -t l <<<"$out"
 		[ "${l[0]}" = ok ] && [[ "${l[1]}" == "ok fd="* ]] ||

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -141,7 +142,11 @@ static inline const char *lt_probe(void)
 	return lt_probe_path;
 }
 
-/* A scratch directory of device nodes: null zero full random (char), loop0 (block). */
+/*
+ * A scratch directory of device nodes: null zero full random (char), loop0 (block), and
+ * nd/, a tmpfs mounted nodev: where devwl makes a node for a caller with no baseline
+ * behind it (a node anywhere else would open beyond the policy: doc/DESIGN.md, "mknod").
+ */
 struct lt_nodes {
 	char dir[64];
 };
@@ -179,12 +184,17 @@ static inline void lt_nodes_make(struct lt_nodes *n)
 		LT_DIE("symlink: %m");
 	snprintf(p, sizeof(p), "%s/file", n->dir);
 	close(open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	snprintf(p, sizeof(p), "%s/nd", n->dir);
+	if (mkdir(p, 0755) < 0 || mount("none", p, "tmpfs", MS_NODEV, "mode=0755") < 0)
+		LT_DIE("a nodev tmpfs at %s: %m", p);
 }
 
 static inline void lt_nodes_remove(struct lt_nodes *n)
 {
 	char cmd[128];
 
+	snprintf(cmd, sizeof(cmd), "%s/nd", n->dir);
+	umount2(cmd, MNT_DETACH);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", n->dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "warning: could not remove %s\n", n->dir);

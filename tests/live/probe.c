@@ -19,9 +19,6 @@
  *   probe thread OP ARGS...                 run one op in a new thread (not the leader)
  *   probe umask MODE                        set the umask (octal), prints ok
  *   probe sleep MS                          stay alive a while, prints ok
- *   probe landlock                          enter a Landlock domain that refuses every
- *                                           read or write open of a file (O_PATH still
- *                                           works): ok, or the errno name
  *   probe gethandle PATH                    name_to_handle_at: "TYPE HEX" (or the errno)
  *   probe openhandle MOUNTDIR TYPE HEX FLAGS open_by_handle_at of that handle
  *   probe clone-into DIR CMD [ARG]...       clone3(CLONE_INTO_CGROUP) into the cgroup2
@@ -29,6 +26,9 @@
  *                                           ok and CMD's exit status, or the errno name
  * In any argument "%L" stands for the fd the previous operation returned, so tests can
  * name it in /proc/self/fd/%L whatever fds the process started with; "%P" for its pid.
+ *   probe landlock DIR...                   confine the process with Landlock: from then on
+ *                                           files are read (and run) only beneath the
+ *                                           DIRs, written nowhere; ok or the errno name
  *   probe stat PATH                         lstat: "ok rdev=MAJ:MIN type=X mode=OOOO
  *                                           uid=U gid=G"
  *
@@ -55,12 +55,47 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <linux/io_uring.h>
-#include <linux/landlock.h>
 #include <linux/sched.h>
+#include <linux/landlock.h>
 #include <sys/prctl.h>
 #include <signal.h>
 
 static long last_fd = -1; /* what the previous operation returned, for "%L" */
+
+/* The file rights of Landlock's first ABI: every one of them handled, so denied unless a
+ * rule allows it. */
+#define LANDLOCK_FS_ALL ((1ULL << 13) - 1)
+#define LANDLOCK_FS_READ                                                                           \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+
+/* Confine this process: read and execute beneath dirs only. 0 or -errno. */
+static long landlock_beneath(char **dirs, int n)
+{
+	struct landlock_ruleset_attr attr = {.handled_access_fs = LANDLOCK_FS_ALL};
+	long rs = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	long r = 0;
+
+	if (rs < 0)
+		return -errno;
+	for (int i = 0; i < n && r == 0; i++) {
+		struct landlock_path_beneath_attr pb = {.allowed_access = LANDLOCK_FS_READ};
+		int fd = open(dirs[i], O_PATH | O_CLOEXEC);
+
+		if (fd < 0)
+			r = -errno;
+		pb.parent_fd = fd;
+		if (r == 0 &&
+		    syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r == 0 && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		       syscall(SYS_landlock_restrict_self, rs, 0) < 0))
+		r = -errno;
+	close((int)rs);
+	return r;
+}
 
 struct flagname {
 	const char *name;
@@ -424,25 +459,15 @@ static int run_op(struct op *op)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 		snprintf(op->out, sizeof(op->out), "ok");
-	} else if (strcmp(cmd, "landlock") == 0) {
-		/* No rule: every file open for reading or writing is refused (EACCES) by the
-		 * kernel in this task's context, whatever the DAC or the device cgroup say. */
-		struct landlock_ruleset_attr attr = {.handled_access_fs =
-							     LANDLOCK_ACCESS_FS_READ_FILE |
-							     LANDLOCK_ACCESS_FS_WRITE_FILE};
-		int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
-
-		ret = fd < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-				      syscall(SYS_landlock_restrict_self, fd, 0) < 0
-			      ? -1
-			      : 0;
-		snprintf(op->out, sizeof(op->out), "%s", ret < 0 ? strerrorname_np(errno) : "ok");
-		if (fd >= 0)
-			close(fd);
 	} else if (strcmp(cmd, "umask") == 0) {
 		NEED(2);
 		umask((mode_t)parse_num(argv[1], 8));
 		snprintf(op->out, sizeof(op->out), "ok");
+	} else if (strcmp(cmd, "landlock") == 0) {
+		NEED(2);
+		ret = landlock_beneath(argv + 1, argc - 1);
+		snprintf(op->out, sizeof(op->out), "%s",
+			 ret < 0 ? strerrorname_np((int)-ret) : "ok");
 	} else if (strcmp(cmd, "stat") == 0) {
 		struct stat st;
 

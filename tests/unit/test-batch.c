@@ -31,10 +31,34 @@ static char *session(struct devwl_policy *p, const char *const *lines, const siz
 	return buf;
 }
 
+/*
+ * "error ENAME: REASON" lines cut to "error ENAME", in place: the tables below check the
+ * errno of each answer; test_batch_exec_reasons checks the reasons.
+ */
+static char *errnos_only(char *out)
+{
+	char *w = out;
+
+	for (const char *r = out; *r;) {
+		const char *nl = strchrnul(r, '\n');
+		size_t n = (size_t)(nl - r);
+
+		if (!strncmp(r, "error ", 6) && memchr(r, ':', n))
+			n = (size_t)((const char *)memchr(r, ':', n) - r);
+		memmove(w, r, n);
+		w += n;
+		r = nl;
+		if (*r)
+			*w++ = *r++;
+	}
+	*w = '\0';
+	return out;
+}
+
 static void expect_session(struct devwl_policy *p, const char *const *lines, size_t n,
 			   const char *want)
 {
-	char *got = session(p, lines, NULL, n);
+	char *got = errnos_only(session(p, lines, NULL, n));
 
 	if (strcmp(got, want) != 0)
 		fail_msg("session output:\n%s--- want:\n%s---", got, want);
@@ -44,7 +68,7 @@ static void expect_session(struct devwl_policy *p, const char *const *lines, siz
 /* One line with explicit length (it may hold NUL bytes). */
 static void expect_line(struct devwl_policy *p, const char *line, size_t len, const char *want)
 {
-	char *got = session(p, &line, &len, 1);
+	char *got = errnos_only(session(p, &line, &len, 1));
 
 	if (strcmp(got, want) != 0)
 		fail_msg("'%.*s' answered '%s', want '%s'", (int)len, line, got, want);
@@ -324,6 +348,97 @@ static void test_batch_exec_malformed_session_continues(void **state)
 	devwl_policy_free(p);
 }
 
+/* The answer to line, whole: the reason included. */
+static void expect_reason(struct devwl_policy *p, const char *line, const char *want)
+{
+	size_t len = strlen(line);
+	char *got = session(p, &line, &len, 1);
+
+	if (strcmp(got, want) != 0)
+		fail_msg("'%s' answered\n  '%s'\nwant\n  '%s'", line, got, want);
+	free(got);
+}
+
+/*
+ * Every error answer says why after the errno name: the bad input as given or the rule
+ * as parsed, the node, and for a refusal of the hierarchy the ancestor that refuses and
+ * its rules, so that an operator need not read devwld's log to learn it.
+ */
+static void test_batch_exec_reasons(void **state)
+{
+	static const char *const setup[] = {
+		"mkdir /k8s",
+		"deny /k8s a",
+		"allow /k8s c 1:5 rw",
+		"mkdir /k8s/ns",
+		"mkdir /k8s/ns/pod",
+		"mkdir /open",
+		"deny /open c 1:* w",
+		"mkdir /open/child",
+		"mkdir /containers",
+		"deny /containers a",
+		"allow /containers c 1:5 rw",
+		"mkdir /containers/a",
+	};
+	struct devwl_policy *p = devwl_policy_new();
+
+	(void)state;
+	assert_non_null(p);
+	free(session(p, setup, NULL, N(setup)));
+	/* The example of devwlctl(1): the parent and its rules. */
+	expect_reason(p, "allow /containers/a c 1:3 rw",
+		      "error EPERM: allow c 1:3 rw on /containers/a: the parent /containers does "
+		      "not allow it (its rules: c 1:5 rw)\n");
+	/* The rule as parsed (spaces, order of the access letters). */
+	expect_reason(p, "allow /containers/a   c 1:3 wr  ",
+		      "error EPERM: allow c 1:3 rw on /containers/a: the parent /containers does "
+		      "not allow it (its rules: c 1:5 rw)\n");
+	/* Refused further up as well: where it would have to be allowed first. */
+	expect_reason(p, "allow /k8s/ns/pod c 1:9 w",
+		      "error EPERM: allow c 1:9 w on /k8s/ns/pod: the parent /k8s/ns does not "
+		      "allow it (its rules: c 1:5 rw); neither does /k8s above it (its rules: "
+		      "c 1:5 rw): it would have to be allowed there first\n");
+	/* An ALLOW parent refuses with a denial of its own. */
+	expect_reason(p, "allow /open/child c 1:3 w",
+		      "error EPERM: allow c 1:3 w on /open/child: the parent /open denies c 1:* "
+		      "w\n");
+	expect_reason(p, "allow /containers/a a",
+		      "error EPERM: allow a on /containers/a: the parent /containers denies by "
+		      "default, so no node below it can allow all (its rules: c 1:5 rw)\n");
+	/* The grammar's complaint, with the text as given. */
+	expect_reason(p, "allow /containers/a c 1:3 rwx",
+		      "error EINVAL: allow \"c 1:3 rwx\" on /containers/a: access must be made of "
+		      "'r', 'w' and 'm'\n");
+	expect_reason(p, "allow /containers/a c 10-229",
+		      "error EINVAL: allow \"c 10-229\" on /containers/a: expected ':' after the "
+		      "major\n");
+	expect_reason(p, "deny /containers/a c 1:3",
+		      "error EINVAL: deny \"c 1:3\" on /containers/a: missing access (a subset of "
+		      "\"rwm\")\n");
+	/* Control characters never end the answer's line. */
+	expect_reason(p, "allow /containers/a c 1:3 \x01\\x02",
+		      "error EINVAL: allow \"c 1:3 \\x01\\x02\" on /containers/a: access must be "
+		      "made of 'r', 'w' and 'm'\n");
+	expect_reason(p, "allow /nope c 1:3 r", "error ENOENT: no node /nope\n");
+	expect_reason(p, "check /nope c 1 3 r", "error ENOENT: no node /nope\n");
+	expect_reason(p, "mkdir /x/y", "error ENOENT: no parent /x: make it first\n");
+	expect_reason(p, "mkdir /k8s", "error EEXIST: node /k8s exists\n");
+	expect_reason(p, "rmdir /k8s/ns", "error EBUSY: /k8s/ns has children: remove them first\n");
+	expect_reason(p, "deny /k8s a",
+		      "error EINVAL: deny a on /k8s: /k8s has children, so its default can no "
+		      "longer change\n");
+	expect_reason(p, "mkdir bad",
+		      "error EINVAL: mkdir: \"bad\" is not a node path like /a/b\n");
+	expect_reason(p, "frobnicate /a",
+		      "error EINVAL: unknown command \"frobnicate\" (mkdir, rmdir, allow, deny, "
+		      "list, show, check)\n");
+	expect_reason(
+		p, "check /k8s c 1 x r",
+		"error EINVAL: check /k8s: \"c 1 x r\" is not TYPE MAJOR MINOR ACCESS (c or b, "
+		"numbers from 0 to 4294967295, ACCESS of r, w and m, or - for none)\n");
+	devwl_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_batch_exec_rule_escapes),
 		cmocka_unit_test(test_batch_unescape_all),
 		cmocka_unit_test(test_batch_exec_malformed_session_continues),
+		cmocka_unit_test(test_batch_exec_reasons),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

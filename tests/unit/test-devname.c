@@ -254,7 +254,13 @@ static void test_batch_exec_device_names(void **state)
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		batch_exec(p, lines[i], strlen(lines[i]), out);
 	fclose(out);
-	assert_string_equal(buf, "ok\nok\nok\nerror ENOENT\nerror ENOENT\nok\nc 1:* r\n.\n");
+	assert_string_equal(buf, "ok\nok\nok\n"
+				 "error ENOENT: allow \"char-devwl-nothing r\" on /a: "
+				 "char-devwl-nothing: /proc/devices lists no character device "
+				 "major named \"devwl-nothing\"\n"
+				 "error ENOENT: allow \"/dev/devwl-nothing\" on /a: "
+				 "/dev/devwl-nothing: No such file or directory\n"
+				 "ok\nc 1:* r\n.\n");
 	free(buf);
 	devwl_policy_free(p);
 }

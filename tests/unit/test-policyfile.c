@@ -320,6 +320,43 @@ static void test_devwl_policy_load_string_bad_json(void **state)
 	}
 }
 
+/*
+ * An error inside a node names the line and column where that node starts, and a key
+ * nobody knows is answered with the keys that exist: a typo is found without the manual.
+ */
+static void test_devwl_policy_load_string_error_place(void **state)
+{
+	static const char text[] = "{ \"version\": 1,\n"
+				   "  \"containers\": { \"match\": [] },\n"
+				   "  \"nodes\": [\n"
+				   "    { \"path\": \"/a\", \"rules\": [\"deny a\"] },\n"
+				   "    {\n"
+				   "      \"path\": \"/a/b\", \"rulez\": [] } ] }\n";
+	static const char rule[] = "{\"version\": 1, \"nodes\": [{\"path\": \"/a\"},\n"
+				   " {\"path\": \"/a/b\",\n"
+				   "  \"rules\": [\"allow c 1:3 rwx\"]}]}";
+	struct devwl_policy *p = SENTINEL;
+	struct devwl_error err = {0};
+	int r;
+
+	(void)state;
+	r = devwl_policy_load_string(text, "bad.json", &p, &err);
+	assert_error(r, &err, -EINVAL,
+		     "bad.json:5:5: node /a/b: unknown key \"rulez\" (known: path, rules, devices, "
+		     "mknod_needs_cap)",
+		     NULL);
+	assert_int_equal(err.offset, strstr(text, "    {\n") - text + 4);
+	load_bad("{\"version\": 1, \"nodez\": []}", -EINVAL,
+		 "unknown key \"nodez\" (known: version, nodes, containers)", NULL, NULL);
+	load_bad(rule, -EINVAL, "bad.json:2:2: node /a/b: rule 1 \"allow c 1:3 rwx\"", NULL, NULL);
+	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"devices\": [{\"allow\": "
+		 "true, \"typ\": \"c\"}]}]}",
+		 -EINVAL,
+		 "bad.json:1:26: node /a: device 1: unknown key \"typ\" (known: allow, type,", NULL,
+		 NULL);
+	assert_ptr_equal(p, SENTINEL);
+}
+
 static void test_devwl_policy_load_string_bad_content(void **state)
 {
 	(void)state;
@@ -1106,6 +1143,7 @@ int main(void)
 		cmocka_unit_test(test_devwl_policy_load_file_bad_fixtures),
 		cmocka_unit_test(test_devwl_policy_load_string_bad_json),
 		cmocka_unit_test(test_devwl_policy_load_string_bad_content),
+		cmocka_unit_test(test_devwl_policy_load_string_error_place),
 		cmocka_unit_test(test_devwl_policy_load_string_bad_rule),
 		cmocka_unit_test(test_devwl_policy_load_string_refused),
 		cmocka_unit_test(test_devwl_policy_load_string_bad_oci),
