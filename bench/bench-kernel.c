@@ -3,8 +3,8 @@
  * bench-kernel [N...]: the kernel program of a DENY node with N exceptions (default 1,
  * 100, 10000): its size in instructions, the time to compile it, and the time to compile,
  * load (verifier included) and swap it into a cgroup2 device cgroup with BPF_F_REPLACE
- * (devwl_cgroup_apply); medians of a few runs. Needs root and a cgroup2 mount at
- * /sys/fs/cgroup/unified or /sys/fs/cgroup.
+ * (devwl_cgroup_apply); medians of a few runs. Needs root and a cgroup2 mount, wherever
+ * mountinfo says it is.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "devwl.h"
+
+#include "../tests/hostprobe.h"
 
 static double now_us(void)
 {
@@ -32,13 +34,12 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	static const unsigned defaults[] = {1, 100, 10000};
-	const char *roots[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
-	char dir[256] = "";
+	char mnt[256] = "", dir[320] = "";
 	struct devwl_cgroup *cg = NULL;
 	int n = argc > 1 ? argc - 1 : 3;
 
-	for (size_t i = 0; i < 2 && !cg; i++) {
-		snprintf(dir, sizeof(dir), "%s/devwl-bench-kernel.%d", roots[i], (int)getpid());
+	if (hp_cgroup_mount(NULL, mnt, sizeof(mnt)) == 0) {
+		snprintf(dir, sizeof(dir), "%s/devwl-bench-kernel.%d", mnt, (int)getpid());
 		if (mkdir(dir, 0755) == 0 && devwl_cgroup_open(dir, 0, &cg) < 0)
 			rmdir(dir);
 	}

@@ -4,10 +4,8 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 live_init "device cgroup baseline"
-out=$("$RUN" -- true 2>&1) || {
-	grep -q "no seccomp user notification" <<<"$out" && skip "$out"
-	fail "devwl-run -- true: $out"
-}
+host_user_notif || skip "the kernel has no seccomp user notification"
+out=$("$RUN" -- true 2>&1) || fail "devwl-run -- true: $out"
 
 expect() {
 	local want=$1 rc

@@ -9,7 +9,8 @@ command -v setpriv >/dev/null || skip "no setpriv"
 chmod 755 "$T"
 mknod -m 666 "$T/mem" c 1 1 && mknod -m 666 "$T/zero" c 1 5 || skip "cannot mknod in $T"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
-nobody test -x "$RUN" || skip "nobody cannot run $RUN (build dir permissions)"
+# What nobody runs must be in its reach (a 0700 checkout's build tree is not).
+RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
 
 out=$(nobody "$RUN" -- "$PROBE" open "$T/zero" rdonly ';' open "$T/mem" rdonly ';' open "$T/zero" rdonly 2>"$T/err")
 rc=$?

@@ -30,6 +30,8 @@
 #include "devwl.h"
 #include "util.h"
 
+#include "../hostprobe.h"
+
 struct pol {
 	bool allow;	      /* default behaviour */
 	const char *rules[6]; /* exceptions: denials (allow) or grants (deny) */
@@ -316,7 +318,7 @@ int main(void)
 {
 	struct devwl_policy *p = devwl_policy_new();
 	struct devwl_node *n[ARRAY_SIZE(pairs)][2];
-	char parent[128], dir[160], path[128];
+	char parent[200], dir[240], path[128], mnt[128], why[512] = "";
 	const char *env = getenv("DEVWL_LIVE65_FLIPS");
 	long flips = env ? atol(env) : 20000;
 	const char *benv = getenv("DEVWL_LIVE65_BEHAVIOUR_FLIPS");
@@ -327,8 +329,9 @@ int main(void)
 		fputs("SKIP: needs root (device cgroups, mknod)\n", stderr);
 		return 77;
 	}
-	if (access("/sys/fs/cgroup/devices/devices.allow", W_OK) < 0) {
-		fputs("SKIP: no cgroup-v1 devices controller at /sys/fs/cgroup/devices\n", stderr);
+	if (hp_v1_devices(why, sizeof(why)) < 0 ||
+	    hp_cgroup_mount("devices", mnt, sizeof(mnt)) < 0) {
+		fprintf(stderr, "SKIP: no v1 devices cgroup on this host: %s\n", why);
 		return 77;
 	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -364,7 +367,7 @@ int main(void)
 			return 1;
 		}
 	}
-	snprintf(parent, sizeof(parent), "/sys/fs/cgroup/devices/devwl-live65.%d", (int)getpid());
+	snprintf(parent, sizeof(parent), "%s/devwl-live65.%d", mnt, (int)getpid());
 	snprintf(dir, sizeof(dir), "%s/w", parent);
 	if (mkdir(parent, 0755) < 0 || mkdir(dir, 0755) < 0) {
 		fprintf(stderr, "FATAL: mkdir %s: %m\n", dir);

@@ -10,14 +10,17 @@ fail() {
 	exit 1
 }
 
+# What the host can do, asked without devwl: host_can_baseline v1|v2, host_cgroup2...
+. "$(dirname "${BASH_SOURCE[0]}")/../host-probe.sh"
+
 # live_init WHY-ROOT: skip unless root; set RUN (devwl-run) and PROBE (tests/live/probe)
 # and check they were built; T, a temporary directory removed on exit.
 live_init() {
 	[ "$(id -u)" = 0 ] || skip "needs root ($1)"
 	RUN=${DEVWL_BUILD:?}/tools/devwl-run
 	PROBE=$DEVWL_BUILD/tests/live/probe
-	[ -x "$RUN" ] || skip "no $RUN"
-	[ -x "$PROBE" ] || skip "no $PROBE"
+	[ -x "$RUN" ] || fail "no $RUN: the build should have made it"
+	[ -x "$PROBE" ] || fail "no $PROBE: the build should have made it"
 	T=$(mktemp -d)
 	trap 'rm -rf "$T"' EXIT
 }

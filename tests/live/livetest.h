@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../hostprobe.h"
 #include "devwl.h"
 
 static int lt_failures;
@@ -59,19 +60,86 @@ static inline void lt_need_root(void)
 {
 	if (geteuid() != 0)
 		LT_SKIP("needs root (mknod of test nodes, device cgroup, chroot)");
-	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF))
+	/* The kernel is asked, not devwl: a devwl that misses the feature fails. */
+	if (!hp_user_notif())
 		LT_SKIP("kernel without seccomp user notification");
+	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF))
+		LT_DIE("devwl_features() misses seccomp user notification, which the kernel has");
 }
 
+/* Every directory above path lets others through, and others may execute it. */
+static inline bool lt_reachable_by_others(const char *path)
+{
+	char buf[4096];
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	if (stat(buf, &st) < 0 || !(st.st_mode & S_IXOTH))
+		return false;
+	for (char *slash = strrchr(buf, '/'); slash && slash > buf; slash = strrchr(buf, '/')) {
+		*slash = '\0';
+		if (stat(buf, &st) < 0 || !(st.st_mode & S_IXOTH))
+			return false;
+	}
+	return true;
+}
+
+static char lt_probe_copy_dir[64];
+static pid_t lt_probe_copy_owner;
+static inline void lt_probe_copy_remove(void)
+{
+	char path[128];
+
+	if (getpid() != lt_probe_copy_owner)
+		return; /* a forked child leaving: the copy is its parent's */
+	snprintf(path, sizeof(path), "%s/probe", lt_probe_copy_dir);
+	unlink(path);
+	rmdir(lt_probe_copy_dir);
+}
+
+static char lt_probe_path[4096];
+static inline void lt_probe_find(void)
+{
+	char *path = lt_probe_path;
+	const size_t size = sizeof(lt_probe_path);
+	const char *dir = getenv("DEVWL_LIVE_BIN");
+	char buf[65536];
+	int in = -1, out = -1;
+	ssize_t n = 0;
+
+	snprintf(path, size, "%s/probe", dir ? dir : ".");
+	if (access(path, X_OK) < 0)
+		LT_DIE("no probe at %s (set DEVWL_LIVE_BIN): the build should have made it", path);
+	if (lt_reachable_by_others(path))
+		return;
+	snprintf(lt_probe_copy_dir, sizeof(lt_probe_copy_dir), "/tmp/devwl-probe.XXXXXX");
+	if (!mkdtemp(lt_probe_copy_dir) || chmod(lt_probe_copy_dir, 0755) < 0)
+		LT_DIE("cannot make a directory for a copy of the probe: %m");
+	lt_probe_copy_owner = getpid();
+	atexit(lt_probe_copy_remove);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, size, "%s/probe", lt_probe_copy_dir);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			n = -1;
+	if (in < 0 || out < 0 || n < 0 || fchmod(out, 0755) < 0)
+		LT_DIE("cannot copy the probe to %s: %m", path);
+	close(in);
+	close(out);
+}
+
+/*
+ * The probe, where other users can run it too (setpriv --reuid 65534 ... probe): a build
+ * tree under a 0700 directory, a private checkout, is out of their reach, so the probe
+ * is then copied once to a 0755 directory in /tmp, removed at exit.
+ */
 static inline const char *lt_probe(void)
 {
-	static char path[4096];
-	const char *dir = getenv("DEVWL_LIVE_BIN");
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	snprintf(path, sizeof(path), "%s/probe", dir ? dir : ".");
-	if (access(path, X_OK) < 0)
-		LT_DIE("no probe at %s (set DEVWL_LIVE_BIN)", path);
-	return path;
+	pthread_once(&once, lt_probe_find);
+	return lt_probe_path;
 }
 
 /*
@@ -134,7 +202,7 @@ static inline void lt_nodes_remove(struct lt_nodes *n)
 
 /* A scratch v1 devices cgroup denying everything: the kernel baseline. */
 struct lt_cgroup {
-	char dir[128];
+	char dir[200];
 	bool ok;
 };
 
@@ -152,10 +220,13 @@ static inline bool lt_write(const char *path, const char *text)
 
 static inline void lt_cgroup_make(struct lt_cgroup *cg)
 {
-	char p[256];
+	char p[256], mnt[160];
 
-	snprintf(cg->dir, sizeof(cg->dir), "/sys/fs/cgroup/devices/devwl-live-%d", (int)getpid());
 	cg->ok = false;
+	/* Wherever mountinfo says the v1 devices controller is. */
+	if (hp_cgroup_mount("devices", mnt, sizeof(mnt)) < 0)
+		return;
+	snprintf(cg->dir, sizeof(cg->dir), "%s/devwl-live-%d", mnt, (int)getpid());
 	if (mkdir(cg->dir, 0755) < 0 && errno != EEXIST)
 		return;
 	snprintf(p, sizeof(p), "%s/devices.deny", cg->dir);

@@ -7,7 +7,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 PROBE=$BUILD/tests/live/probe
-[ -x "$RUN" ] && [ -x "$PROBE" ] || skip "devwl-run or the live tests' probe not built"
+[ -x "$RUN" ] && [ -x "$PROBE" ] || fail "devwl-run or the live tests' probe not built (the build should have made it)"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1,

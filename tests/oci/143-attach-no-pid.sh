@@ -4,7 +4,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 CLIENT=$OCI_BIN/oci-client
-[ -x "$CLIENT" ] || skip "oci-client not built at $CLIENT"
+[ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1,

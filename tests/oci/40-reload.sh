@@ -4,7 +4,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] || skip "devwl-run not built at $RUN"
+[ -x "$RUN" ] || fail "devwl-run not built at $RUN (the build should have made it)"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1,

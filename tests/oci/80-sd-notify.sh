@@ -5,7 +5,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 LISTEN=$OCI_BIN/notify-listen
-[ -x "$LISTEN" ] || skip "notify-listen not built at $LISTEN"
+[ -x "$LISTEN" ] || fail "notify-listen not built at $LISTEN (the build should have made it)"
 
 echo '{ "version": 1 }' >"$T/policy.json"
 "$LISTEN" "$T/notify.sock" 120 "$T/listen.sock" "$T/control.sock" >"$T/notify.out" 2>&1 &

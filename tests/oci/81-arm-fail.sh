@@ -7,7 +7,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
+[ -x "$RUN" ] && [ -x "$HAMMER" ] || fail "devwl-run or hammer not built (the build should have made it)"
 [ "${DEVWL_TEST_HOOKS:-0}" = 1 ] || skip "devwld built without -DDEVWL_TEST_HOOKS=ON (fault injection)"
 
 cat >"$T/policy.json" <<'JSON'

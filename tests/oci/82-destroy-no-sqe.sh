@@ -8,7 +8,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 CLIENT=$OCI_BIN/oci-client
-[ -x "$CLIENT" ] || skip "oci-client not built at $CLIENT"
+[ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
 [ "${DEVWL_TEST_HOOKS:-0}" = 1 ] || skip "devwld built without -DDEVWL_TEST_HOOKS=ON (fault injection)"
 
 echo '{ "version": 1, "nodes": [] }' >"$T/policy.json"

@@ -8,7 +8,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
+[ -x "$RUN" ] && [ -x "$HAMMER" ] || fail "devwl-run or hammer not built (the build should have made it)"
 SECONDS_STORM=${DEVWL_STORM_SECONDS:-3}
 
 cat >"$T/policy.json" <<'JSON'

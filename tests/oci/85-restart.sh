@@ -7,7 +7,7 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
+[ -x "$RUN" ] && [ -x "$HAMMER" ] || fail "devwl-run or hammer not built (the build should have made it)"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1,
@@ -25,13 +25,19 @@ ctl mkdir /live && ctl deny /live 'c 1:9 rwm' && ctl mknod-cap /live false ||
 	fail "devwlctl changes"
 show_before=$(ctl show /live; ctl show /w)
 
+# served_more N: until devwld has answered more than N calls (the hammers are at work).
+served_more() {
+	wait_until 60 sh -c '[ "$("$0" --socket "$1" stats | awk "\$1 == \"notifications\" {print \$2}")" -gt "$2" ]' \
+		"$DEVWLCTL" "$T/control.sock" "$1" ||
+		fail "no calls answered past $1 in 60 s: $(ctl stats | grep -E '^(notifications|generation|processes) ')"
+}
 tag=devwl-restart-$$
 start_loop_container "$tag"
 
 start_hammers 3 "$T/file.txt"
 wait_containers 4
 before=$(ctl containers | awk '{print $1, $2}' | sort)
-sleep 0.5
+served_more "$(stat_of notifications)"
 
 g=$(generation)
 for how in ctl ctl usr2 usr2; do
@@ -47,7 +53,8 @@ for how in ctl ctl usr2 usr2; do
 	g2=$(generation)
 	[ "$g2" -gt "$g" ] || fail "$how: no new worker (generation $g → $g2)"
 	g=$g2
-	sleep 0.4
+	# The new worker serves before the next restart.
+	served_more "$(stat_of notifications)"
 done
 pass "four planned restarts (2× devwlctl restart, 2× SIGUSR2), now at worker generation $g"
 

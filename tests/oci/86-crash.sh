@@ -8,7 +8,7 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
+[ -x "$RUN" ] && [ -x "$HAMMER" ] || fail "devwl-run or hammer not built (the build should have made it)"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1,
@@ -17,12 +17,18 @@ JSON
 echo data >"$T/file.txt"
 DEVWLD_TEST_STOP_FILE=$T/stop-on start_devwld --no-audit
 
+# served_more N: until devwld has answered more than N calls (the hammers are at work).
+served_more() {
+	wait_until 60 sh -c '[ "$("$0" --socket "$1" stats | awk "\$1 == \"notifications\" {print \$2}")" -gt "$2" ]' \
+		"$DEVWLCTL" "$T/control.sock" "$1" ||
+		fail "no calls answered past $1 in 60 s: $(ctl stats | grep -E '^(notifications|generation|processes) ')"
+}
 tag=devwl-crash-$$
 start_loop_container "$tag"
 start_hammers 3 "$T/file.txt"
 wait_containers 4
 before=$(ctl containers | awk '{print $1, $2}' | sort)
-sleep 0.3
+served_more "$(stat_of notifications)"
 
 # --- 1. SIGKILL under load -------------------------------------------------------------
 for round in 1 2; do

@@ -5,7 +5,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] && [ -x "$HAMMER" ] || skip "devwl-run or hammer not built"
+[ -x "$RUN" ] && [ -x "$HAMMER" ] || fail "devwl-run or hammer not built (the build should have made it)"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1, "nodes": [ { "path": "/w", "rules": ["deny a", "allow c 1:5 r"] } ] }

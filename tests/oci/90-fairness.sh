@@ -7,7 +7,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] || skip "devwl-run not built at $RUN"
+[ -x "$RUN" ] || fail "devwl-run not built at $RUN (the build should have made it)"
 LOAD=$BUILD/bench/fair-load
 if [ ! -x "$LOAD" ]; then
 	LOAD=$T/fair-load
@@ -29,12 +29,12 @@ start_devwld --no-audit
 flood=$!
 CHILD_PIDS+=("$flood")
 # The flood must be running before the quiet ones start.
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 1200; i++)); do
 	n=$(ctl containers | awk '$1 == "flood" {print $4}')
 	[ "${n:-0}" -gt 1000 ] && break
 	sleep 0.05
 done
-[ "${n:-0}" -gt 1000 ] || fail "the flood did not get going ($n notifications)"
+[ "${n:-0}" -gt 1000 ] || fail "the flood did not get going in 60 s (${n:-no} notifications: $(cat "$T/flood.out"))"
 
 pids=()
 for i in $(seq "$QUIET"); do
@@ -63,10 +63,7 @@ wait "$flood" || fail "the flood workload failed: $(cat "$T/flood.out")"
 grep -q 'errors 0 ' "$T/flood.out" || fail "the flood saw failed opens: $(cat "$T/flood.out")"
 stats=$(ctl stats)
 echo "$stats" | grep -q '^errors 0$' || fail "devwld counted errors: $stats"
-for ((i = 0; i < 600; i++)); do
-	ctl stats | grep -q '^containers 0$' && break
-	sleep 0.1
-done
-ctl stats | grep -q '^containers 0$' || fail "containers left after the workloads exited"
+wait_until 60 sh -c '"$0" --socket "$1" stats | grep -q "^containers 0$"' "$DEVWLCTL" "$T/control.sock" ||
+	fail "containers left 60 s after the workloads exited: $(ctl containers | head -5)"
 pass "the flood itself was served throughout ($(awk '{print $2, $3, $4, $5}' "$T/flood.out")) and devwld counted no errors"
 exit 0

@@ -32,8 +32,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 WORK=$OCI_BIN/soak-work
-[ -x "$RUN" ] && [ -x "$WORK" ] || skip "devwl-run or soak-work not built"
-[ -d /sys/fs/cgroup/devices ] || [ -d /sys/fs/cgroup/unified ] || skip "no cgroup for the baseline"
+[ -x "$RUN" ] && [ -x "$WORK" ] || fail "devwl-run or soak-work not built (the build should have made it)"
+host_can_v1_devices || host_can_v2_devices || skip "no device cgroup baseline possible on this host: $host_why"
 
 SECS=${DEVWL_SOAK_SECONDS:-180}
 [ "$SECS" -ge 20 ] 2>/dev/null || fail "DEVWL_SOAK_SECONDS=$SECS: give at least 20"

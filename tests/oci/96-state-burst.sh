@@ -6,7 +6,7 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] || skip "devwl-run not built at $RUN"
+[ -x "$RUN" ] || fail "devwl-run not built at $RUN (the build should have made it)"
 N=${DEVWL_BURST:-200}
 
 cat >"$T/policy.json" <<'JSON'
@@ -67,6 +67,11 @@ bad=0
 for pid in "${pids[@]}"; do
 	wait "$pid" || bad=$((bad + 1))
 done
-[ "$bad" = 0 ] || fail "$bad of $N workloads failed: $(tail -5 "$T/workloads.err")"
-pass "every workload's calls were answered right, before and after the restarts"
+# The killed worker may have had a call in hand (a workload's sleep loading its libraries
+# under the full profile): the keeper answers it ENOSYS (devwld(8) KEEPER). One worker was
+# killed, so at most one such answer, and at most that one workload failing for it.
+enosys=$(grep -c 'Function not implemented' "$T/workloads.err")
+[ "$enosys" -le 1 ] || fail "$enosys ENOSYS answers for one killed worker: $(grep -m5 'Function not implemented' "$T/workloads.err")"
+[ "$bad" -le "$enosys" ] || fail "$bad of $N workloads failed ($enosys ENOSYS): $(tail -5 "$T/workloads.err")"
+pass "every workload's calls were answered right, before and after the restarts ($enosys ENOSYS from the killed worker's call in hand, $bad workload failed for it; one of each is tolerated)"
 exit 0

@@ -16,6 +16,9 @@ pass() {
 	echo "ok - $*"
 }
 
+# What the host can do, asked without devwl (host_cgroup2, host_can_v2_devices...).
+. "$(dirname "${BASH_SOURCE[0]}")/../host-probe.sh"
+
 [ "$(id -u)" = 0 ] || skip "needs root (runtimes, cgroups, seccomp listeners)"
 for cmd in ${RT:-} jq busybox; do
 	command -v "$cmd" >/dev/null || skip "$cmd not installed (apt-get install runc crun busybox-static jq)"
@@ -30,7 +33,7 @@ DEVWLD=${DEVWLD:-$BUILD/supervisor/devwld}
 DEVWLCTL=${DEVWLCTL:-$BUILD/tools/devwlctl}
 OCI_HOOK=${OCI_HOOK:-$BUILD/supervisor/devwl-oci-hook}
 OCI_BIN=${OCI_BIN:-$BUILD/tests/oci}
-[ -x "$DEVWLD" ] || skip "devwld not built at $DEVWLD"
+[ -x "$DEVWLD" ] || fail "devwld not built at $DEVWLD (the build should have made it)"
 
 T=$(mktemp -d /tmp/devwl-oci.XXXXXX)
 chmod 755 "$T"
@@ -141,11 +144,16 @@ ctl() {
 }
 
 # The runtime, run from a private mount namespace where that is needed (crun 1.8.1
-# refuses this host's hybrid cgroup layout while /sys/fs/cgroup/unified is mounted).
+# refuses a hybrid cgroup layout while its cgroup2 mount lists a controller): on a hybrid
+# host, with the cgroup2 mounts unmounted there; on a v2-only one, as it is.
 rt_create() {
-	if [ "$RT" = crun ]; then
+	if [ "$RT" = crun ] && host_v1 devices >/dev/null; then
 		timeout 120 unshare -m --propagation private sh -c \
-			'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh crun "$@"
+			'for m in $(awk '"'"'$0 ~ / - cgroup2 / {print $5}'"'"' /proc/self/mountinfo); do
+				umount "$m" 2>/dev/null
+			done; exec "$@"' sh crun "$@"
+	elif [ "$RT" = crun ]; then
+		timeout 120 crun "$@"
 	else
 		timeout 120 runc "$@"
 	fi
@@ -236,7 +244,7 @@ wait_containers() {
 need_stall() {
 	local f
 	for f in "$RUN" "$OCI_BIN/uffd-stall"; do
-		[ -x "$f" ] || skip "$f not built"
+		[ -x "$f" ] || fail "$f not built (the build should have made it)"
 	done
 }
 
