@@ -465,7 +465,8 @@ int baseline_join_run(enum baseline_kind want, const char *name, struct baseline
 					: attach_deny_all(dir);
 		if (r >= 0)
 			r = write_file(dir, "cgroup.procs", pid);
-		if (r != -ENOENT)
+		/* Removed under us: gone (ENOENT) or going (ENODEV, its files dead). */
+		if (r != -ENOENT && r != -ENODEV)
 			break;
 	}
 	if (r < 0) {

@@ -11,6 +11,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 live_init "a root victim process, the baseline cgroup"
 command -v setpriv >/dev/null || skip "no setpriv(1)"
+# What nobody runs must be in its reach (a 0700 checkout's build tree is not).
+RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
 chmod 755 "$T"
 sleep 1000 &
 victim=$!
