@@ -1064,6 +1064,22 @@ int devwl_caller_may_open(int opath_fd, int oflags)
 	return 0;
 }
 
+/* A tmpfs no path reaches (fsopen, fsmount: never attached), with one option set. */
+static int new_tmpfs(const char *key, const char *value)
+{
+	_cleanup_close_ int fs = -1;
+	int mnt = -1;
+
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return negerrno();
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, key, value, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return negerrno();
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
+	return mnt < 0 ? negerrno() : mnt;
+}
+
 /*
  * The private tmpfs, made once: no path reaches it, so only devwl can put nodes there. Its
  * root is searchable (0711) so that a node in it can be opened as a caller; only fds of
@@ -1071,22 +1087,9 @@ int devwl_caller_may_open(int opath_fd, int oflags)
  */
 static int private_mount(struct devwl_caller *c)
 {
-	_cleanup_close_ int fs = -1;
-	int mnt = -1;
-
-	if (c->private_mnt >= 0)
-		return c->private_mnt;
-	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return negerrno();
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0711", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return negerrno();
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
-	if (mnt < 0)
-		return negerrno();
-	c->private_mnt = mnt;
-	return mnt;
+	if (c->private_mnt < 0)
+		c->private_mnt = new_tmpfs("mode", "0711");
+	return c->private_mnt;
 }
 
 /* "c-MAJOR-MINOR" or "b-MAJOR-MINOR" into name (at least 48 bytes). */
@@ -1187,17 +1190,7 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
  */
 static int twin_mount(void)
 {
-	_cleanup_close_ int fs = -1;
-	int mnt = -1;
-
-	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return negerrno();
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return negerrno();
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
-	return mnt < 0 ? negerrno() : mnt;
+	return new_tmpfs("size", "4k");
 }
 
 int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)

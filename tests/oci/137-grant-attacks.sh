@@ -30,15 +30,21 @@ sleep 1000 &
 victim=$!
 CHILD_PIDS+=("$victim")
 
+# served HOW ID: the command that hands a workload to devwld as root with every open
+# trapped (full), as root in kernel mode, or as the allowed user (nobody), in cmd.
+served() {
+	case $1 in
+	full) cmd=("$RUN" --connect "$T/listen.sock" --node /w --id "$2") ;;
+	kernel) cmd=("$RUN" --connect "$T/listen.sock" --node /w --id "$2" --mode=kernel) ;;
+	nobody) cmd=(as_nobody "$RUN" --connect "$T/listen.sock" --id "$2") ;;
+	esac
+}
+
 # 1. procfs through a magic link: root (contained: no CAP_SYS_PTRACE), both profiles, and
 # the allowed user.
 mem="open /proc/self/root/proc/$victim/mem rdwr ; open /proc/self/root/proc/$DEVWLD_PID/mem rdwr"
 for how in full kernel nobody; do
-	case $how in
-	full) cmd=("$RUN" --connect "$T/listen.sock" --node /w --id m-$how) ;;
-	kernel) cmd=("$RUN" --connect "$T/listen.sock" --node /w --id m-$how --mode=kernel) ;;
-	nobody) cmd=(as_nobody "$RUN" --connect "$T/listen.sock" --id m-$how) ;;
-	esac
+	served $how m-$how
 	# shellcheck disable=SC2086 # the probe's words
 	out=$("${cmd[@]}" -- "$PROBE" $mem 2>"$T/err") || fail "$how: $(cat "$T/err")"
 	[ "$out" = "$(printf 'EACCES\nEACCES')" ] || fail "$how: another root process's memory: $out"
@@ -53,11 +59,7 @@ ll="landlock $dirs ; open $T/zero rdonly ; open /proc/self/root$T/zero rdonly ; 
 native=$("$PROBE" $ll)
 [ "$(head -1 <<<"$native")" = ok ] || skip "no Landlock here: $native"
 for how in full kernel nobody; do
-	case $how in
-	full) cmd=("$RUN" --connect "$T/listen.sock" --node /w --id l-$how) ;;
-	kernel) cmd=("$RUN" --connect "$T/listen.sock" --node /w --id l-$how --mode=kernel) ;;
-	nobody) cmd=(as_nobody "$RUN" --connect "$T/listen.sock" --id l-$how) ;;
-	esac
+	served $how l-$how
 	# shellcheck disable=SC2086
 	out=$("${cmd[@]}" -- "$PROBE" $ll 2>"$T/err") || fail "$how: $(cat "$T/err")"
 	[ "$out" = "$native" ] || fail "$how: Landlock under devwld: $(tr '\n' '|' <<<"$out")," \
@@ -76,8 +78,7 @@ if command -v fuse2fs >/dev/null && [ -c /dev/fuse ] && unshare -Urm true 2>/dev
 	}
 	want=$(printf 'mounted\nunmounted')
 	for how in full kernel; do
-		cmd=("$RUN" --connect "$T/listen.sock" --node /w --id f-$how)
-		[ $how = kernel ] && cmd+=(--mode=kernel)
+		served $how f-$how
 		out=$("${cmd[@]}" -- unshare -Urm sh -c "$(use $how-host)" 2>&1)
 		[ "$out" = "$want" ] || fail "$how, the host's /dev/fuse: $out"
 		out=$("${cmd[@]}" -- unshare -Urm sh -c "mount -t tmpfs none $T/dev &&
