@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fairness under a flood (issue 6): one container opening a device as fast as its
+# Fairness under a flood: one container opening a device as fast as its
 # threads can, ten quiet ones opening it every 5 ms. Each quiet container runs through
 # the whole measurement; the flood covers its middle third. A quiet container's opens
 # before and after the flood are its unloaded sample, those during the flood (after a

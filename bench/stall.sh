@@ -1,5 +1,5 @@
 #!/bin/bash
-# One stuck call (issue 9): ten quiet containers opening a device every INTERVAL_US, once
+# One stuck call: ten quiet containers opening a device every INTERVAL_US, once
 # with nothing else going on and once while another container's call is stuck on a
 # userfaultfd page (tests/oci/uffd-stall), side by side: devwld's p99 handling time
 # (handling_ns of their --audit-all records) and the p99 latency the workloads see.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A root command cannot leave its v1 baseline (issue 13): writing its pid to cgroup.procs or
+# A root command cannot leave its v1 baseline: writing its pid to cgroup.procs or
 # tasks of the root devices cgroup fails, as does making the hierarchy writable again from
 # a user namespace of its own, and while it runs the kernel still has it in
 # devwl-run.<pid>. So the attack that needed the escape fails too: a denied node opened

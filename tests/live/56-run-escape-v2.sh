@@ -1,5 +1,5 @@
 #!/bin/bash
-# A root command cannot leave a cgroup-v2 baseline (issue 13): not by writing its pid to
+# A root command cannot leave a cgroup-v2 baseline: not by writing its pid to
 # the root cgroup's cgroup.procs, nor by clone3(CLONE_INTO_CGROUP) with a directory of the
 # hierarchy, which needs no writable mount, nor by opening the top of the hierarchy by
 # file handle (from a user namespace of its own either); the command sees only its own

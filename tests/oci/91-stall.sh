@@ -1,5 +1,5 @@
 #!/bin/bash
-# One stuck call costs only its own container (issue 9): a workload opens a path that
+# One stuck call costs only its own container: a workload opens a path that
 # lies on a userfaultfd page nobody fills, so the devwld thread reading it waits. While it
 # waits, ten other containers each complete all their trapped calls, with the right
 # answers; the watchdog answers the stuck call EPERM (before the page is filled) and

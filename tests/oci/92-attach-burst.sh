@@ -1,5 +1,5 @@
 #!/bin/bash
-# 200 processes attach within one second (issue 9): each hands its notify fd to devwld
+# 200 processes attach within one second: each hands its notify fd to devwld
 # (devwl-run --connect, as a runtime's listener message does) and makes trapped calls at
 # once. Every one of them is attached, gets the right answers (its granted device opened,
 # a denied one refused) and finishes; devwld counts no error and forgets them all.

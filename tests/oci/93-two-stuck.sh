@@ -1,5 +1,5 @@
 #!/bin/bash
-# As many stuck calls as the pool has threads (issue 9): two workloads each open a path on
+# As many stuck calls as the pool has threads: two workloads each open a path on
 # a userfaultfd page nobody fills, on a devwld of two handler threads whose watchdog would
 # answer only after a minute. Both threads are stuck; spares started in their place (a
 # call slower than SERVE_SPARE_MS, no thread idle) serve ten other containers to the end

@@ -1,4 +1,4 @@
-# The soak (issue 6, "Proof"): 50 workloads — 46 `devwl-run --connect` programs
+# The soak: 50 workloads — 46 `devwl-run --connect` programs
 # (soak-work) and 4 runc busybox containers — open allowed and denied devices and a
 # regular file, mknod allowed and denied nodes into a directory of their own and unlink
 # them, exit and start again, for DEVWL_SOAK_SECONDS (default 180), while devwlctl flips

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One valgrind pass of devwld over the OCI tests (issue 6): each test runs as usual
+# One valgrind pass of devwld over the OCI tests: each test runs as usual
 # with devwld started under valgrind (lib.sh's DEVWLD_WRAP), and the logs are then
 # checked for memory errors and leaks. Not registered with CTest (slow); run by hand:
 #
