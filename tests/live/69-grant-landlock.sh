@@ -16,7 +16,7 @@ RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
 chmod 755 "$T"
 mknod -m 666 "$T/zero" c 1 5 || skip "cannot mknod in $T"
 echo data >"$T/file" && chmod 644 "$T/file"
-dirs="/usr /lib /etc /bin"
+dirs="/usr /lib /etc /bin /proc"
 [ -d /lib64 ] && dirs="$dirs /lib64"
 ops="landlock $dirs ; open $T/zero rdonly ; open /proc/self/root$T/zero rdonly ;"
 ops="$ops open /dev/null rdwr ; open /etc/passwd rdonly ; open $T/file rdonly ;"

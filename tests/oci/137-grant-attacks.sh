@@ -52,7 +52,7 @@ done
 pass "/proc/self/root/proc/PID/mem of root processes (devwld's own among them): EACCES through devwld, root and --allow-uid alike"
 
 # 2. Landlock: the kernel's answers, as natively.
-dirs="/usr /lib /etc /bin"
+dirs="/usr /lib /etc /bin /proc"
 [ -d /lib64 ] && dirs="$dirs /lib64"
 ll="landlock $dirs ; open $T/zero rdonly ; open /proc/self/root$T/zero rdonly ; open /dev/null rdwr"
 # shellcheck disable=SC2086

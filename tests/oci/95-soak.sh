@@ -310,7 +310,13 @@ for ev in "${events[@]}"; do
 	samples+=("t=$((SECONDS - t0))s worker $w: $(nfd "$w") fds, $(rss "$w") kB, $(stat_of processes) processes")
 	# The leftover checks below look for these: make sure they would see them.
 	if [ "$how" = ctl ]; then
-		seen_procs=$(procs_of_tag | wc -l)
+		# A sample: between incarnations, or with a fork refused under load, one look
+		# can come up empty; a few looks a second apart cannot, while the soak runs.
+		for _ in 1 2 3 4 5; do
+			seen_procs=$(procs_of_tag | wc -l)
+			[ "$seen_procs" -gt 0 ] && break
+			sleep 1
+		done
 		seen_cgroups=$(cgroups_of_tag | wc -l)
 		[ "$seen_procs" -gt 0 ] && [ "$seen_cgroups" -gt 0 ] ||
 			fail "under load, $seen_procs processes and $seen_cgroups cgroups of the test seen"
