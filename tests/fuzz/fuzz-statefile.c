@@ -55,7 +55,7 @@ static bool same(const struct saved *a, const struct saved *b)
 		const struct saved_container *x = &a->containers[i], *y = &b->containers[i];
 
 		eq = !strcmp(x->id, y->id) && !strcmp(x->node, y->node) &&
-		     x->created == y->created && x->nprocs == y->nprocs &&
+		     x->created == y->created && x->owner == y->owner && x->nprocs == y->nprocs &&
 		     !memcmp(x->procs, y->procs, x->nprocs * sizeof(*x->procs));
 	}
 	return eq;
@@ -84,6 +84,7 @@ static char *rewrite(struct saved *s)
 		c[i].id = s->containers[i].id;
 		c[i].node_path = s->containers[i].node;
 		c[i].created_node = s->containers[i].created;
+		c[i].owner_uid = s->containers[i].owner;
 		list_init(&c[i].procs);
 		list_add_tail(&c[i].link, &d->containers);
 		for (size_t j = 0; j < s->containers[i].nprocs; j++, k++) {
