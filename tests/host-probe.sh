@@ -44,12 +44,15 @@ host_can_baseline() {
 host_user_notif() { host_probe user-notif; }
 host_ia32() { host_probe ia32; }
 
+# as_nobody CMD...: run CMD as uid/gid 65534, no supplementary groups, no capabilities.
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+
 # for_others FILE: a path to FILE that uid 65534 can execute: FILE itself where every
 # directory above it lets others through, else a copy in $T/others (a build tree under
 # a 0700 checkout is out of their reach). Fails, saying why, where it can make neither.
 for_others() {
 	local copy
-	if setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$1" 2>/dev/null; then
+	if as_nobody test -x "$1" 2>/dev/null; then
 		printf '%s\n' "$1"
 		return 0
 	fi
@@ -58,7 +61,7 @@ for_others() {
 		echo "FAIL: cannot copy $1 where uid 65534 can run it" >&2
 		return 1
 	}
-	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$copy" || {
+	as_nobody test -x "$copy" || {
 		echo "FAIL: uid 65534 cannot run $copy either (is ${T%/*} out of its reach?)" >&2
 		return 1
 	}

@@ -8,7 +8,7 @@ live_init "to create the nodes and switch to nobody"
 command -v setpriv >/dev/null || skip "no setpriv"
 chmod 755 "$T"
 mknod -m 666 "$T/mem" c 1 1 && mknod -m 666 "$T/zero" c 1 5 || skip "cannot mknod in $T"
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+nobody() { as_nobody "$@"; }
 # What nobody runs must be in its reach (a 0700 checkout's build tree is not).
 RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
 

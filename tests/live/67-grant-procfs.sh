@@ -50,7 +50,7 @@ check "--no-baseline" "$out"
 
 # An unprivileged user: nothing of root's. devwl-run's own memory is its user's, which the
 # kernel lets the same user at (ptrace rules), through devwl as without it.
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+nobody() { as_nobody "$@"; }
 nobody test -x "$RUN" || fail "nobody cannot run $RUN (build dir permissions)"
 out=$(nobody "$RUN" -- sh -c "$inner" 2>"$T/err") || fail "nobody: exited $?: $(cat "$T/err")"
 own=$(nobody sh -c "sh -c 'exec $PROBE open /proc/self/root/proc/\$PPID/mem rdwr'; :")

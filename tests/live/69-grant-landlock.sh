@@ -31,7 +31,7 @@ esac
 want=$(printf '%s\n' ok EACCES EACCES EACCES "ok rdev=0:0 type=f cloexec=0" EACCES EACCES)
 [ "$native" = "$want" ] || fail "natively, Landlock does not refuse as expected: $native"
 
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+nobody() { as_nobody "$@"; }
 nobody test -x "$RUN" || fail "nobody cannot run $RUN (build dir permissions)"
 for how in authoritative kernel no-baseline nobody; do
 	case $how in

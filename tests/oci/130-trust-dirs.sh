@@ -6,7 +6,6 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 command -v setpriv >/dev/null || skip "no setpriv"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 
 # A planted state: /containers allows every device.
 plant() {

@@ -8,7 +8,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CLIENT=$OCI_BIN/oci-client
 [ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
 command -v setpriv >/dev/null || skip "no setpriv"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 # What uid 65534 runs must be in its reach (a 0700 checkout's build tree is not).
 CLIENT=$(for_others "$CLIENT") || exit 1
 

@@ -7,7 +7,6 @@ RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 command -v setpriv >/dev/null || skip "no setpriv"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 # What uid 65534 runs must be in its reach (a 0700 checkout's build tree is not).
 CTL=$(for_others "$DEVWLCTL") || exit 1
 

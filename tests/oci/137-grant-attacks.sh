@@ -12,7 +12,6 @@ RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 PROBE=$BUILD/tests/live/probe
 [ -x "$RUN" ] && [ -x "$PROBE" ] || fail "devwl-run or the live probe not built"
 command -v setpriv >/dev/null || skip "no setpriv"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 # What uid 65534 runs must be in its reach (a 0700 checkout's build tree is not).
 RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
 chmod 755 "$T"
