@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control.h"
 #include "devwld.h"
+#include "store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,7 +51,7 @@ static void add_container(struct devwld *d, const char *id, const char *path, un
 
 		if (!p)
 			abort();
-		p->src.kind = SOURCE_NOTIFY;
+		p->src.label = c->id;
 		p->src.fd = -1; /* nothing to close; never armed, so freed at once */
 		p->src.free_fn = stand_in_free;
 		p->container = c;
@@ -70,11 +72,9 @@ static void setup(struct devwld *d)
 	struct devwl_error err = {0};
 
 	*d = (struct devwld){
-		.signal_src = {.fd = -1},
+		.loop = {.signal_src = {.fd = -1}},
 		.listen_src = {.fd = -1},
 		.control_src = {.fd = -1},
-		.watch_src = {.fd = -1},
-		.watch_wd = -1,
 	};
 	list_init(&d->containers);
 	list_init(&d->oci_conns);
@@ -156,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run_line(&d, in + start, end - start);
 		start = end + 1;
 	}
-	d.quit = true;
+	loop_stop(&d.loop);
 	store_fini(&d);
 	return 0;
 }

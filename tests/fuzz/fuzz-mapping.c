@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "allowlist.h"
-#include "devwld.h"
+#include "mapping.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "allowlist.h"
-#include "devwld.h"
+#include "mapping.h"
+#include "ocistate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

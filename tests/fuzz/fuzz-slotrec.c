@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer: a keeper slot's record (supervisor/slotrec.c), as a new worker reads it from
+ * libFuzzer: a keeper slot's record (supervisor/format/slotrec.c), as a new worker reads it from
  * the shared table a dead worker wrote: any bytes, at most a slot's worth. Whatever
  * decodes must hold a valid container id and node path and encode back to the very same
  * bytes (one record, one meaning); nothing may be read past the end.
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "allowlist.h"
-#include "devwld.h"
-#include "keeper.h"
+#include "keeper_table.h"
+#include "ocistate.h"
 #include "slotrec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer: the state file a new worker reads (supervisor/statefile.c). Whatever the
+ * libFuzzer: the state file a new worker reads (supervisor/format/statefile.c). Whatever the
  * bytes, parse_state() takes them whole or refuses them with a reason; what it takes
  * holds only valid ids, nodes and slots, and written out again (state_text()) reads
  * back to the same thing.
@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keeper.h"
+#include "devwld.h"
+#include "keeper_table.h"
 #include "nodepath.h"
+#include "state.h"
 #include "statefile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -65,7 +65,7 @@ WRAP
 chmod +x "$T/wrap"
 export DEVWLD_WRAP=$T/wrap
 export DEVWLD=${DEVWLD:-$build/supervisor/devwld} DEVWLCTL=${DEVWLCTL:-$build/tools/devwlctl}
-export OCI_HOOK=${OCI_HOOK:-$build/supervisor/devwl-oci-hook} OCI_BIN=${OCI_BIN:-$build/tests/oci}
+export OCI_HOOK=${OCI_HOOK:-$build/tools/devwl-oci-hook} OCI_BIN=${OCI_BIN:-$build/tests/oci}
 rc=0
 bash "$src/tests/oci/10-runc.sh" || rc=$?
 [ $rc = 0 ] && echo "PASS: the runc suite against devwld in its unit's sandbox"

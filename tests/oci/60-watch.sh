@@ -34,7 +34,7 @@ wait_reloads() {
 	return 1
 }
 # no_reload_after N WHAT: no reload beyond N while devwld's watch could still act on what
-# was just written: a check runs at most 2 s (MAX_DELAY_MS, supervisor/watch.c) after the
+# was just written: a check runs at most 2 s (MAX_DELAY_MS, supervisor/front/watch.c) after the
 # first event, so 3 s of none is an answer, not a guess; a reload seen fails at once.
 no_reload_after() {
 	local end=$((SECONDS + 3))

@@ -31,7 +31,7 @@ file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || {
 BUILD=${DEVWL_BUILD:?DEVWL_BUILD must name the build directory}
 DEVWLD=${DEVWLD:-$BUILD/supervisor/devwld}
 DEVWLCTL=${DEVWLCTL:-$BUILD/tools/devwlctl}
-OCI_HOOK=${OCI_HOOK:-$BUILD/supervisor/devwl-oci-hook}
+OCI_HOOK=${OCI_HOOK:-$BUILD/tools/devwl-oci-hook}
 OCI_BIN=${OCI_BIN:-$BUILD/tests/oci}
 [ -x "$DEVWLD" ] || fail "devwld not built at $DEVWLD (the build should have made it)"
 

@@ -35,7 +35,7 @@ OUT=${VG_OUT:-$(mktemp -d /tmp/devwl-valgrind.XXXXXX)}
 mkdir -p "$OUT"
 export DEVWL_BUILD=$BUILD
 export DEVWLD=$BUILD/supervisor/devwld DEVWLCTL=$BUILD/tools/devwlctl
-export OCI_HOOK=$BUILD/supervisor/devwl-oci-hook OCI_BIN=$BUILD/tests/oci
+export OCI_HOOK=$BUILD/tools/devwl-oci-hook OCI_BIN=$BUILD/tests/oci
 
 # The native probe: what this kernel answers; the shim replays it under valgrind.
 cat >"$OUT/probe.c" <<'C'

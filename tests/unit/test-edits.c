@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * devwlctl's changes as a reload applies them again (supervisor/edits.c): folding an
+ * devwlctl's changes as a reload applies them again (supervisor/format/edits.c): folding an
  * earlier copy of a write away keeps the list short for a device flipped for ever, and a
  * replay of the folded list leaves every node exactly as a replay of every change does,
  * over the hierarchy they were made on and over a different one (a changed policy file).
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "devwld.h"
+#include "edits.h"
 
 static FILE *devnull;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * devwld's container mapping (supervisor/mapping.c): the policy's "containers" object,
+ * devwld's container mapping (supervisor/format/mapping.c): the policy's "containers" object,
  * which node a container gets and who may name one (the OCI state it starts from:
  * test-ocistate.c).
  */
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "devwld.h"
+#include "mapping.h"
 
 /* Parse a listener message (or a hook's state: listener false) into st. */
 static int state_of(const char *json, bool listener, struct oci_state *st, struct devwl_error *err)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The OCI state a runtime's listener message or a hook's stdin carries
- * (supervisor/ocistate.c): what is taken, what is refused and why, and that hostile or
+ * (supervisor/format/ocistate.c): what is taken, what is refused and why, and that hostile or
  * cut-off JSON gives an error, never a crash or a leak (run it under ASan).
  */
 #include <errno.h>

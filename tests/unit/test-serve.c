@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The handler threads' private copy of a container's node (supervisor/serve.c,
+ * The handler threads' private copy of a container's node (supervisor/serve/views.c,
  * serve_node_copy): it must decide every device and access exactly as the node it
  * copies, whatever the node's behavior, exceptions, wildcards and waiver. Random
  * hierarchies, every node compared over a grid of devices.

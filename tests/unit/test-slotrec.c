@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A keeper slot's record (supervisor/slotrec.c): what a worker writes, a new worker reads
+ * A keeper slot's record (supervisor/format/slotrec.c): what a worker writes, a new worker reads
  * back exactly; the longest id and node devwld accepts fit in a keeper slot; and a record
  * a dead worker left damaged — cut short, grown, any byte changed, lengths that lie,
  * strings with NULs or outside their grammar — is refused, never read past its end.
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "keeper.h"
+#include "keeper_table.h"
 #include "slotrec.h"
 
 static const struct slot_owner sample = {

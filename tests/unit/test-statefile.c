@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The state file's text (supervisor/statefile.c): what state_text() writes comes back
+ * The state file's text (supervisor/format/statefile.c): what state_text() writes comes back
  * whole through parse_state(), and a file that is cut off, mangled, oversized or
  * hostile is refused with a reason, never half taken (run it under ASan for leaks).
  */
@@ -16,7 +16,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "keeper.h"
+#include "devwld.h"
+#include "keeper_table.h"
+#include "state.h"
 #include "statefile.h"
 
 static const char edit_nul[] = "allow /c c 1:3 r\0w";

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Audit records and counters. One JSON line per decision (common/audit-line.c: the shape
+ * devwl-run writes, plus the container and its node); CONTINUE answers for non-devices are only
+ * counted unless --audit-all, since formatting a record costs more than answering one. Handling
+ * times go into a log-linear histogram (8 steps per power of two, so the percentiles are within 1/8
+ * of the truth) that costs no allocation per event.
+ *
+ * Records go to a sink (sink.h) and never block the caller: a sink that does not keep up
+ * loses records, counted in "dropped" (devwlctl stats: audit_dropped) and logged every
+ * 10 s while it grows. audit_event() may be called from several threads at once: one
+ * mutex guards the counters and the histogram, the sink has its own; the line is
+ * formatted outside both. The rule of a policy denial is read from the node that
+ * decided it, by the thread that owns the hierarchy (serve_completions(): the loop's).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit-line.h"
+#include "audit.h"
+#include "devwld.h"
+#include "events.h"
+#include "log.h"
+#include "sink.h"
+#include "util.h"
+
+/* Drops are logged at most this often. */
+#define AUDIT_REPORT_MS 10000
+
+#define SUB_BITS 3
+#define SUB	 (1u << SUB_BITS)
+
+static unsigned int bucket_of(uint64_t v)
+{
+	unsigned int e;
+
+	if (v < 2 * SUB)
+		return (unsigned int)v;
+	e = 63u - (unsigned int)__builtin_clzll(v); /* >= SUB_BITS + 1 */
+	return 2 * SUB + (e - SUB_BITS - 1) * SUB +
+	       (unsigned int)((v >> (e - SUB_BITS)) & (SUB - 1));
+}
+
+/* The smallest value of a bucket (the inverse of bucket_of). */
+static uint64_t bucket_floor(unsigned int b)
+{
+	unsigned int e;
+
+	if (b < 2 * SUB)
+		return b;
+	e = (b - 2 * SUB) / SUB + SUB_BITS + 1;
+	return ((uint64_t)1 << e) | ((uint64_t)((b - 2 * SUB) % SUB) << (e - SUB_BITS));
+}
+
+int audit_open(struct audit *a, const char *file, bool all, struct sink *stderr_sink)
+{
+	int fd;
+
+	a->all = all;
+	if (!file) {
+		a->out = stderr_sink;
+		return stderr_sink ? 0 : -ENOMEM;
+	}
+	fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return negerrno();
+	a->out = sink_new(fd, true, SINK_CAPACITY);
+	if (!a->out) {
+		int r = negerrno();
+
+		close(fd);
+		return r;
+	}
+	a->own_out = true;
+	return 0;
+}
+
+void audit_close(struct audit *a)
+{
+	if (a->own_out)
+		sink_free(a->out, SINK_DRAIN_MS);
+	a->out = NULL;
+	a->own_out = false;
+}
+
+void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
+		 const char *reason, const struct devwl_node *decider)
+{
+	unsigned int b = bucket_of(ev->handling_ns);
+	char small[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
+	_cleanup_free_ char *big = NULL;
+	const char *line = NULL;
+	struct audit_why why;
+	bool record = true;
+	int n;
+
+	pthread_mutex_lock(&a->lock);
+	a->notifications++;
+	a->hist[b < AUDIT_BUCKETS ? b : AUDIT_BUCKETS - 1]++;
+	switch (ev->verdict) {
+	case DEVWL_VERDICT_CONTINUE:
+		a->continued++;
+		record = a->all;
+		break;
+	case DEVWL_VERDICT_ALLOW:
+		a->allowed++;
+		break;
+	case DEVWL_VERDICT_DENY:
+		a->denied++;
+		break;
+	default:
+		a->errors++;
+		break;
+	}
+	pthread_mutex_unlock(&a->lock);
+	audit_why_of(ev, reason, decider, &why, rule);
+	events_publish(ev, c ? c->id : "", c ? c->node_path : "", &why);
+	if (!record || !a->out)
+		return;
+	n = audit_line(ev, c ? c->id : "", c ? c->node_path : "", &why, small, &big, &line);
+	/* Whoever else takes records (a subscriber) takes this line, here. */
+	if (n < 0 || !sink_write(a->out, line, (size_t)n)) {
+		pthread_mutex_lock(&a->lock);
+		a->dropped++;
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
+uint64_t audit_error(struct audit *a)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&a->lock);
+	n = ++a->errors;
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+void audit_gone(struct audit *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->gone++;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static uint64_t percentile(const struct audit *a, double q)
+{
+	uint64_t total = 0, want, seen = 0;
+
+	for (unsigned int i = 0; i < AUDIT_BUCKETS; i++)
+		total += a->hist[i];
+	if (!total)
+		return 0;
+	want = (uint64_t)((double)total * q);
+	if (want >= total)
+		want = total - 1;
+	for (unsigned int i = 0; i < AUDIT_BUCKETS; i++) {
+		seen += a->hist[i];
+		if (seen > want)
+			return bucket_floor(i);
+	}
+	return 0;
+}
+
+void audit_counts(struct audit *a, struct audit_counts *ret)
+{
+	pthread_mutex_lock(&a->lock);
+	*ret = (struct audit_counts){
+		.notifications = a->notifications,
+		.continued = a->continued,
+		.allowed = a->allowed,
+		.denied = a->denied,
+		.errors = a->errors,
+		.gone = a->gone,
+		.dropped = a->dropped,
+		.p50_ns = percentile(a, 0.50),
+		.p99_ns = percentile(a, 0.99),
+	};
+	pthread_mutex_unlock(&a->lock);
+}
+
+void audit_report_drops(struct audit *a, uint64_t now)
+{
+	uint64_t records, lines;
+
+	if (now < a->report_due_ms)
+		return;
+	a->report_due_ms = now + AUDIT_REPORT_MS;
+	pthread_mutex_lock(&a->lock);
+	records = a->dropped;
+	pthread_mutex_unlock(&a->lock);
+	lines = log_dropped();
+	if (records == a->reported_records && lines == a->reported_lines)
+		return;
+	log_msg("the audit sink or stderr does not keep up: %llu audit records and %llu log"
+		" lines dropped so far (%llu and %llu since the last report)",
+		(unsigned long long)records, (unsigned long long)lines,
+		(unsigned long long)(records - a->reported_records),
+		(unsigned long long)(lines - a->reported_lines));
+	a->reported_records = records;
+	a->reported_lines = lines;
+}

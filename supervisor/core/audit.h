@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The audit (audit.c): records of decisions, counters, the handling-time histogram. */
+#ifndef DEVWLD_AUDIT_H
+#define DEVWLD_AUDIT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "devwl.h"
+
+struct container;
+
+/* Counters and the handling-time histogram; see audit.c. */
+#define AUDIT_BUCKETS 512
+struct sink;
+struct audit {
+	pthread_mutex_t lock; /* the counters and hist: audit_event() runs in any thread */
+	struct sink *out;     /* NULL: no records */
+	bool own_out;	      /* not the shared stderr sink */
+	bool all;	      /* also record CONTINUE answers */
+	uint64_t notifications, continued, allowed, denied, errors, gone;
+	uint64_t dropped; /* records the sink had no room for */
+	uint64_t hist[AUDIT_BUCKETS];
+	/* the loop's own (audit_report_drops) */
+	uint64_t report_due_ms, reported_records, reported_lines;
+};
+
+/* What devwlctl stats shows of the audit. */
+struct audit_counts {
+	uint64_t notifications, continued, allowed, denied, errors, gone, dropped;
+	uint64_t p50_ns, p99_ns;
+};
+
+/* A->lock must be initialised (PTHREAD_MUTEX_INITIALIZER) before any of these.
+ * Records go to file, or without one to stderr_sink (log_sink()). */
+int audit_open(struct audit *a, const char *file, bool all, struct sink *stderr_sink);
+void audit_close(struct audit *a);
+/* Count ev and queue its record; never blocks on the sink. Any thread. */
+/* reason: devwl_notify_reason() of the call, or NULL; decider: the node that decided it,
+ * to name the rule of a policy denial (read here: only on the thread that owns the
+ * hierarchy), or NULL. */
+void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
+		 const char *reason, const struct devwl_node *decider);
+/* Count a failed notification; returns the count so far. Any thread. */
+uint64_t audit_error(struct audit *a);
+void audit_gone(struct audit *a);
+void audit_counts(struct audit *a, struct audit_counts *ret);
+/* Log the drops of records and log lines, at most every 10 s (the loop calls it). */
+void audit_report_drops(struct audit *a, uint64_t now);
+
+#endif

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Kernel mode: the container's own device cgroup enforces its node.
+ *
+ * A runtime puts each container in a device cgroup of its own and programs it with the
+ * OCI rules (runc and crun: a v1 devices directory they write, or a v2 BPF program they
+ * attach). devwld takes that cgroup over (DEVWL_CGROUP_TAKE_OVER): v1 writes go from the
+ * runtime's list to the node's, narrowing first; v2 attaches the node's program beside
+ * the runtime's, then detaches the runtime's. At no moment does the cgroup allow more than
+ * the runtime's rules or the node, and afterwards it allows exactly the node — grants
+ * beyond the runtime's defaults included, as authoritative mode would give them. Every
+ * change of the hierarchy is applied again before devwlctl's answer goes out.
+ *
+ * Which cgroup: the one /proc/PID/cgroup names for the container's pid, in the v1 devices
+ * hierarchy if the container has its own there, else in cgroup2. Never the root of a
+ * hierarchy, never one holding devwld (its own or an ancestor of it), never one another
+ * container was programmed through, never for a runtime other than root (the pid is its
+ * word alone).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "baseline.h"
+#include "devwld.h"
+#include "kernelmode.h"
+#include "log.h"
+#include "sink.h"
+#include "util.h"
+
+struct kernel_cg {
+	bool wanted;		 /* to be programmed: a root runtime's, or asked for */
+	bool asked;		 /* mode=kernel, or --kernel-mode=always: a failure is loud */
+	struct devwl_cgroup *cg; /* NULL: not (yet) programmed */
+	int version;
+	char *dir;
+	dev_t dev;
+	ino_t ino;
+	char *applied; /* devwl_node_show() of what was applied last */
+	int size;      /* the last apply: instructions (v2) or writes (v1) */
+	char reason[256];
+};
+
+int kernelmode_parse(const char *s, enum kernel_when *ret)
+{
+	static const char *const names[] = {
+		[KERNEL_AUTO] = "auto", [KERNEL_ALWAYS] = "always", [KERNEL_NEVER] = "never"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (s && !strcmp(s, names[i])) {
+			*ret = (enum kernel_when)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* The mode= word of listenerMetadata ("node=/a mode=kernel"): "kernel", "authoritative",
+ * or NULL. */
+static bool meta_says_kernel(const char *meta)
+{
+	for (const char *p = meta; p && *p;) {
+		const char *end = strchrnul(p, ' ');
+
+		if (end - p == 11 && !memcmp(p, "mode=kernel", 11))
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+bool kernelmode_wanted(const struct container *c)
+{
+	return c->kernel && c->kernel->wanted;
+}
+
+bool kernelmode_enforced(const struct container *c)
+{
+	return c->kernel && c->kernel->cg && c->kernel->applied;
+}
+
+static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
+
+bool kernelmode_holds(const struct container *c, pid_t pid)
+{
+	_cleanup_free_ char *dir = NULL;
+	char why[200];
+	struct stat st;
+
+	if (!kernelmode_enforced(c) || pid <= 0 || find_cgroup(pid, &dir, why, sizeof(why)) < 0 ||
+	    stat(dir, &st) < 0)
+		return false;
+	return st.st_dev == c->kernel->dev && st.st_ino == c->kernel->ino;
+}
+
+const char *kernelmode_name(const struct container *c)
+{
+	if (!c->kernel || !c->kernel->wanted || (!c->kernel->cg && !c->kernel->asked))
+		return "authoritative";
+	if (!c->kernel->cg)
+		return "unprogrammed";
+	return c->kernel->version == 2 ? "kernel-v2" : "kernel-v1";
+}
+
+/* {"event":"mode",...}: the audit says which mode each container is in. */
+static void audit_mode(struct devwld *d, const struct container *c)
+{
+	const struct kernel_cg *k = c->kernel;
+	struct json_object *o = json_object_new_object();
+	const char *text;
+
+	if (!o || !d->audit.out)
+		goto out;
+	json_object_object_add(o, "event", json_object_new_string("mode"));
+	json_object_object_add(o, "container", json_object_new_string(c->id));
+	json_object_object_add(o, "node", json_object_new_string(c->node_path));
+	json_object_object_add(o, "mode", json_object_new_string(kernelmode_name(c)));
+	if (k->cg) {
+		json_object_object_add(o, "cgroup", json_object_new_string(k->dir));
+		json_object_object_add(o, k->version == 2 ? "instructions" : "writes",
+				       json_object_new_int(k->size));
+	} else {
+		json_object_object_add(o, "reason", json_object_new_string(k->reason));
+	}
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	if (text) {
+		size_t n = strlen(text);
+		char *line = malloc(n + 2);
+
+		if (line) {
+			memcpy(line, text, n);
+			line[n] = '\n';
+			(void)sink_write(d->audit.out, line, n + 1);
+			free(line);
+		}
+	}
+out:
+	json_object_put(o);
+}
+
+/* Not programmed, with the reason: loudly, since nothing traps this container's opens. */
+static void refuse(struct devwld *d, struct container *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void refuse(struct devwld *d, struct container *c, int err, const char *fmt, ...)
+{
+	struct kernel_cg *k = c->kernel;
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(k->reason, sizeof(k->reason), fmt, ap);
+	va_end(ap);
+	n = strlen(k->reason);
+	if (err && n < sizeof(k->reason))
+		snprintf(k->reason + n, sizeof(k->reason) - n, ": %s", strerror(-err));
+	if (!k->asked) {
+		/* Programmed because devwld could; its trapped opens are answered as before. */
+		log_msg("container %s: device cgroup not programmed (%s): devwld opens the "
+			"devices node %s grants on its behalf",
+			c->id, k->reason, c->node_path);
+		audit_mode(d, c);
+		return;
+	}
+	log_msg("container %s: WARNING: kernel mode asked for, but its device cgroup is not "
+		"programmed (%s); devwld does not see its opens, so only its runtime's device "
+		"rules decide them, not node %s",
+		c->id, k->reason, c->node_path);
+	audit_mode(d, c);
+}
+
+/* Is path (in a hierarchy) the top, or at or above devwld's own cgroup there? */
+static bool holds_us(enum baseline_kind kind, const char *path)
+{
+	_cleanup_free_ char *own = NULL, *dir = NULL;
+	size_t n = strlen(path);
+
+	if (!strcmp(path, "/"))
+		return true;
+	if (baseline_cgroup_of(kind, 0, &own, &dir) < 0)
+		return true; /* cannot tell: do not risk our own */
+	return !strncmp(own, path, n) && (own[n] == '/' || own[n] == '\0');
+}
+
+/* The container's own device cgroup directory: v1 devices if it has one, else cgroup2. */
+static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size)
+{
+	static const enum baseline_kind kinds[] = {BASELINE_V1, BASELINE_V2};
+	int r = -ENOENT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		_cleanup_free_ char *path = NULL, *dir = NULL;
+
+		r = baseline_cgroup_of(kinds[i], pid, &path, &dir);
+		if (r < 0)
+			continue;
+		if (holds_us(kinds[i], path)) {
+			/* v1 "/" is how a container of a v2 runtime looks on a hybrid host. */
+			snprintf(why, size, "its %s cgroup %s is not its own",
+				 kinds[i] == BASELINE_V1 ? "v1 devices" : "cgroup2", path);
+			r = -EPERM;
+			continue;
+		}
+		*ret_dir = TAKE_PTR(dir);
+		return 0;
+	}
+	if (r == -ENOENT)
+		snprintf(why, size, "process %d is in no device cgroup this devwld can see",
+			 (int)pid);
+	return r;
+}
+
+static bool cgroup_taken(struct devwld *d, const struct container *self, const struct stat *st)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *o = container_of(l, struct container, link);
+
+		if (o != self && o->kernel && o->kernel->cg && o->kernel->dev == st->st_dev &&
+		    o->kernel->ino == st->st_ino)
+			return true;
+	}
+	return false;
+}
+
+/* Apply c's node if it changed since the last apply (or was never applied). */
+static int apply(struct container *c)
+{
+	struct kernel_cg *k = c->kernel;
+	char *show = NULL;
+	int r;
+
+	r = devwl_node_show(c->node, &show);
+	if (r < 0)
+		show = NULL; /* out of memory: apply anyway, compare next time */
+	if (show && k->applied && !strcmp(show, k->applied)) {
+		free(show);
+		return 0;
+	}
+	r = devwl_cgroup_apply(k->cg, c->node);
+	free(k->applied);
+	k->applied = r >= 0 ? show : NULL;
+	if (r < 0)
+		free(show);
+	else
+		k->size = r;
+	return r;
+}
+
+static void program(struct devwld *d, struct container *c, pid_t pid)
+{
+	struct kernel_cg *k = c->kernel;
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int pidfd = -1;
+	struct devwl_cgroup *cg = NULL;
+	char why[200] = "";
+	struct stat st;
+	int r;
+
+	if (pid <= 0)
+		return; /* crun exec: no pid; the container's first process had one */
+	/* Pinned first: a pid that dies and is reused while we look is caught below. */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		refuse(d, c, negerrno(), "process %d", (int)pid);
+		return;
+	}
+	r = find_cgroup(pid, &dir, why, sizeof(why));
+	if (r < 0) {
+		refuse(d, c, r == -ENOENT || r == -EPERM ? 0 : r, "%s", why);
+		return;
+	}
+	if (stat(dir, &st) < 0) {
+		refuse(d, c, negerrno(), "%s", dir);
+		return;
+	}
+	if (cgroup_taken(d, c, &st)) {
+		refuse(d, c, 0, "%s is another container's too", dir);
+		return;
+	}
+	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER, &cg);
+	if (r < 0) {
+		refuse(d, c, r, "%s", dir);
+		return;
+	}
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		devwl_cgroup_free(cg);
+		{
+			refuse(d, c, negerrno(), "process %d gone while its cgroup was looked up",
+			       (int)pid);
+			return;
+		}
+	}
+	k->cg = cg;
+	k->version = devwl_cgroup_version(cg);
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	free(k->dir);
+	k->dir = TAKE_PTR(dir);
+	r = apply(c);
+	if (r < 0) {
+		/* The cgroup denies every device now (fail closed): say so, keep trying on
+		 * the next change. */
+		log_msg("container %s: WARNING: kernel mode: applying node %s to %s failed (%s);"
+			" the cgroup denies every device until a change applies",
+			c->id, c->node_path, k->dir, strerror(-r));
+		k->size = r;
+	} else {
+		log_msg("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s)", c->id,
+			k->version, k->dir, c->node_path, k->size,
+			k->version == 2 ? "instructions" : "writes");
+	}
+	audit_mode(d, c);
+}
+
+static int ensure(struct container *c)
+{
+	if (!c->kernel)
+		c->kernel = calloc(1, sizeof(*c->kernel));
+	return c->kernel ? 0 : -ENOMEM;
+}
+
+/* Did the container, or devwld's command line, ask for kernel mode in so many words? */
+static bool said_kernel(const struct devwld *d, const struct oci_state *st)
+{
+	return meta_says_kernel(st->metadata) || d->cfg.kernel_mode == KERNEL_ALWAYS;
+}
+
+/*
+ * Every container of a root runtime has its device cgroup programmed (but with
+ * --kernel-mode=never): the kernel then opens a granted device itself, in the container's
+ * own context, even where its profile traps opens (DESIGN.md, "Grants").
+ */
+bool kernelmode_asked(const struct devwld *d, const struct container *c, const struct oci_state *st,
+		      uid_t peer_uid)
+{
+	return said_kernel(d, st) || kernelmode_wanted(c) ||
+	       (peer_uid == 0 && d->cfg.kernel_mode != KERNEL_NEVER);
+}
+
+/* c is to be in kernel mode: program its cgroup unless devwld or the runtime rule it out.
+ * Attach and restore both come here, so a restart grants nothing an attach refused. */
+static void take(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid, bool asked)
+{
+	if (ensure(c) < 0) {
+		log_msg("container %s: WARNING: kernel mode: out of memory; its device cgroup is"
+			" not programmed",
+			c->id);
+		return;
+	}
+	c->kernel->wanted = true;
+	c->kernel->asked |= asked;
+	if (d->cfg.kernel_mode == KERNEL_NEVER) {
+		refuse(d, c, 0, "devwld runs with --kernel-mode=never");
+		return;
+	}
+	if (peer_uid != 0) {
+		refuse(d, c, 0, "its runtime runs as uid %u, not root", (unsigned int)peer_uid);
+		return;
+	}
+	program(d, c, pid);
+}
+
+void kernelmode_attach(struct devwld *d, struct container *c, const struct oci_state *st,
+		       uid_t peer_uid)
+{
+	if ((c->kernel && c->kernel->cg) || !kernelmode_asked(d, c, st, peer_uid))
+		return;
+	take(d, c, st->pid, peer_uid, said_kernel(d, st));
+}
+
+void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid)
+{
+	if (!c || (c->kernel && c->kernel->cg))
+		return;
+	/* Whether it asked is not recorded: a failure is loud, to be sure. */
+	take(d, c, pid, peer_uid, true);
+}
+
+void kernelmode_policy_changed(struct devwld *d)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		struct container *c = container_of(l, struct container, link);
+		int r;
+
+		if (!c->kernel || !c->kernel->cg)
+			continue;
+		r = apply(c);
+		if (r < 0)
+			log_msg("container %s: WARNING: kernel mode: applying node %s to %s failed"
+				" (%s); the cgroup denies every device until a change applies",
+				c->id, c->node_path, c->kernel->dir, strerror(-r));
+	}
+}
+
+void kernelmode_gone(struct container *c)
+{
+	if (!c->kernel)
+		return;
+	devwl_cgroup_free(c->kernel->cg);
+	free(c->kernel->dir);
+	free(c->kernel->applied);
+	free(c->kernel);
+	c->kernel = NULL;
+}
+
+void kernelmode_stats(struct devwld *d, FILE *out)
+{
+	unsigned int on = 0, off = 0;
+
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *c = container_of(l, struct container, link);
+
+		if (kernelmode_wanted(c) && c->kernel->cg)
+			on++;
+		else if (kernelmode_wanted(c) && c->kernel->asked)
+			off++;
+	}
+	fprintf(out, "kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n",
+		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
+		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
+						     : "auto",
+		on, off);
+}

@@ -1,0 +1,700 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The policy store and the container table: which node each container uses, nodes
+ * created on demand (with their ancestors, inheriting as a new cgroup does), pinned
+ * with devwl_node_ref while a container uses them, and the atomic reload (SIGHUP,
+ * devwlctl reload, or the file changing: watch.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "defaults.h"
+#include "devwld.h"
+#include "keeper_link.h"
+#include "log.h"
+#include "nodepath.h"
+#include "slotrec.h"
+#include "store.h"
+#include "util.h"
+
+/* As the library's loader: a policy file is small, anything bigger is a mistake. */
+#define POLICY_TEXT_MAX (16u << 20)
+
+/* ---- loading: one read of the file feeds both the nodes and the mapping ------------- */
+
+/*
+ * The file is read once and both halves are parsed from that text: read twice, a
+ * ConfigMap update landing in between could pair the nodes of one version with the
+ * container mapping of another.
+ */
+int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
+	      struct devwl_error *err)
+{
+	_cleanup_close_ int fd = -1;
+
+	/* O_NONBLOCK: a FIFO put in the file's place must not stall the loop. */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+	return read_text_fd(fd, file, max, ret_text, ret_len, err);
+}
+
+int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *ret_len,
+		 struct devwl_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return devwl_error_set(err, -EINVAL, 0, "%s: not a regular file", file);
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb;
+
+			cap = cap ? cap * 2 : (size_t)st.st_size + 4096;
+			if (cap > max + 2)
+				cap = max + 2;
+			nb = realloc(buf, cap);
+			if (!nb)
+				return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", file);
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max)
+			return devwl_error_set(err, -E2BIG, 0, "%s: larger than %zu bytes", file,
+					       max);
+	}
+	if (!buf)
+		return devwl_error_set(err, -EINVAL, 0, "%s: empty", file);
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len))
+		return devwl_error_set(err, -EINVAL, (size_t)((char *)memchr(buf, '\0', len) - buf),
+				       "%s: contains a NUL byte", file);
+	*ret_text = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
+		     struct mapping *ret_mapping, struct devwl_error *err)
+{
+	struct devwl_policy *policy = NULL;
+	struct json_object *top = NULL, *containers = NULL;
+	enum json_tokener_error jerr = json_tokener_success;
+	struct mapping m = {0};
+	int r;
+
+	r = devwl_policy_load_string(text, file, &policy, err);
+	if (r < 0)
+		return r;
+	/* The loader has checked the syntax and ignores "containers": ours to read. */
+	top = json_tokener_parse_verbose(text, &jerr);
+	if (!top) {
+		devwl_policy_free(policy);
+		return devwl_error_set(err, -EINVAL, 0, "%s: %s", file,
+				       json_tokener_error_desc(jerr));
+	}
+	json_object_object_get_ex(top, "containers", &containers);
+	r = mapping_from_json(containers, file, &m, err);
+	json_object_put(top);
+	if (r < 0) {
+		devwl_policy_free(policy);
+		return r;
+	}
+	if (ret_policy)
+		*ret_policy = policy;
+	else
+		devwl_policy_free(policy);
+	*ret_mapping = m;
+	return 0;
+}
+
+int store_load(struct devwld *d)
+{
+	struct devwl_error err = {0};
+	int r;
+
+	if (!d->cfg.policy_file) {
+		d->policy = devwl_policy_new();
+		return d->policy ? 0 : -ENOMEM;
+	}
+	r = read_text(d->cfg.policy_file, POLICY_TEXT_MAX, &d->policy_text, &d->policy_len, &err);
+	if (r >= 0)
+		r = store_parse_text(d->cfg.policy_file, d->policy_text, &d->policy, &d->mapping,
+				     &err);
+	if (r < 0)
+		log_msg("policy %s", err.msg[0] ? err.msg : strerror(-r));
+	return r;
+}
+
+int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid, char **ret_path,
+		    struct devwl_error *ret_err)
+{
+	struct devwl_error err = {0};
+	const char *source = "";
+	int r;
+
+	r = mapping_node_path(&d->mapping, d->cfg.k8s_template, d->cfg.default_template, st,
+			      peer_uid, ret_path, &source, &err);
+	if (r < 0) {
+		log_msg("container %s: no node: %s", st->id, err.msg[0] ? err.msg : strerror(-r));
+		return devwl_error_set(ret_err, r, 0, "container %s: no node: %s", st->id,
+				       err.msg[0] ? err.msg : strerror(-r));
+	}
+	if (oci_annotation(st, "org.devwl.node") && strcmp(source, "annotation org.devwl.node"))
+		log_msg("container %s: annotation org.devwl.node ignored (the policy's "
+			"\"node_annotation\" does not let containers name their node)",
+			st->id);
+	return r;
+}
+
+/*
+ * A top-level node nobody defined (not the policy file, not devwlctl mkdir) does not
+ * inherit the root's allow-all: that is the kernel's root cgroup, which nobody wrote, and
+ * a container connecting to devwld must never get more than its runtime would give it.
+ * It starts from the default set instead (common/defaults.c), minus what the root denies.
+ * Below a root that denies by default, it is a plain copy: the policy chose that root.
+ */
+static int top_level_default(struct devwl_policy *policy, const char *path)
+{
+	const struct devwl_node *root = devwl_policy_find(policy, "/");
+
+	if (devwl_node_behavior(root) != DEVWL_BEHAVIOR_ALLOW)
+		return 0;
+	return devwl_node_set_defaults(devwl_policy_find(policy, path));
+}
+
+/* Find path, creating it and its missing ancestors (each inheriting from its parent);
+ * the paths created are added to made. */
+static int ensure_node(struct devwl_policy *policy, const char *path, struct strset *made,
+		       struct devwl_node **ret_node, bool *ret_created)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct devwl_node *node;
+	bool created = false;
+	int r;
+
+	if (devwl_node_path_valid(path) < 0)
+		return -EINVAL;
+	node = devwl_policy_find(policy, path);
+	if (!node) {
+		buf = strdup(path);
+		if (!buf)
+			return -ENOMEM;
+		for (char *slash = buf + 1;; slash++) {
+			slash = strchrnul(slash, '/');
+			char saved = *slash;
+
+			*slash = '\0';
+			if (!devwl_policy_find(policy, buf)) {
+				r = devwl_policy_mkdir(policy, buf);
+				if (r >= 0 && !strchr(buf + 1, '/'))
+					r = top_level_default(policy, buf);
+				if (r < 0)
+					return r;
+				r = strset_add(made, buf);
+				if (r < 0)
+					return r;
+			}
+			*slash = saved;
+			if (!saved)
+				break;
+		}
+		node = devwl_policy_find(policy, path);
+		if (!node)
+			return -ENOENT;
+		created = true;
+	}
+	*ret_node = node;
+	if (ret_created)
+		*ret_created = created;
+	return 0;
+}
+
+int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
+		      bool *ret_created)
+{
+	return ensure_node(d->policy, path, &d->ondemand, ret_node, ret_created);
+}
+
+bool store_forget_node(struct devwld *d, const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return false;
+	/* Only what we made: a node of the policy file or of devwlctl mkdir stays. */
+	for (char *slash; strcmp(p, "/");) {
+		ssize_t i = strset_find(&d->ondemand, p);
+		int r;
+
+		if (i < 0)
+			break;
+		r = devwl_policy_rmdir(d->policy, p);
+		if (r == -EBUSY) /* children, or another container still uses it */
+			break;
+		if (r < 0 && r != -ENOENT) {
+			log_msg("removing node %s: %s", p, strerror(-r));
+			break;
+		}
+		strset_del(&d->ondemand, (size_t)i);
+		/* A change devwlctl made to it lived as long as the node. */
+		edits_forget(&d->edits, p);
+		slash = strrchr(p, '/');
+		if (slash == p)
+			break;
+		*slash = '\0';
+	}
+	return !devwl_policy_find(d->policy, path);
+}
+
+struct container *container_find(struct devwld *d, uid_t owner, const char *id)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		struct container *c = container_of(l, struct container, link);
+
+		if (c->owner_uid == owner && !strcmp(c->id, id))
+			return c;
+	}
+	return NULL;
+}
+
+/* The containers or the hierarchy changed: the state file is to be written again. */
+static void changed(struct devwld *d)
+{
+	if (d->store_hooks.changed)
+		d->store_hooks.changed(d);
+}
+
+static void cproc_free(struct source *src)
+{
+	free(container_of(src, struct cproc, src));
+}
+
+static void container_free(struct devwld *d, struct container *c)
+{
+	list_del(&c->link);
+	d->ncontainers--;
+	if (d->store_hooks.container_gone)
+		d->store_hooks.container_gone(c);
+	kernelmode_gone(c);
+	if (c->node)
+		devwl_node_unref(c->node);
+	store_forget_node(d, c->node_path);
+	if (!d->exiting)
+		log_msg("container %s: gone (%llu notifications)", c->id,
+			(unsigned long long)c->notifications);
+	free(c->id);
+	free(c->node_path);
+	free(c);
+}
+
+/*
+ * The container id of peer_uid's runtimes, made if needed on node_path, or on the node its
+ * state maps to. Keyed by uid too: with one namespace of ids, a user of --allow-uid that
+ * attached first under the id of a root container-to-be would lock it out, and the other
+ * way round.
+ */
+static int container_get(struct devwld *d, const char *id, const char *node_path, bool created,
+			 const struct oci_state *st, uid_t peer_uid, struct container **ret)
+{
+	_cleanup_free_ char *path = NULL;
+	struct devwl_node *node = NULL;
+	struct container *c = container_find(d, peer_uid, id);
+	bool made = false;
+	int r = 0;
+
+	if (c) {
+		*ret = c;
+		return 0;
+	}
+	if (node_path)
+		path = strdup(node_path);
+	else
+		r = store_node_path(d, st, peer_uid, &path, NULL);
+	if (!path)
+		return node_path ? -ENOMEM : r;
+	r = store_ensure_node(d, path, &node, &made);
+	if (r < 0) {
+		log_msg("container %s: node %s: %s", id, path, strerror(-r));
+		return r;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->id = strdup(id))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->node_path = TAKE_PTR(path);
+	c->node = node;
+	c->created_node = made || created;
+	c->owner_uid = peer_uid;
+	devwl_node_ref(node);
+	list_init(&c->procs);
+	list_add_tail(&c->link, &d->containers);
+	d->ncontainers++;
+	if (!node_path)
+		log_msg("container %s: node %s%s", c->id, c->node_path, made ? " (created)" : "");
+	*ret = c;
+	return 0;
+}
+
+/* A process served from now on; on failure fd stays the caller's. */
+static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, uid_t peer_uid,
+		     pid_t peer_pid, struct cproc **ret)
+{
+	struct cproc *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	(void)devwl_notify_fd_prepare(fd);
+	p->src.ready = d->store_hooks.notify_ready;
+	p->src.fd = fd;
+	p->src.free_fn = cproc_free;
+	p->src.label = c->id;
+	p->container = c;
+	p->pid = pid;
+	p->peer_uid = peer_uid;
+	p->peer_pid = peer_pid;
+	r = loop_arm(&d->loop, &p->src, POLLIN);
+	if (r < 0) {
+		log_msg("container %s pid %d: cannot watch its notify fd (%s); not served, its"
+			" calls fail ENOSYS",
+			c->id, (int)pid, strerror(-r));
+		free(p);
+		return r;
+	}
+	list_add_tail(&p->link, &c->procs);
+	c->nprocs++;
+	d->nprocs++;
+	*ret = p;
+	return 0;
+}
+
+int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
+		     pid_t peer_pid)
+{
+	_cleanup_close_ int fd = notify_fd;
+	struct container *c = NULL;
+	struct cproc *p = NULL;
+	uint32_t slot = 0;
+	uint64_t tag = 0;
+	int r;
+
+	r = container_get(d, st->id, NULL, false, st, peer_uid, &c);
+	if (r < 0)
+		return r;
+	/* The keeper holds the fd from now on, and the record of whose it is: a worker
+	 * dying after this leaves the process's calls waiting for the next one, which
+	 * serves it, whether a state write names it yet or not. */
+	if (d->keeper.table) {
+		const struct slot_owner owner = {
+			.id = c->id,
+			.node = c->node_path,
+			.created = c->created_node,
+			.kernel = kernelmode_asked(d, c, st, peer_uid),
+			.pid = st->pid,
+			.peer_uid = peer_uid,
+			.peer_pid = peer_pid,
+		};
+
+		r = keeper_link_add(&d->keeper, fd, &owner, &slot, &tag);
+		if (r < 0) {
+			log_msg("container %s: cannot hand the notify fd to the keeper: %s", c->id,
+				strerror(-r));
+			if (c->nprocs == 0)
+				container_free(d, c);
+			return r;
+		}
+	}
+	r = cproc_add(d, c, fd, st->pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* The keeper lets go of its copy too: with ours, the last one goes. */
+		if (d->keeper.table)
+			keeper_link_del(&d->keeper, slot);
+		if (c->nprocs == 0)
+			container_free(d, c);
+		return r;
+	}
+	TAKE_FD(fd);
+	p->has_slot = d->keeper.table != NULL;
+	p->slot = slot;
+	p->tag = tag;
+	/* crun exec hands over its process without a pid (0): "process 0" named nobody. */
+	if (p->pid > 0)
+		log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid,
+			c->nprocs);
+	else
+		log_msg("container %s: a process attached, pid unknown (its runtime sent none, as"
+			" crun exec does) (%u in all)",
+			c->id, c->nprocs);
+	kernelmode_attach(d, c, st, peer_uid);
+	/* In the next write (within STATE_INTERVAL_MS); until then a successor after a
+	 * crash restores it from the keeper's record. */
+	changed(d);
+	return 0;
+}
+
+int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,
+		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag)
+{
+	struct container *c = NULL;
+	struct cproc *p = NULL;
+	int r;
+
+	r = container_get(d, id, node_path, created, NULL, peer_uid, &c);
+	if (r >= 0)
+		r = cproc_add(d, c, fd, pid, peer_uid, peer_pid, &p);
+	if (r < 0) {
+		/* Not served: every copy of the fd goes, so its calls fail ENOSYS. */
+		close(fd);
+		keeper_link_del(&d->keeper, slot);
+		if (c && c->nprocs == 0)
+			container_free(d, c);
+		return r;
+	}
+	p->has_slot = true;
+	p->slot = slot;
+	p->tag = tag;
+	return 0;
+}
+
+void cproc_gone(struct devwld *d, struct cproc *p)
+{
+	struct container *c = p->container;
+
+	list_del(&p->link);
+	c->nprocs--;
+	d->nprocs--;
+	/* At exit the keeper keeps the fd, for the next worker or until it exits too. */
+	if (p->has_slot && !d->exiting)
+		keeper_link_del(&d->keeper, p->slot);
+	loop_destroy(&d->loop, &p->src);
+	if (c->nprocs == 0)
+		container_free(d, c);
+	changed(d);
+}
+
+void container_drop(struct devwld *d, struct container *c)
+{
+	while (!list_empty(&c->procs)) {
+		struct cproc *p = container_of(c->procs.next, struct cproc, link);
+		bool last = c->nprocs == 1;
+
+		cproc_gone(d, p);
+		if (last)
+			return;
+	}
+}
+
+/* Log why a reload failed, and say it in err (may be NULL) for devwlctl. Returns r. */
+static int reload_failed(struct devwld *d, struct devwl_error *err, int r, const char *why)
+{
+	log_msg("reload of %s failed, keeping the current policy: %s", d->cfg.policy_file, why);
+	return devwl_error_set(err, r, 0, "reload of %s failed, keeping the current policy: %s",
+			       d->cfg.policy_file, why);
+}
+
+static int read_policy(struct devwld *d, char **ret_text, size_t *ret_len,
+		       struct devwl_error *ret_err)
+{
+	struct devwl_error err = {0};
+	int r = read_text(d->cfg.policy_file, POLICY_TEXT_MAX, ret_text, ret_len, &err);
+
+	if (r < 0)
+		return reload_failed(d, ret_err, r, err.msg);
+	return r;
+}
+
+int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
+{
+	return read_policy(d, ret_text, ret_len, NULL);
+}
+
+/*
+ * Apply the devwlctl changes e to fresh (a policy just loaded), in order; those that still
+ * apply go to kept. A change to a node that is missing was made to a node made on demand
+ * for a container (edits_forget() drops the others): it is made again, as the container's
+ * will be. One that no longer applies (the file's parent now refuses an allow, say) is
+ * logged and dropped: what the file says then stands.
+ */
+static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_policy *fresh,
+			struct strset *made, struct edits *kept)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		const struct edit *x = &e->v[i];
+		_cleanup_free_ char *answer = NULL;
+		size_t size = 0;
+		char node[4096];
+		FILE *f = open_memstream(&answer, &size);
+		int r;
+
+		if (!f)
+			return -ENOMEM;
+		r = edit_exec(fresh, x->line, x->len, f);
+		if (r == -ENOENT && strncmp(x->line, "mkdir ", 6) &&
+		    edit_target(x->line, x->len, node, sizeof(node)) >= 0 &&
+		    ensure_node(fresh, node, made, &(struct devwl_node *){NULL}, NULL) >= 0) {
+			rewind(f);
+			r = edit_exec(fresh, x->line, x->len, f);
+		}
+		if (fclose(f) != 0)
+			return -ENOMEM;
+		if (r >= 0)
+			r = edits_add(kept, x->line, x->len);
+		else
+			log_msg("devwlctl change \"%.200s\" no longer applies to %s (%.*s): "
+				"dropped",
+				x->line, d->cfg.policy_file, size ? (int)size - 1 : 0, answer);
+		if (r == -ENOMEM)
+			return r;
+	}
+	return 0;
+}
+
+static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
+		      struct devwl_error *ret_err)
+{
+	_cleanup_free_ char *owned = text;
+	struct devwl_policy *fresh = NULL;
+	struct mapping mapping = {0};
+	struct strset made = {0};
+	struct edits kept = {0};
+	struct devwl_error err = {0};
+	_cleanup_free_ struct devwl_node **nodes = NULL;
+	_cleanup_free_ bool *created = NULL;
+	size_t i = 0;
+	int r;
+
+	r = store_parse_text(d->cfg.policy_file, text, &fresh, &mapping, &err);
+	if (r < 0)
+		return reload_failed(d, ret_err, r, err.msg[0] ? err.msg : strerror(-r));
+	nodes = calloc(d->ncontainers + 1, sizeof(*nodes));
+	created = calloc(d->ncontainers + 1, sizeof(*created));
+	if (!nodes || !created) {
+		r = reload_failed(d, ret_err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (replay) {
+		r = replay_edits(d, &d->edits, fresh, &made, &kept);
+		if (r < 0) {
+			reload_failed(d, ret_err, r, strerror(-r));
+			goto fail;
+		}
+	}
+	/* First find every container's node in the new policy; only then switch, so a
+	 * failure leaves everything as it was. A running container keeps its node path:
+	 * a changed mapping applies to containers that start later. */
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
+		struct container *c = container_of(l, struct container, link);
+
+		r = ensure_node(fresh, c->node_path, &made, &nodes[i], &created[i]);
+		if (r < 0) {
+			snprintf(err.msg, sizeof(err.msg), "container %s: node %s: %s", c->id,
+				 c->node_path, strerror(-r));
+			reload_failed(d, ret_err, r, err.msg);
+			goto fail;
+		}
+	}
+	i = 0;
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
+		struct container *c = container_of(l, struct container, link);
+
+		devwl_node_unref(c->node);
+		c->node = nodes[i];
+		c->created_node = created[i];
+		devwl_node_ref(c->node);
+	}
+	devwl_policy_free(d->policy);
+	d->policy = fresh;
+	mapping_clear(&d->mapping);
+	d->mapping = mapping;
+	strset_clear(&d->ondemand);
+	d->ondemand = made;
+	if (!replay && d->edits.n)
+		log_msg("reset: %zu devwlctl changes dropped", d->edits.n);
+	edits_clear(&d->edits);
+	d->edits = kept;
+	free(d->policy_text);
+	d->policy_text = TAKE_PTR(owned);
+	d->policy_len = len;
+	changed(d);
+	if (d->store_hooks.policy_changed)
+		d->store_hooks.policy_changed(d);
+	kernelmode_policy_changed(d);
+	log_msg("reloaded %s (%zu nodes, %zu container match rules, %u containers re-pointed, "
+		"%zu devwlctl changes applied again)",
+		d->cfg.policy_file, devwl_policy_count(fresh), mapping.nrules, d->ncontainers,
+		d->edits.n);
+	return 0;
+fail:
+	devwl_policy_free(fresh);
+	mapping_clear(&mapping);
+	strset_clear(&made);
+	edits_clear(&kept);
+	return r;
+}
+
+int store_apply_text(struct devwld *d, char *text, size_t len)
+{
+	return apply_text(d, text, len, true, NULL);
+}
+
+static int reload(struct devwld *d, bool replay, struct devwl_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!d->cfg.policy_file) {
+		log_msg("reload: devwld runs without --policy; nothing to reload");
+		return devwl_error_set(err, -ENOENT, 0,
+				       "devwld runs without --policy: there is no file to %s",
+				       replay ? "reload" : "reset to");
+	}
+	r = read_policy(d, &text, &len, err);
+	if (r < 0)
+		return r;
+	return apply_text(d, text, len, replay, err);
+}
+
+int store_reload(struct devwld *d, struct devwl_error *err)
+{
+	return reload(d, true, err);
+}
+
+int store_reset(struct devwld *d, struct devwl_error *err)
+{
+	return reload(d, false, err);
+}
+
+void store_fini(struct devwld *d)
+{
+	while (!list_empty(&d->containers))
+		container_drop(d, container_of(d->containers.next, struct container, link));
+	devwl_policy_free(d->policy);
+	d->policy = NULL;
+	mapping_clear(&d->mapping);
+	strset_clear(&d->ondemand);
+	edits_clear(&d->edits);
+	free(d->policy_text);
+	d->policy_text = NULL;
+}

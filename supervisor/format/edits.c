@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The devwlctl changes (mkdir, rmdir, allow, deny, mknod_needs_cap) made since the
+ * policy file was loaded, in order, as the control lines that made them. A reload, an
+ * automatic one included, and a start that finds the file changed apply the file and
+ * then these again (store.c), so a `devwlctl deny` is never silently undone by an
+ * unrelated change of the file; `devwlctl reset` drops them (devwld(8) RELOAD).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "edits.h"
+#include "util.h"
+
+static const char *const change_cmds[] = {"mkdir ", "rmdir ", "allow ", "deny ",
+					  "mknod_needs_cap "};
+
+bool edit_is_change(const char *line, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(change_cmds); i++) {
+		size_t n = strlen(change_cmds[i]);
+
+		if (len > n && !memcmp(line, change_cmds[i], n))
+			return true;
+	}
+	return false;
+}
+
+int edit_target(const char *line, size_t len, char *buf, size_t size)
+{
+	const char *sp = memchr(line, ' ', len);
+	const char *end;
+	size_t n;
+
+	if (!sp)
+		return -EINVAL;
+	sp++;
+	end = memchr(sp, ' ', len - (size_t)(sp - line));
+	n = end ? (size_t)(end - sp) : len - (size_t)(sp - line);
+	if (n == 0 || n >= size || memchr(sp, '\0', n))
+		return -EINVAL;
+	memcpy(buf, sp, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* A write of one plain rule (not "a", not a device name) to one node: what folds. */
+struct write {
+	enum devwl_file file;
+	char node[4096];
+	struct devwl_rule rule;
+};
+
+/* Is line such a write? A line it cannot read so is simply never folded. */
+static bool write_of(const char *line, size_t len, struct write *w)
+{
+	size_t at;
+
+	if (len > 6 && !memcmp(line, "allow ", 6)) {
+		w->file = DEVWL_ALLOW;
+		at = 6;
+	} else if (len > 5 && !memcmp(line, "deny ", 5)) {
+		w->file = DEVWL_DENY;
+		at = 5;
+	} else {
+		return false;
+	}
+	if (edit_target(line, len, w->node, sizeof(w->node)) < 0)
+		return false;
+	at += strlen(w->node) + 1;
+	return at < len && batch_plain_rule(line + at, len - at, &w->rule) >= 0 &&
+	       w->rule.type != DEVWL_DEV_ALL;
+}
+
+/* How far back fold() looks: a run can only be this long by writing one device in ever
+ * new spellings, and a longer look would cost every change that much parsing. */
+#define FOLD_LOOKBACK 64
+
+/*
+ * Writes to one device of one node touch only that device's exception and, for a deny,
+ * take the same bits from the descendants: each sets or clears its access bits whatever
+ * was there, and whether an allow is refused depends on the parent alone. So within a
+ * run of such writes at the end of the list, an earlier copy of the new write changes
+ * nothing the new one leaves standing, and it goes: a device flipped between allowed
+ * and denied a million times keeps two lines, not a million (tests/unit/test-edits.c
+ * checks that the replays agree).
+ */
+static void fold(struct edits *e, const char *line, size_t len)
+{
+	struct write new, old;
+
+	if (!write_of(line, len, &new))
+		return;
+	for (size_t i = e->n; i-- > 0 && e->n - i <= FOLD_LOOKBACK;) {
+		if (!write_of(e->v[i].line, e->v[i].len, &old) || strcmp(old.node, new.node) ||
+		    old.rule.type != new.rule.type || old.rule.major != new.rule.major ||
+		    old.rule.minor != new.rule.minor)
+			return;
+		if (old.file == new.file && old.rule.access == new.rule.access) {
+			free(e->v[i].line);
+			memmove(&e->v[i], &e->v[i + 1], (e->n - i - 1) * sizeof(*e->v));
+			e->n--;
+			return;
+		}
+	}
+}
+
+int edits_add(struct edits *e, const char *line, size_t len)
+{
+	char *copy;
+
+	/* Room first: a change that cannot be kept leaves the list as it was. */
+	if (e->n == e->size) {
+		size_t size = e->size ? 2 * e->size : 16;
+		struct edit *v = realloc(e->v, size * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->v = v;
+		e->size = size;
+	}
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	fold(e, line, len);
+	if (e->n >= EDITS_MAX) {
+		free(copy);
+		return -ENOSPC;
+	}
+	memcpy(copy, line, len);
+	copy[len] = '\0';
+	e->v[e->n++] = (struct edit){.line = copy, .len = len};
+	return 0;
+}
+
+void edits_clear(struct edits *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->v[i].line);
+	free(e->v);
+	*e = (struct edits){0};
+}
+
+/* path is node or below it. */
+static bool at_or_below(const char *path, const char *node)
+{
+	size_t n = strlen(node);
+
+	return !strncmp(path, node, n) && (path[n] == '\0' || path[n] == '/' || !strcmp(node, "/"));
+}
+
+void edits_forget(struct edits *e, const char *path)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < e->n; i++) {
+		char node[4096];
+
+		if (edit_target(e->v[i].line, e->v[i].len, node, sizeof(node)) >= 0 &&
+		    at_or_below(node, path))
+			free(e->v[i].line);
+		else
+			e->v[kept++] = e->v[i];
+	}
+	e->n = kept;
+}
+
+static int mknod_cap(struct devwl_policy *policy, const char *args, size_t len, FILE *out)
+{
+	_cleanup_free_ char *copy = strndup(args, len);
+	struct devwl_node *node;
+	char *value;
+
+	if (!copy)
+		return batch_reply_error(out, -ENOMEM, "out of memory");
+	value = strchr(copy, ' ');
+	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false")))
+		return batch_reply_error(out, -EINVAL,
+					 "mknod_needs_cap: expects NODE true|false, not \"%.200s\"",
+					 copy);
+	*value++ = '\0';
+	node = devwl_policy_find(policy, copy);
+	if (!node)
+		return batch_reply_error(out, -ENOENT, "no node %.200s", copy);
+	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
+	fputs("ok\n", out);
+	return 0;
+}
+
+int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
+{
+	static const char cap[] = "mknod_needs_cap ";
+
+	if (len > strlen(cap) && !memcmp(line, cap, strlen(cap)))
+		return mknod_cap(policy, line + strlen(cap), len - strlen(cap), out);
+	return batch_exec(policy, line, len, out);
+}

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The state file's text (devwld(8) STATE) to and from devwld's structs: no I/O, no
+ * locks. state.c decides when it is written and what is done with what is read.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonutil.h"
+#include "keeper_table.h"
+#include "nodepath.h"
+#include "ocistate.h"
+#include "statefile.h"
+#include "util.h"
+
+#define STATE_VERSION 1
+
+void saved_clear(struct saved *s)
+{
+	devwl_policy_free(s->policy);
+	free(s->policy_text);
+	strset_clear(&s->ondemand);
+	edits_clear(&s->edits);
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		free(s->containers[i].id);
+		free(s->containers[i].node);
+		free(s->containers[i].procs);
+	}
+	free(s->containers);
+	*s = (struct saved){0};
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* json-c's null is the NULL object, which json_add() takes for a failed constructor. */
+static int add_string_or_null(struct json_object *obj, const char *key, const char *s)
+{
+	if (s)
+		return json_add(obj, key, json_object_new_string(s));
+	return json_object_object_add(obj, key, NULL) < 0 ? -ENOMEM : 0;
+}
+
+static struct json_object *proc_json(const struct saved_proc *p)
+{
+	struct json_object *po = json_object_new_object();
+	char tag[17];
+	int r = po ? 0 : -ENOMEM;
+
+	snprintf(tag, sizeof(tag), "%016" PRIx64, p->tag);
+	if (r >= 0)
+		r = json_add(po, "slot", json_object_new_int64(p->slot));
+	if (r >= 0)
+		r = json_add(po, "tag", json_object_new_string(tag));
+	if (r >= 0)
+		r = json_add(po, "pid", json_object_new_int64(p->pid));
+	if (r >= 0)
+		r = json_add(po, "peer_uid", json_object_new_int64(p->peer_uid));
+	if (r >= 0)
+		r = json_add(po, "peer_pid", json_object_new_int64(p->peer_pid));
+	if (r < 0) {
+		json_object_put(po);
+		return NULL;
+	}
+	return po;
+}
+
+static struct json_object *container_json(const struct saved_container *c)
+{
+	struct json_object *obj = json_object_new_object(), *procs = json_object_new_array();
+	int r = obj && procs ? 0 : -ENOMEM;
+
+	if (r >= 0)
+		r = json_add(obj, "id", json_object_new_string(c->id));
+	if (r >= 0)
+		r = json_add(obj, "node", json_object_new_string(c->node));
+	if (r >= 0)
+		r = json_add(obj, "owner_uid", json_object_new_int64(c->owner));
+	if (r >= 0)
+		r = json_add(obj, "created_node", json_object_new_boolean(c->created));
+	/* Absent means false: state files of earlier versions read the same. */
+	if (r >= 0 && c->kernel)
+		r = json_add(obj, "kernel", json_object_new_boolean(true));
+	for (size_t i = 0; r >= 0 && i < c->nprocs; i++)
+		r = json_push(procs, proc_json(&c->procs[i]));
+	if (r >= 0)
+		r = json_add(obj, "procs", procs);
+	else
+		json_object_put(procs);
+	if (r < 0) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+int statefile_text(const struct saved *s, const char *policy_file, char **ret_text)
+{
+	_cleanup_free_ char *hier_text = NULL;
+	struct json_object *top = NULL, *hier = NULL, *arr = NULL;
+	const char *t;
+	int r;
+
+	r = devwl_policy_to_string(s->policy, &hier_text);
+	if (r < 0)
+		return r;
+	hier = json_tokener_parse(hier_text);
+	top = json_object_new_object();
+	r = hier && top ? 0 : -ENOMEM;
+	if (r >= 0)
+		r = json_add(top, "devwld_state", json_object_new_int(STATE_VERSION));
+	if (r >= 0)
+		r = add_string_or_null(top, "policy_file", policy_file);
+	if (r >= 0)
+		r = add_string_or_null(top, "policy_text", s->policy_text);
+	if (r >= 0) {
+		r = json_add(top, "hierarchy", hier);
+		hier = NULL;
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (size_t i = 0; arr && r >= 0 && i < s->ondemand.n; i++)
+			r = json_push(arr, json_object_new_string(s->ondemand.v[i]));
+		r = r >= 0 ? json_add(top, "ondemand", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (size_t i = 0; arr && r >= 0 && i < s->edits.n; i++)
+			r = json_push(arr, json_object_new_string_len(s->edits.v[i].line,
+								      (int)s->edits.v[i].len));
+		r = r >= 0 ? json_add(top, "edits", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (size_t i = 0; arr && r >= 0 && i < s->ncontainers; i++)
+			r = json_push(arr, container_json(&s->containers[i]));
+		r = r >= 0 ? json_add(top, "containers", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		t = json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY |
+								JSON_C_TO_STRING_NOSLASHESCAPE);
+		*ret_text = t ? strdup(t) : NULL;
+		r = *ret_text ? 0 : -ENOMEM;
+	}
+	json_object_put(hier);
+	json_object_put(top);
+	return r;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+static int get(struct json_object *obj, const char *key, enum json_type type,
+	       struct json_object **ret, bool nullable, struct devwl_error *err)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(obj, key, &v))
+		return devwl_error_set(err, -EINVAL, 0, "\"%s\" missing", key);
+	if (nullable && json_object_is_type(v, json_type_null)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_object_is_type(v, type))
+		return devwl_error_set(err, -EINVAL, 0, "\"%s\" has the wrong type", key);
+	*ret = v;
+	return 0;
+}
+
+static int get_uint(struct json_object *obj, const char *key, uint64_t max, uint64_t *ret,
+		    struct devwl_error *err)
+{
+	struct json_object *v = NULL;
+	int64_t n;
+	int r = get(obj, key, json_type_int, &v, false, err);
+
+	if (r < 0)
+		return r;
+	n = json_object_get_int64(v);
+	if (n < 0 || (uint64_t)n > max)
+		return devwl_error_set(err, -EINVAL, 0, "\"%s\" out of range", key);
+	*ret = (uint64_t)n;
+	return 0;
+}
+
+static int parse_proc(struct json_object *po, struct saved_proc *p, struct devwl_error *err)
+{
+	struct json_object *tag = NULL;
+	uint64_t v = 0;
+	char *end = NULL;
+	int r;
+
+	if (!json_object_is_type(po, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "a process is not an object");
+	r = get_uint(po, "slot", KEEPER_SLOTS_MAX - 1, &v, err);
+	p->slot = (uint32_t)v;
+	if (r >= 0)
+		r = get_uint(po, "pid", INT32_MAX, &v, err);
+	p->pid = (pid_t)v;
+	if (r >= 0)
+		r = get_uint(po, "peer_pid", INT32_MAX, &v, err);
+	p->peer_pid = (pid_t)v;
+	if (r >= 0)
+		r = get_uint(po, "peer_uid", UINT32_MAX, &v, err);
+	p->peer_uid = (uid_t)v;
+	if (r >= 0)
+		r = get(po, "tag", json_type_string, &tag, false, err);
+	if (r < 0)
+		return r;
+	/* As written: 16 hex digits (strtoull alone would take a sign or spaces too). */
+	if (json_object_get_string_len(tag) != 16 ||
+	    strspn(json_object_get_string(tag), "0123456789abcdefABCDEF") != 16)
+		return devwl_error_set(err, -EINVAL, 0, "bad process \"tag\"");
+	errno = 0;
+	p->tag = strtoull(json_object_get_string(tag), &end, 16);
+	if (errno || *end)
+		return devwl_error_set(err, -EINVAL, 0, "bad process \"tag\"");
+	return 0;
+}
+
+/*
+ * Whose the container is. States written before containers were keyed by uid too have no
+ * owner_uid: theirs is the uid its processes recorded (every one the same, as only the
+ * first runtime's uid could join), or root's.
+ */
+static int parse_owner(struct json_object *co, struct saved_container *c, struct devwl_error *err)
+{
+	uint64_t v = 0;
+	int r;
+
+	c->owner = c->nprocs ? c->procs[0].peer_uid : 0;
+	if (json_object_object_get_ex(co, "owner_uid", NULL)) {
+		r = get_uint(co, "owner_uid", UINT32_MAX, &v, err);
+		if (r < 0)
+			return r;
+		c->owner = (uid_t)v;
+	}
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].peer_uid != c->owner)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "container \"%.64s\": a process of uid %u in a "
+					       "container of uid %u",
+					       c->id, (unsigned int)c->procs[i].peer_uid,
+					       (unsigned int)c->owner);
+	return 0;
+}
+
+static int parse_container(struct json_object *co, struct saved_container *c,
+			   struct devwl_error *err)
+{
+	struct json_object *v = NULL, *procs = NULL;
+	int r;
+
+	if (!json_object_is_type(co, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "a container is not an object");
+	r = get(co, "id", json_type_string, &v, false, err);
+	if (r < 0)
+		return r;
+	if (json_string_has_nul(v) || !oci_id_valid(json_object_get_string(v)))
+		return devwl_error_set(err, -EINVAL, 0, "a container \"id\" is not a container id");
+	c->id = strdup(json_object_get_string(v));
+	r = get(co, "node", json_type_string, &v, false, err);
+	if (r < 0)
+		return r;
+	c->node = strdup(json_object_get_string(v));
+	if (!c->id || !c->node)
+		return -ENOMEM;
+	if (json_string_has_nul(v) || devwl_node_path_valid(c->node) < 0)
+		return devwl_error_set(err, -EINVAL, 0, "container \"%.64s\": bad node", c->id);
+	r = get(co, "created_node", json_type_boolean, &v, false, err);
+	if (r < 0)
+		return r;
+	c->created = json_object_get_boolean(v);
+	if (json_object_object_get_ex(co, "kernel", NULL)) {
+		r = get(co, "kernel", json_type_boolean, &v, false, err);
+		if (r < 0)
+			return r;
+		c->kernel = json_object_get_boolean(v);
+	}
+	r = get(co, "procs", json_type_array, &procs, false, err);
+	if (r < 0)
+		return r;
+	c->procs = calloc(json_object_array_length(procs) + 1, sizeof(*c->procs));
+	if (!c->procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		r = parse_proc(json_object_array_get_idx(procs, i), &c->procs[c->nprocs], err);
+		if (r < 0)
+			return r;
+		c->nprocs++;
+	}
+	return parse_owner(co, c, err);
+}
+
+int parse_state(const char *file, const char *text, struct saved *s, struct devwl_error *err)
+{
+	enum json_tokener_error jerr = json_tokener_success;
+	struct json_object *top = json_tokener_parse_verbose(text, &jerr);
+	struct json_object *v = NULL, *arr = NULL;
+	int r;
+
+	if (!top)
+		return devwl_error_set(err, -EINVAL, 0, "%s", json_tokener_error_desc(jerr));
+	r = get(top, "devwld_state", json_type_int, &v, false, err);
+	if (r >= 0 && json_object_get_int(v) != STATE_VERSION)
+		r = devwl_error_set(err, -EINVAL, 0, "version %d, not %d", json_object_get_int(v),
+				    STATE_VERSION);
+	if (r >= 0)
+		r = get(top, "policy_text", json_type_string, &v, true, err);
+	if (r >= 0 && v && !(s->policy_text = strdup(json_object_get_string(v))))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = get(top, "hierarchy", json_type_object, &v, false, err);
+	if (r >= 0) {
+		struct devwl_error perr = {0};
+
+		r = devwl_policy_load_string(json_object_to_json_string(v), file, &s->policy,
+					     &perr);
+		if (r < 0)
+			devwl_error_set(err, r, 0, "hierarchy: %s", perr.msg);
+	}
+	if (r >= 0)
+		r = get(top, "ondemand", json_type_array, &arr, false, err);
+	for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(e, json_type_string) ||
+		    devwl_node_path_valid(json_object_get_string(e)) < 0)
+			r = devwl_error_set(err, -EINVAL, 0, "\"ondemand\"[%zu] is not a node path",
+					    i);
+		else
+			r = strset_add(&s->ondemand, json_object_get_string(e));
+	}
+	/* Optional: states written before edits were kept have none. */
+	if (r >= 0 && json_object_object_get_ex(top, "edits", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			r = devwl_error_set(err, -EINVAL, 0, "\"edits\" has the wrong type");
+		for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+			struct json_object *e = json_object_array_get_idx(arr, i);
+			const char *line = json_object_get_string(e);
+			size_t len = (size_t)json_object_get_string_len(e);
+
+			if (!json_object_is_type(e, json_type_string) || !edit_is_change(line, len))
+				r = devwl_error_set(err, -EINVAL, 0,
+						    "\"edits\"[%zu] is not a devwlctl change", i);
+			else
+				r = edits_add(&s->edits, line, len);
+		}
+	}
+	if (r >= 0)
+		r = get(top, "containers", json_type_array, &arr, false, err);
+	if (r >= 0) {
+		s->containers = calloc(json_object_array_length(arr) + 1, sizeof(*s->containers));
+		if (!s->containers)
+			r = -ENOMEM;
+	}
+	for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+		r = parse_container(json_object_array_get_idx(arr, i),
+				    &s->containers[s->ncontainers], err);
+		s->ncontainers++;
+	}
+	json_object_put(top);
+	return r;
+}

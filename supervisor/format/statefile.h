@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The state file's text to and from devwld's structs (statefile.c): pure conversions.
+ * Writing and reading the file, and putting what was read in place: state.c.
+ */
+#ifndef DEVWLD_STATEFILE_H
+#define DEVWLD_STATEFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "devwl.h"
+#include "edits.h"
+#include "strset.h"
+
+/* A state file, read back: everything checked, nothing in place yet. */
+struct saved_proc {
+	uint32_t slot;
+	uint64_t tag;
+	pid_t pid, peer_pid;
+	uid_t peer_uid;
+};
+
+struct saved_container {
+	char *id, *node;
+	uid_t owner; /* its runtimes' uid: every process's peer_uid */
+	bool created;
+	bool kernel; /* in kernel mode (kernelmode.c) */
+	struct saved_proc *procs;
+	size_t nprocs;
+};
+
+struct saved {
+	struct devwl_policy *policy;
+	char *policy_text;
+	struct strset ondemand;
+	struct edits edits;
+	struct saved_container *containers;
+	size_t ncontainers;
+};
+
+/* Free what s holds and zero it; s may be half filled by a failed parse_state(). */
+void saved_clear(struct saved *s);
+
+/*
+ * Read the state file text (NUL-terminated; file names it in messages) into s, which
+ * must be zeroed. All or nothing: -EINVAL with a reason in err for anything that does
+ * not parse or validate, -ENOMEM; either way the caller frees s with saved_clear().
+ */
+int parse_state(const char *file, const char *text, struct saved *s, struct devwl_error *err);
+
+/*
+ * The state file text of s (policy_file: the file its policy was read from, or NULL):
+ * its hierarchy, policy text, on-demand nodes, edits and containers with the processes
+ * listed. *ret_text: caller frees. 0 or -ENOMEM (or an error of devwl_policy_to_string()).
+ * s may be a view of borrowed pointers: nothing of it is freed or kept.
+ */
+int statefile_text(const struct saved *s, const char *policy_file, char **ret_text);
+
+#endif

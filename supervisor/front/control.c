@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The control socket for devwlctl: the batch protocol of devwlctl(1), one command per
+ * line, answered by the very batch_exec() that `devwlctl batch` uses, so the daemon and
+ * the what-if tool answer identically. The daemon adds a few commands of its own:
+ *
+ *   containers                        "ID NODE PROCESSES NOTIFICATIONS" lines, then "."
+ *   stats                             "name value" lines, then "."
+ *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
+ *   reload                            as SIGHUP
+ *   reset                             reload without the devwlctl changes since the last load
+ *   restart                           as SIGUSR2: hand over to a new devwld (devwld(8))
+ *   events [all] [container=ID]       "ok", then one audit line per decision (events.c);
+ *                                     the first and only line of its connection
+ *   hook-create STATE-JSON            the OCI hook: create the container's node
+ *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
+ *
+ * A connection is served until the client half-closes and every answer is written;
+ * answers are buffered and written without blocking, and reading pauses while they
+ * wait, so a client that does not read cannot grow devwld's memory or stall it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "control.h"
+#include "devwld.h"
+#include "events.h"
+#include "listener.h"
+#include "log.h"
+#include "serve.h"
+#include "sockets.h"
+#include "state.h"
+#include "store.h"
+#include "util.h"
+
+/* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
+#define MAX_LINE      (4 * 4096 + 4096 + 64)
+#define MAX_HOOK_LINE (1024 * 1024)
+
+struct ctl_conn {
+	struct source src;
+	struct list_head link;
+	char *in;
+	size_t in_len, in_cap;
+	char *out;
+	size_t out_len, out_off;
+	bool eof, broken;
+	char *events;	   /* the arguments of an "events" line: hand the socket to events.c */
+	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
+	bool waiting;	   /* unwatched until then */
+};
+
+static void control_ready(struct devwld *d, struct source *src, int revents);
+static void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
+
+int control_open(struct devwld *d, int fd)
+{
+	if (fd < 0)
+		fd = socket_listen(d->cfg.control_path, 0600);
+	if (fd < 0)
+		return fd;
+	d->control_src.ready = control_ready;
+	d->control_src.fd = fd;
+	return loop_arm(&d->loop, &d->control_src, POLLIN);
+}
+
+static void ctl_conn_free(struct source *src)
+{
+	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
+
+	free(conn->in);
+	free(conn->out);
+	free(conn->events);
+	free(conn);
+}
+
+static void ctl_close(struct devwld *d, struct ctl_conn *conn);
+
+static void control_accept(struct devwld *d)
+{
+	for (int i = 0; i < 16; i++) {
+		struct ctl_conn *conn;
+		uid_t uid;
+		pid_t pid;
+		int fd = socket_accept(d->control_src.fd, "control", &uid, &pid);
+
+		if (fd < 0)
+			return;
+		if (uid != 0 && uid != geteuid()) {
+			log_msg("control: refusing peer pid %d uid %d (root only)", (int)pid,
+				(int)uid);
+			close(fd);
+			continue;
+		}
+		conn = calloc(1, sizeof(*conn));
+		if (!conn) {
+			close(fd);
+			return;
+		}
+		conn->src.ready = ctl_conn_ready;
+		conn->src.fd = fd;
+		conn->src.free_fn = ctl_conn_free;
+		d->nctl_conns++;
+		list_add_tail(&conn->link, &d->ctl_conns);
+		if (loop_arm(&d->loop, &conn->src, POLLIN) < 0) {
+			log_msg("control: cannot watch a connection; closing it");
+			ctl_close(d, conn);
+		}
+	}
+}
+
+static void control_ready(struct devwld *d, struct source *src, int revents)
+{
+	(void)revents;
+	socket_ready(d, src, control_accept, "cannot watch the control socket");
+}
+
+static void do_containers(struct devwld *d, FILE *out)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *c = container_of(l, struct container, link);
+
+		fprintf(out, "%s %s %u %llu %s %u\n", c->id, c->node_path, c->nprocs,
+			(unsigned long long)c->notifications, kernelmode_name(c),
+			(unsigned int)c->owner_uid);
+	}
+	fputs(".\n", out);
+}
+
+static void do_stats(struct devwld *d, FILE *out)
+{
+	struct audit_counts a;
+	unsigned int subscribers = 0;
+	uint64_t dropped = 0;
+
+	audit_counts(&d->audit, &a);
+	events_stats(&subscribers, &dropped);
+	fprintf(out,
+		"containers %u\nprocesses %u\npending_connections %u\nnodes %zu\n"
+		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
+		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
+		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
+		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n",
+		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
+		(unsigned long long)a.notifications, (unsigned long long)a.continued,
+		(unsigned long long)a.allowed, (unsigned long long)a.denied,
+		(unsigned long long)a.errors, (unsigned long long)a.gone,
+		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
+		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
+		(unsigned long long)state_writes(d), (int)getpid(), d->keeper.gen, subscribers,
+		(unsigned long long)dropped);
+	serve_stats(d, out);
+	kernelmode_stats(d, out);
+	fputs(".\n", out);
+}
+
+static int hook_state(const char *text, size_t len, struct oci_state *st, struct devwl_error *err)
+{
+	enum json_tokener_error jerr = json_tokener_success;
+	json_tokener *tok = json_tokener_new();
+	struct json_object *obj;
+	int r;
+
+	if (!tok)
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	obj = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	json_tokener_free(tok);
+	if (!obj) {
+		log_msg("control: hook state: %s", json_tokener_error_desc(jerr));
+		return devwl_error_set(err, -EINVAL, 0, "the container state is not JSON: %s",
+				       json_tokener_error_desc(jerr));
+	}
+	r = oci_state_from_json(obj, false, st, err);
+	json_object_put(obj);
+	if (r < 0) {
+		log_msg("control: hook state: %s", err->msg);
+		char why[sizeof(err->msg)];
+
+		memcpy(why, err->msg, sizeof(why));
+		snprintf(err->msg, sizeof(err->msg), "the container state: %.480s", why);
+	}
+	return r;
+}
+
+static void do_hook(struct devwld *d, bool create, const char *json, size_t len, FILE *out)
+{
+	_cleanup_free_ char *path = NULL;
+	struct devwl_error err = {0};
+	struct oci_state st = {0};
+	struct devwl_node *node = NULL;
+	struct container *c;
+	bool created = false;
+	int r;
+
+	r = hook_state(json, len, &st, &err);
+	if (r < 0)
+		goto out;
+	/* The control socket is root's: so are the runtimes that run this hook. */
+	c = container_find(d, 0, st.id);
+	if (c) {
+		path = strdup(c->node_path);
+		r = path ? 0 : devwl_error_set(&err, -ENOMEM, 0, "out of memory");
+	} else {
+		r = store_node_path(d, &st, 0, &path, &err);
+	}
+	if (r < 0)
+		goto out;
+	if (create) {
+		r = store_ensure_node(d, path, &node, &created);
+		if (r >= 0)
+			log_msg("hook: container %s: node %s %s", st.id, path,
+				created ? "created" : "exists");
+		else
+			devwl_error_set(&err, r, 0, "container %s: cannot make node %s: %s", st.id,
+					path, strerror(-r));
+	} else {
+		/* poststop runs once the container's processes are gone, possibly before we
+		 * saw their notify fds hang up. */
+		if (c)
+			container_drop(d, c);
+		/* Only a node made for containers goes: one the policy file or devwlctl
+		 * mkdir made (org.devwl.node may name it) stays with its rules. */
+		log_msg("hook: container %s: node %s %s", st.id, path,
+			store_forget_node(d, path) ? "removed" : "kept");
+	}
+out:
+	if (r < 0)
+		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
+	else
+		fputs("ok\n", out);
+	oci_state_clear(&st);
+}
+
+/* A change to the hierarchy: carried out, and kept for reloads to apply again (edits.c). */
+static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
+{
+	int r;
+
+	if (d->edits.n >= EDITS_MAX) {
+		log_msg("control: %d devwlctl changes since the policy file was loaded; refusing"
+			" more (put them in the file and run devwlctl reset)",
+			EDITS_MAX);
+		batch_reply_error(out, -ENOSPC,
+				  "%d devwlctl changes since the policy file was loaded, the most"
+				  " devwld keeps: put them in the file and run devwlctl reset",
+				  EDITS_MAX);
+		return;
+	}
+	r = edit_exec(d->policy, line, len, out);
+	if (r >= 0 && edits_add(&d->edits, line, len) < 0)
+		log_msg("control: out of memory: a reload will not apply this change again");
+}
+
+static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_args)
+{
+	size_t n = strlen(cmd);
+
+	if (len < n || memcmp(line, cmd, n))
+		return false;
+	if (len == n) {
+		*ret_args = n;
+		return true;
+	}
+	if (line[n] != ' ')
+		return false;
+	*ret_args = n + 1;
+	return true;
+}
+
+/* Commands that only look: everything else may change what the state file holds. */
+static bool read_only(const char *line, size_t len)
+{
+	static const char *const cmds[] = {"containers", "stats", "list", "show", "check"};
+	size_t a = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (is_cmd(line, len, cmds[i], &a))
+			return true;
+	return false;
+}
+
+void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
+{
+	bool changes = !read_only(line, len);
+	size_t a = 0;
+
+	if (changes)
+		state_changed(d);
+	if (is_cmd(line, len, "containers", &a) && a == len)
+		do_containers(d, out);
+	else if (is_cmd(line, len, "stats", &a) && a == len)
+		do_stats(d, out);
+	else if ((is_cmd(line, len, "reload", &a) || is_cmd(line, len, "reset", &a)) && a == len) {
+		struct devwl_error err = {0};
+		int r = line[2] == 'l' ? store_reload(d, &err) : store_reset(d, &err);
+		if (r < 0)
+			batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
+		else
+			fputs("ok\n", out);
+	} else if (is_cmd(line, len, "restart", &a) && a == len) {
+		int r = handover_begin(d);
+		if (r < 0)
+			batch_reply_error(out, r,
+					  "this devwld runs without a keeper, which a restart needs"
+					  " (devwld(8), RESTART)");
+		else
+			fputs("ok\n", out);
+	} else if (edit_is_change(line, len))
+		do_change(d, line, len, out);
+	else if (is_cmd(line, len, "hook-create", &a) && a < len)
+		do_hook(d, true, line + a, len - a, out);
+	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
+		do_hook(d, false, line + a, len - a, out);
+	else
+		batch_exec(d->policy, line, len, out);
+	/* Before the answer goes out: from then on, every call is decided by the change. */
+	if (changes) {
+		serve_policy_changed(d);
+		kernelmode_policy_changed(d);
+	}
+	fflush(out);
+}
+
+static void ctl_close(struct devwld *d, struct ctl_conn *conn)
+{
+	d->nctl_conns--;
+	list_del(&conn->link);
+	loop_destroy(&d->loop, &conn->src);
+}
+
+static int append_out(struct ctl_conn *conn, const char *line, size_t len, struct devwld *d)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f)
+		return -ENOMEM;
+	control_exec(d, line, len, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (size) {
+		char *n = realloc(conn->out, conn->out_len + size);
+		if (!n) {
+			free(buf);
+			return -ENOMEM;
+		}
+		conn->out = n;
+		memcpy(conn->out + conn->out_len, buf, size);
+		conn->out_len += size;
+	}
+	free(buf);
+	return 0;
+}
+
+/* Execute every complete line in the input buffer (and the last one at EOF). */
+static void run_lines(struct devwld *d, struct ctl_conn *conn)
+{
+	size_t start = 0;
+
+	for (;;) {
+		char *nl = memchr(conn->in + start, '\n', conn->in_len - start);
+		size_t end = nl ? (size_t)(nl - conn->in) : conn->in_len;
+
+		if (!nl && !(conn->eof && end > start))
+			break;
+		if (end - start >= 6 && !memcmp(conn->in + start, "events", 6) &&
+		    (end - start == 6 || conn->in[start + 6] == ' ')) {
+			/* The connection becomes a stream: nothing after this line counts. */
+			conn->events = strndup(conn->in + start + 6, end - start - 6);
+			if (!conn->events)
+				conn->broken = true;
+			start = conn->in_len;
+			break;
+		}
+		if (append_out(conn, conn->in + start, end - start, d) < 0) {
+			conn->broken = true;
+			break;
+		}
+		start = nl ? end + 1 : end;
+	}
+	memmove(conn->in, conn->in + start, conn->in_len - start);
+	conn->in_len -= start;
+}
+
+static int flush_out(struct ctl_conn *conn)
+{
+	while (conn->out_off < conn->out_len) {
+		ssize_t n = send(conn->src.fd, conn->out + conn->out_off,
+				 conn->out_len - conn->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : negerrno();
+		conn->out_off += (size_t)n;
+	}
+	conn->out_off = conn->out_len = 0;
+	return 0;
+}
+
+/* Queue "error ENAME: why" for r; if even that fails, the connection just closes. */
+static void reply_error(struct ctl_conn *conn, int r, const char *why)
+{
+	char *b = NULL, *n;
+	size_t size = 0;
+	FILE *f = open_memstream(&b, &size);
+
+	if (!f)
+		return;
+	batch_reply_error(f, r, "%s", why);
+	if (fclose(f) == 0 && (n = realloc(conn->out, conn->out_len + size))) {
+		memcpy(n + conn->out_len, b, size);
+		conn->out = n;
+		conn->out_len += size;
+	}
+	free(b);
+}
+
+/* "events [all] [container=ID]": parse; 0 or -EINVAL. */
+static int events_args(const char *args, bool *ret_all, const char **ret_container)
+{
+	*ret_all = false;
+	*ret_container = NULL;
+	for (const char *p = args; *p;) {
+		const char *end;
+
+		if (*p++ != ' ')
+			return -EINVAL;
+		end = strchrnul(p, ' ');
+		if (end - p == 3 && !memcmp(p, "all", 3) && !*ret_all)
+			*ret_all = true;
+		else if (end - p > 10 && !memcmp(p, "container=", 10) && !*ret_container && !*end)
+			*ret_container = p + 10;
+		else
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+/* Hand the connection to events.c, or answer why not. true: conn is gone. */
+static bool subscribe(struct devwld *d, struct ctl_conn *conn)
+{
+	const char *container = NULL;
+	bool all = false;
+	int fd, r;
+
+	const char *why = "events: only \"all\" and \"container=ID\" may follow, each once";
+
+	if (conn->out_len) {
+		r = -EINVAL;
+		why = "events must be the first and only line of its connection";
+	} else {
+		r = events_args(conn->events, &all, &container);
+	}
+	fd = r < 0 ? -1 : fcntl(conn->src.fd, F_DUPFD_CLOEXEC, 0);
+	if (r >= 0 && fd < 0)
+		r = negerrno();
+	if (r >= 0)
+		r = events_subscribe(fd, all, container);
+	if (r >= 0) {
+		ctl_close(d, conn);
+		return true;
+	}
+	if (r == -EBUSY)
+		why = "events: as many subscribers as devwld takes (16) already follow it";
+	else if (r != -EINVAL)
+		why = strerror(-r);
+	if (fd >= 0)
+		close(fd);
+	free(conn->events);
+	conn->events = NULL;
+	conn->in_len = 0;
+	conn->eof = true;
+	reply_error(conn, r, why);
+	return false;
+}
+
+static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
+{
+	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
+	uint64_t seq = state_seq(d);
+
+	if (revents & POLLIN) {
+		for (int round = 0; round < 4 && !conn->eof && !conn->events; round++) {
+			size_t limit = MAX_HOOK_LINE;
+
+			ssize_t n;
+
+			if (conn->in_cap - conn->in_len < 4096) {
+				char *b = realloc(conn->in, conn->in_cap + 16384);
+				if (!b) {
+					ctl_close(d, conn);
+					return;
+				}
+				conn->in = b;
+				conn->in_cap += 16384;
+			}
+			n = recv(src->fd, conn->in + conn->in_len, conn->in_cap - conn->in_len,
+				 MSG_DONTWAIT);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					break;
+				ctl_close(d, conn);
+				return;
+			}
+			if (n == 0)
+				conn->eof = true;
+			conn->in_len += (size_t)n;
+			run_lines(d, conn);
+			if (conn->in_len < 5 || memcmp(conn->in, "hook-", 5))
+				limit = MAX_LINE;
+			if (conn->in_len > limit) {
+				static const char e2big[] =
+					"error E2BIG: a line longer than devwld reads\n";
+				char *b = realloc(conn->out, conn->out_len + sizeof(e2big));
+
+				log_msg("control: a line longer than %zu bytes; closing", limit);
+				if (b) {
+					conn->out = b;
+					memcpy(b + conn->out_len, e2big, sizeof(e2big) - 1);
+					conn->out_len += sizeof(e2big) - 1;
+				}
+				conn->in_len = 0;
+				conn->eof = true;
+			}
+			if (conn->out_len)
+				break;
+		}
+	} else if (revents & (POLLERR | POLLHUP)) {
+		conn->broken = true;
+	}
+	if (conn->events && !conn->broken && subscribe(d, conn))
+		return;
+	/* What devwlctl is told is done is on disk first: the answers wait for the write
+	 * (off the loop; control_state_written() sends them). */
+	if (state_seq(d) != seq)
+		conn->need_seq = state_seq(d);
+	if (conn->out_len && !conn->broken && !state_written(d, conn->need_seq)) {
+		conn->waiting = true;
+		state_urgent(d);
+		return;
+	}
+	if (flush_out(conn) < 0 || conn->broken) {
+		ctl_close(d, conn);
+		return;
+	}
+	if (conn->out_len) {
+		/* Stop reading until the client takes its answers. */
+		if (loop_arm(&d->loop, src, POLLOUT) < 0)
+			goto unwatched;
+		return;
+	}
+	if (conn->eof) {
+		ctl_close(d, conn);
+		return;
+	}
+	if (loop_arm(&d->loop, src, POLLIN) >= 0)
+		return;
+unwatched:
+	log_msg("control: cannot watch a connection; closing it");
+	ctl_close(d, conn);
+}
+
+void control_state_written(struct devwld *d)
+{
+	struct list_head *l = d->ctl_conns.next;
+
+	while (l != &d->ctl_conns) {
+		struct ctl_conn *conn = container_of(l, struct ctl_conn, link);
+
+		/* ctl_conn_ready() may close it: step on first. */
+		l = l->next;
+		if (conn->waiting && state_written(d, conn->need_seq)) {
+			conn->waiting = false;
+			ctl_conn_ready(d, &conn->src, 0);
+		}
+	}
+}
+
+void control_close_all(struct devwld *d)
+{
+	events_fini();
+	while (!list_empty(&d->ctl_conns))
+		ctl_close(d, container_of(d->ctl_conns.next, struct ctl_conn, link));
+}
