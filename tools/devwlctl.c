@@ -35,6 +35,7 @@ static void usage(FILE *f)
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS MODE OWNER\n"
 	      "                                     per line (OWNER: the runtimes' uid)\n"
 	      "  stats                              counters and handling times\n"
+	      "  metrics                            the same and more, as Prometheus text\n"
 	      "  reload                             reload the policy file (as SIGHUP); the\n"
 	      "                                     changes made with devwlctl stay\n"
 	      "  reset                              reload it and drop those changes\n"
@@ -192,6 +193,7 @@ static int cmd_daemon(int argc, char **argv)
 		{"mknod-cap", "mknod_needs_cap", 2, false},
 		{"containers", "containers", 0, false},
 		{"stats", "stats", 0, false},
+		{"metrics", "metrics", 0, false},
 		{"reload", "reload", 0, false},
 		{"reset", "reset", 0, false},
 		{"restart", "restart", 0, false},

@@ -84,6 +84,7 @@ void audit_close(struct audit *a)
 		sink_free(a->out, SINK_DRAIN_MS);
 	a->out = NULL;
 	a->own_out = false;
+	tally_clear(a);
 }
 
 void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
@@ -100,6 +101,7 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	pthread_mutex_lock(&a->lock);
 	a->notifications++;
 	a->hist[b < AUDIT_BUCKETS ? b : AUDIT_BUCKETS - 1]++;
+	tally_event(a, c ? c->node_path : NULL, ev);
 	switch (ev->verdict) {
 	case DEVWL_VERDICT_CONTINUE:
 		a->continued++;

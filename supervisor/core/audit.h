@@ -13,6 +13,20 @@ struct container;
 
 /* Counters and the handling-time histogram; see audit.c. */
 #define AUDIT_BUCKETS 512
+/* Decisions are also counted by node subtree, syscall and verdict (tally.c), for the
+ * metrics: at most this many series; past it, the subtree is "other". */
+#define AUDIT_SERIES_MAX 256
+/* The handling-time histogram in fixed buckets, as Prometheus wants them (tally.c). */
+#define AUDIT_LE_N 14
+extern const double audit_le_seconds[AUDIT_LE_N];
+
+struct audit_series {
+	char *subtree;	     /* the node's first depth components ("/k8s/prod") */
+	const char *syscall; /* static text */
+	enum devwl_verdict verdict;
+	uint64_t n;
+};
+
 struct sink;
 struct audit {
 	pthread_mutex_t lock; /* the counters and hist: audit_event() runs in any thread */
@@ -22,6 +36,11 @@ struct audit {
 	uint64_t notifications, continued, allowed, denied, errors, gone;
 	uint64_t dropped; /* records the sink had no room for */
 	uint64_t hist[AUDIT_BUCKETS];
+	unsigned int depth; /* subtree depth of the series (--metrics-depth) */
+	struct audit_series *series;
+	size_t nseries, series_cap;
+	uint64_t le[AUDIT_LE_N]; /* events handled in at most audit_le_seconds[i], not cumulative */
+	uint64_t sum_ns;	 /* every event's handling time */
 	/* the loop's own (audit_report_drops) */
 	uint64_t report_due_ms, reported_records, reported_lines;
 };
@@ -46,6 +65,20 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 uint64_t audit_error(struct audit *a);
 void audit_gone(struct audit *a);
 void audit_counts(struct audit *a, struct audit_counts *ret);
+/* Count ev by the subtree of node_path, its syscall and verdict, and its handling time
+ * in the fixed buckets. Under a->lock (audit_event() calls it). */
+void tally_event(struct audit *a, const char *node_path, const struct devwl_event *ev);
+/* What the metrics show of the audit, copied under its lock: *ret_series (caller frees;
+ * the strings stay the audit's until audit_close()) with *ret_n elements. 0 or -ENOMEM. */
+struct audit_tally {
+	struct audit_counts counts;
+	uint64_t le[AUDIT_LE_N], sum_ns;
+	struct audit_series *series;
+	size_t nseries;
+};
+int audit_tally(struct audit *a, struct audit_tally *ret);
+/* Free the series (audit_close() does). */
+void tally_clear(struct audit *a);
 /* Log the drops of records and log lines, at most every 10 s (the loop calls it). */
 void audit_report_drops(struct audit *a, uint64_t now);
 

@@ -3,7 +3,7 @@
  * devwld's context (struct devwld): one per worker, made by main/daemon.c and passed down
  * to every layer. It holds what more than one layer reads; a layer whose state only it
  * reads keeps it in a struct of its own header (state) or, above this layer, behind an
- * opaque pointer (serve, watch).
+ * opaque pointer (serve, watch, metrics).
  */
 #ifndef DEVWLD_H
 #define DEVWLD_H
@@ -31,6 +31,7 @@ struct serve_box;
 struct kernel_cg;
 struct serve;
 struct watch;
+struct metrics;
 
 /*
  * What the store (store.c) tells the parts above it, set by the worker's start-up
@@ -98,6 +99,9 @@ struct devwld_config {
 	unsigned int handler_threads;	 /* 0: one per CPU, within bounds (serve.c) */
 	unsigned int handler_timeout_ms; /* a call stuck longer is answered EPERM */
 	enum kernel_when kernel_mode;	 /* whose device cgroup is programmed (kernelmode.c) */
+	const char *metrics;		 /* unix:PATH or HOST:PORT, or NULL: not served */
+	unsigned int metrics_depth;	 /* node components of the "subtree" label */
+	bool metrics_containers;	 /* also a series per container */
 };
 
 /* Listener connections refused (listener.c): logged once per interval, then counted. */
@@ -115,9 +119,10 @@ struct devwld {
 	struct store_hooks store_hooks;
 	/* A state write finished (state.c tells control.c, which asked for it). */
 	void (*state_written_hook)(struct devwld *d);
-	struct serve *serve; /* the handler threads (serve/) */
-	struct state state;  /* the state file (state.c) */
-	struct watch *watch; /* the policy file's watch (front/watch.c), or NULL */
+	struct serve *serve;	 /* the handler threads (serve/) */
+	struct state state;	 /* the state file (state.c) */
+	struct watch *watch;	 /* the policy file's watch (front/watch.c), or NULL */
+	struct metrics *metrics; /* --metrics (front/metrics.c), or NULL */
 	/* The store (store.c): the hierarchy, where it came from, the containers. */
 	struct devwl_policy *policy;
 	struct mapping mapping;

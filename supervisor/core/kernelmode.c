@@ -228,6 +228,9 @@ static bool cgroup_taken(struct devwld *d, const struct container *self, const s
 }
 
 /* Apply c's node if it changed since the last apply (or was never applied). */
+/* Programs applied since the worker started (the loop thread's). */
+static uint64_t applies;
+
 static int apply(struct container *c)
 {
 	struct kernel_cg *k = c->kernel;
@@ -247,7 +250,7 @@ static int apply(struct container *c)
 	if (r < 0)
 		free(show);
 	else
-		k->size = r;
+		k->size = r, applies++;
 	return r;
 }
 
@@ -408,21 +411,29 @@ void kernelmode_gone(struct container *c)
 	c->kernel = NULL;
 }
 
-void kernelmode_stats(struct devwld *d, FILE *out)
+void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 {
-	unsigned int on = 0, off = 0;
-
+	*ret = (struct kernel_counts){.applies = applies};
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
-		if (kernelmode_wanted(c) && c->kernel->cg)
-			on++;
-		else if (kernelmode_wanted(c) && c->kernel->asked)
-			off++;
+		if (kernelmode_wanted(c) && c->kernel->cg) {
+			ret->programmed++;
+			ret->size += (uint64_t)(c->kernel->size > 0 ? c->kernel->size : 0);
+		} else if (kernelmode_wanted(c) && c->kernel->asked) {
+			ret->unprogrammed++;
+		}
 	}
+}
+
+void kernelmode_stats(struct devwld *d, FILE *out)
+{
+	struct kernel_counts k;
+
+	kernelmode_counts(d, &k);
 	fprintf(out, "kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
 		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
 						     : "auto",
-		on, off);
+		k.programmed, k.unprogrammed);
 }

@@ -9,6 +9,7 @@
 #define DEVWLD_KERNELMODE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -55,6 +56,14 @@ void kernelmode_gone(struct container *c);
 bool kernelmode_wanted(const struct container *c);
 /* "kernel-v1", "kernel-v2", "unprogrammed" (wanted, not in force) or "authoritative". */
 const char *kernelmode_name(const struct container *c);
+/* What the metrics show: containers programmed and wanted but not, programs applied
+ * since the worker started, and the size of what is programmed now (instructions on v2,
+ * writes on v1). */
+struct kernel_counts {
+	unsigned int programmed, unprogrammed;
+	uint64_t applies, size;
+};
+void kernelmode_counts(struct devwld *d, struct kernel_counts *ret);
 /* "name value" lines for devwlctl stats. */
 void kernelmode_stats(struct devwld *d, FILE *out);
 

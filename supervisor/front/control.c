@@ -34,6 +34,7 @@
 #include "events.h"
 #include "listener.h"
 #include "log.h"
+#include "metrics.h"
 #include "serve.h"
 #include "sockets.h"
 #include "state.h"
@@ -298,7 +299,15 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		do_containers(d, out);
 	else if (is_cmd(line, len, "stats", &a) && a == len)
 		do_stats(d, out);
-	else if ((is_cmd(line, len, "reload", &a) || is_cmd(line, len, "reset", &a)) && a == len) {
+	else if (is_cmd(line, len, "metrics", &a) && a == len) {
+		int r = metrics_write(d, out);
+
+		if (r < 0)
+			batch_reply_error(out, r, "cannot render the metrics: %s", strerror(-r));
+		else
+			fputs(".\n", out);
+	} else if ((is_cmd(line, len, "reload", &a) || is_cmd(line, len, "reset", &a)) &&
+		   a == len) {
 		struct devwl_error err = {0};
 		int r = line[2] == 'l' ? store_reload(d, &err) : store_reset(d, &err);
 		if (r < 0)

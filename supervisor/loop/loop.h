@@ -30,7 +30,7 @@ struct source {
  * What the loop runs besides its sources, set by the worker's start-up (daemon.c): the
  * loop is below the parts it drives and knows none of them by name. NULL ends a list.
  */
-#define LOOP_HOOKS_MAX 4
+#define LOOP_HOOKS_MAX 6
 struct loop_hooks {
 	/* Before each wait, in order: ms until it is due again, or -1. */
 	int (*tick[LOOP_HOOKS_MAX])(struct devwld *d, uint64_t now);

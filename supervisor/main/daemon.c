@@ -25,6 +25,7 @@
 #include "keeper_table.h"
 #include "listener.h"
 #include "log.h"
+#include "metrics.h"
 #include "options.h"
 #include "serve.h"
 #include "service.h"
@@ -84,7 +85,7 @@ static void worker_hooks(struct devwld *d)
 	d->loop.hooks = (struct loop_hooks){
 		/* A reload the watch makes is in the state write started right after. */
 		.tick = {watch_tick, tick_state},
-		.after = {oci_conn_expire, after_audit, handover_after},
+		.after = {oci_conn_expire, metrics_expire, after_audit, handover_after},
 		.reload = reload,
 		.restart = handover_begin,
 	};
@@ -119,6 +120,7 @@ static void unlink_own(struct devwld *d, int i, const char *path)
 
 static int worker_start(struct devwld *d, bool no_audit)
 {
+	struct devwl_error err = {0};
 	sigset_t mask;
 	int r;
 
@@ -146,6 +148,7 @@ static int worker_start(struct devwld *d, bool no_audit)
 #ifdef DEVWL_TEST_HOOKS
 	d->test_stop_file = secure_getenv("DEVWLD_TEST_STOP_FILE");
 #endif
+	d->audit.depth = d->cfg.metrics_depth;
 	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all, log_sink());
 	if (r < 0) {
 		log_msg("audit file %s: %s", d->cfg.audit_file, strerror(-r));
@@ -188,6 +191,12 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("cannot watch %s (%s): it is reloaded on SIGHUP only", d->cfg.policy_file,
 			strerror(-r));
 		watch_close(d);
+	}
+	r = metrics_open(d, &err);
+	if (r < 0) {
+		/* Containers matter more than their counters: serve them, loudly unscraped. */
+		log_msg("metrics not served: %s", err.msg[0] ? err.msg : strerror(-r));
+		metrics_close(d);
 	}
 	r = control_open(d, d->keeper.control_fd);
 	/* Sockets made here: the keeper keeps them for our successors. */
@@ -254,6 +263,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	if (d->control_src.fd >= 0)
 		close(d->control_src.fd);
 	watch_close(d);
+	metrics_close(d);
 	loop_fini(&d->loop);
 	audit_close(&d->audit);
 	state_fini(d);

@@ -10,6 +10,7 @@
 #include "devwl.h"
 #include "kernelmode.h"
 #include "mapping.h"
+#include "metrics.h"
 #include "options.h"
 #include "serve.h"
 
@@ -43,6 +44,10 @@ static void usage(FILE *f)
 	      "  --kernel-mode WHEN    program containers' device cgroups with their node:\n"
 	      "                        auto (root runtimes'; warn if mode=kernel fails),\n"
 	      "                        always (warn wherever it fails), never [auto]\n"
+	      "  --metrics WHERE       serve metrics (Prometheus text) over HTTP at\n"
+	      "                        unix:PATH or a numeric HOST:PORT [not served]\n"
+	      "  --metrics-depth N     node components in the subtree label [2]\n"
+	      "  --metrics-containers  also a series per container (unbounded labels)\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version\n",
 	      f);
@@ -81,7 +86,10 @@ int options_parse(int argc, char **argv, struct options *o)
 		OPT_STATE,
 		OPT_HANDLER_THREADS,
 		OPT_HANDLER_TIMEOUT,
-		OPT_KERNEL_MODE
+		OPT_KERNEL_MODE,
+		OPT_METRICS,
+		OPT_METRICS_DEPTH,
+		OPT_METRICS_CONTAINERS,
 	};
 	static const struct option opts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
@@ -102,6 +110,9 @@ int options_parse(int argc, char **argv, struct options *o)
 		{"handler-threads", required_argument, NULL, OPT_HANDLER_THREADS},
 		{"handler-timeout", required_argument, NULL, OPT_HANDLER_TIMEOUT},
 		{"kernel-mode", required_argument, NULL, OPT_KERNEL_MODE},
+		{"metrics", required_argument, NULL, OPT_METRICS},
+		{"metrics-depth", required_argument, NULL, OPT_METRICS_DEPTH},
+		{"metrics-containers", no_argument, NULL, OPT_METRICS_CONTAINERS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -120,6 +131,7 @@ int options_parse(int argc, char **argv, struct options *o)
 				.conn_timeout_ms = 5000,
 				.max_message = 1024 * 1024,
 				.handler_timeout_ms = SERVE_TIMEOUT_DEFAULT_MS,
+				.metrics_depth = 2,
 			},
 	};
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
@@ -224,6 +236,27 @@ int options_parse(int argc, char **argv, struct options *o)
 					optarg);
 				return 2;
 			}
+			break;
+		case OPT_METRICS: {
+			struct devwl_error err = {0};
+
+			if (metrics_check(optarg, &err) < 0) {
+				fprintf(stderr, "devwld: %s\n", err.msg);
+				return 2;
+			}
+			o->cfg.metrics = optarg;
+			break;
+		}
+		case OPT_METRICS_DEPTH:
+			if (parse_uint(optarg, 16, &v) < 0) {
+				fprintf(stderr, "devwld: --metrics-depth %s: expected 0 to 16\n",
+					optarg);
+				return 2;
+			}
+			o->cfg.metrics_depth = (unsigned int)v;
+			break;
+		case OPT_METRICS_CONTAINERS:
+			o->cfg.metrics_containers = true;
 			break;
 		case 'h':
 			usage(stdout);

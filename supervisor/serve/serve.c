@@ -332,17 +332,35 @@ static void serve_completions(struct devwld *d, struct source *src, int revents)
 		loop_fatal(&d->loop, "cannot watch the handler threads", r);
 }
 
-void serve_stats(struct devwld *d, FILE *out)
+void serve_counts(struct devwld *d, struct serve_counts *ret)
 {
 	struct serve *s = d->serve;
 
+	*ret = (struct serve_counts){0};
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
+	*ret = (struct serve_counts){
+		.threads = s->live,
+		.stuck = s->stuck,
+		.slow = s->slow,
+		.watchdog_answered = s->answered,
+		.abandoned = s->abandoned_total,
+		.denied_while_stuck = s->deny_only,
+	};
+	pthread_mutex_unlock(&s->lock);
+}
+
+void serve_stats(struct devwld *d, FILE *out)
+{
+	struct serve_counts c;
+
+	if (!d->serve)
+		return;
+	serve_counts(d, &c);
 	fprintf(out,
 		"handler_threads %u\nhandler_stuck %u\nhandler_slow %u\nwatchdog_answered %llu\n"
 		"watchdog_abandoned %llu\ndenied_while_stuck_jobs %llu\n",
-		s->live, s->stuck, s->slow, (unsigned long long)s->answered,
-		(unsigned long long)s->abandoned_total, (unsigned long long)s->deny_only);
-	pthread_mutex_unlock(&s->lock);
+		c.threads, c.stuck, c.slow, (unsigned long long)c.watchdog_answered,
+		(unsigned long long)c.abandoned, (unsigned long long)c.denied_while_stuck);
 }

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Serving notifications on handler threads (serve.c): the one part of devwld that knows
+ * Serving notifications on handler threads (serve/): the one part of devwld that knows
  * about threads. The event loop hands it ready notify fds and its eventfd's completions;
- * everything else the handlers do stays inside serve.c, and what the rest of the daemon
+ * everything else the handlers do stays inside serve/, and what the rest of the daemon
  * must learn (audit events, errors, a process to drop) comes back to the loop thread.
  */
 #ifndef DEVWLD_SERVE_H
 #define DEVWLD_SERVE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct devwld;
@@ -44,6 +45,12 @@ void serve_container_gone(struct container *c);
 struct devwl_node;
 struct devwl_policy *serve_node_copy(const struct devwl_node *node);
 
+/* The pool's counters, for devwlctl stats and the metrics. */
+struct serve_counts {
+	unsigned int threads, stuck, slow;
+	uint64_t watchdog_answered, abandoned, denied_while_stuck;
+};
+void serve_counts(struct devwld *d, struct serve_counts *ret);
 /* "name value" lines for devwlctl stats. */
 void serve_stats(struct devwld *d, FILE *out);
 
