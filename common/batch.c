@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "batch.h"
-#include "devname.h"
+#include "devname.h" /* until devname is public */
 #include "explain.h"
 #include "nodepath.h"
 #include "util.h"

@@ -14,7 +14,7 @@
 #include <json-c/json.h>
 
 #include "batch.h"
-#include "devname.h"
+#include "devname.h" /* until devname is public */
 #include "devwl.h"
 #include "fileio.h"
 #include "util.h"
