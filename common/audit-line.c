@@ -241,6 +241,37 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
+/* ,"key":"value" when value is set. */
+static void put_field(struct out *o, const char *key, const char *value)
+{
+	if (!value)
+		return;
+	printf_(o, ",\"%s\":", key);
+	put_json_string(o, value);
+}
+
+int audit_mode_format(const struct audit_mode *m, char *buf, size_t size)
+{
+	struct out o = {.buf = buf, .size = size};
+
+	if (size == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	puts_(&o, "{\"event\":\"mode\"");
+	put_field(&o, "container", m->container);
+	put_field(&o, "node", m->node);
+	put_field(&o, "mode", m->mode);
+	put_field(&o, "reason", m->reason);
+	put_field(&o, "cgroup", m->cgroup);
+	if (m->cgroup)
+		printf_(&o, ",\"%s\":%d", m->version == 1 ? "writes" : "instructions", m->size);
+	put_field(&o, "warning", m->warning);
+	if (m->pid > 0)
+		printf_(&o, ",\"pid\":%d", (int)m->pid);
+	puts_(&o, "}\n");
+	return o.overflow ? -ENOSPC : (int)o.len;
+}
+
 int audit_line(const struct devwl_event *ev, const char *container, const char *node,
 	       const struct audit_why *why, char small[static AUDIT_LINE_SMALL], char **ret_big,
 	       const char **ret_line)

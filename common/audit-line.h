@@ -7,6 +7,7 @@
 #define DEVWL_AUDIT_LINE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "devwl.h"
 #include "explain.h"
@@ -50,6 +51,27 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 int audit_line(const struct devwl_event *ev, const char *container, const char *node,
 	       const struct audit_why *why, char small[static AUDIT_LINE_SMALL], char **ret_big,
 	       const char **ret_line);
+
+/*
+ * The record that says who enforces a container's devices (devwl-run(1), devwld(8)):
+ * {"event":"mode", then each field that is set, in this order, and a newline.
+ */
+struct audit_mode {
+	const char *container, *node; /* devwld's: the container and its node */
+	const char *mode;	      /* "kernel", "authoritative", ... */
+	const char *reason;	      /* why this mode */
+	const char *cgroup;	      /* the cgroup programmed (devwl-run: "v1" or "v2") */
+	int version;		      /* with cgroup: 1 counts "writes", 2 "instructions" */
+	int size;		      /* with cgroup: how many */
+	const char *warning;
+	pid_t pid; /* > 0: the process the warning is about */
+};
+
+/*
+ * Format m into buf (NUL-terminated). Returns the length, or -ENOSPC if size is too small
+ * (AUDIT_LINE_MAX always suffices for ids and nodes of sane length).
+ */
+int audit_mode_format(const struct audit_mode *m, char *buf, size_t size);
 
 /*
  * Write ev to fd as one line, in one write(2) so lines of concurrent writers do not mix;

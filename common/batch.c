@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "batch.h"
-#include "devname.h"
+#include "devname.h" /* until devname is public */
 #include "explain.h"
 #include "nodepath.h"
 #include "util.h"
@@ -21,53 +21,57 @@ static int hexval(char c)
 	return -1;
 }
 
+/* The named escapes, byte and letter: both directions read this one table. */
+static const char escapes[][2] = {
+	{'\n', 'n'}, {'\t', 't'}, {'\r', 'r'}, {'\v', 'v'}, {'\f', 'f'}, {'\0', '0'}, {'\\', '\\'},
+};
+
 int batch_unescape(const char *s, size_t len, char *out)
 {
 	size_t o = 0;
 
 	for (size_t i = 0; i < len; i++) {
+		size_t k = 0;
+
 		if (s[i] != '\\') {
 			out[o++] = s[i];
 			continue;
 		}
 		if (++i >= len)
 			return -EINVAL;
-		switch (s[i]) {
-		case 'n':
-			out[o++] = '\n';
-			break;
-		case 't':
-			out[o++] = '\t';
-			break;
-		case 'r':
-			out[o++] = '\r';
-			break;
-		case 'v':
-			out[o++] = '\v';
-			break;
-		case 'f':
-			out[o++] = '\f';
-			break;
-		case '0':
-			out[o++] = '\0';
-			break;
-		case '\\':
-			out[o++] = '\\';
-			break;
-		case 'x': {
+		if (s[i] == 'x') {
 			int hi = i + 1 < len ? hexval(s[i + 1]) : -1;
 			int lo = i + 2 < len ? hexval(s[i + 2]) : -1;
 			if (hi < 0 || lo < 0)
 				return -EINVAL;
 			out[o++] = (char)(hi << 4 | lo);
 			i += 2;
-			break;
+			continue;
 		}
-		default:
+		while (k < ARRAY_SIZE(escapes) && escapes[k][1] != s[i])
+			k++;
+		if (k == ARRAY_SIZE(escapes))
 			return -EINVAL;
-		}
+		out[o++] = escapes[k][0];
 	}
 	return (int)o;
+}
+
+void batch_escape(FILE *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = 0;
+
+		while (k < ARRAY_SIZE(escapes) && escapes[k][0] != s[i])
+			k++;
+		if (k < ARRAY_SIZE(escapes))
+			fprintf(out, "\\%c", escapes[k][1]);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
 }
 
 /* s[0..len), text of the line, for a message: control bytes and bytes past ASCII escaped

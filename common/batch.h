@@ -28,6 +28,11 @@ int batch_answer_errno(const char *answer);
  * suffice). Returns the decoded length, or -EINVAL for a bad escape. */
 int batch_unescape(const char *s, size_t len, char *out);
 
+/* Write s[0..len) to out as batch_unescape() reads it back: a backslash, \n \t \r \v \f
+ * and NUL by their names, other control bytes as \xHH, so that any bytes stay on one
+ * line as one RULE. */
+void batch_escape(FILE *out, const char *s, size_t len);
+
 /* The one rule that the RULE text s[0..len) of an allow or deny line writes (escaped as
  * on the line): -EINVAL for a device name (several rules), a bad escape or a bad rule. */
 int batch_plain_rule(const char *s, size_t len, struct devwl_rule *ret_rule);

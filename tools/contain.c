@@ -26,6 +26,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "contain.h"
 #include "util.h"
 
@@ -60,14 +61,8 @@ static int collect(enum baseline_kind kind, const char *mnt, const char *root, c
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->items[i].mnt, mnt) == 0)
 			return 0; /* stacked at one place: the path reaches the top one only */
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct cgroup_mount *p = realloc(l->items, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		l->items = p;
-		l->cap = cap;
-	}
+	if (ARRAY_RESERVE(l->items, l->cap, l->n + 1) < 0)
+		return -ENOMEM;
 	l->items[l->n].kind = kind;
 	l->items[l->n].mnt = strdup(mnt);
 	if (!l->items[l->n].mnt)

@@ -29,6 +29,8 @@
 
 /* Container states are small; anything near this is not one. */
 #define MAX_STATE (1024 * 1024)
+/* "ok" or "error ENAME: why", one line. */
+#define MAX_ANSWER 4096
 
 static void usage(FILE *f)
 {
@@ -40,16 +42,26 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* devwl_read_all(), saying what went wrong with what. */
+static int read_all(int fd, size_t max, const char *what, char **ret_text)
+{
+	int r = devwl_read_all(fd, max, ret_text);
+
+	if (r == -E2BIG)
+		fprintf(stderr, "devwl-oci-hook: %s is over %zu bytes\n", what, max);
+	else if (r < 0)
+		fprintf(stderr, "devwl-oci-hook: reading %s: %s\n", what, strerror(-r));
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	const char *socket_path = "/run/devwl/control.sock", *stage = NULL;
-	_cleanup_free_ char *state = NULL;
+	_cleanup_free_ char *state = NULL, *answer = NULL;
 	_cleanup_close_ int fd = -1;
 	struct json_object *obj = NULL;
-	char answer[4096];
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 	bool create;
-	ssize_t n;
 	int r;
 
 	for (int i = 1; i < argc; i++) {
@@ -79,30 +91,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	for (;;) {
-		if (cap - len < 4096) {
-			char *b = realloc(state, cap + 65536);
-			if (!b || cap > MAX_STATE) {
-				fputs("devwl-oci-hook: container state too large\n", stderr);
-				free(b);
-				state = NULL;
-				return 1;
-			}
-			state = b;
-			cap += 65536;
-		}
-		n = read(STDIN_FILENO, state + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			perror("devwl-oci-hook: reading the state");
-			return 1;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	state[len] = '\0';
+	if (read_all(STDIN_FILENO, MAX_STATE, "the container state on stdin", &state) < 0)
+		return 1;
 	obj = json_tokener_parse(state);
 	if (!obj || !json_object_is_type(obj, json_type_object)) {
 		fputs("devwl-oci-hook: the container state on stdin is not a JSON object\n",
@@ -137,16 +127,9 @@ int main(int argc, char **argv)
 			strerror(r < 0 ? -r : errno));
 		return 1;
 	}
-	len = 0;
-	while (len < sizeof(answer) - 1 &&
-	       (n = read(fd, answer + len, sizeof(answer) - 1 - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		len += (size_t)n;
-	}
-	answer[len] = '\0';
+	if (read_all(fd, MAX_ANSWER, "devwld's answer", &answer) < 0)
+		return 1;
+	len = strlen(answer);
 	if (strcmp(answer, "ok\n") != 0) {
 		/* "error ENAME: why" is said as it is: the runtime shows it to the user. */
 		if (!strncmp(answer, "error ", 6))

@@ -681,6 +681,19 @@ static bool other_userns(pid_t pid)
 	return pid > 0 && stat(path, &a) == 0 && (a.st_dev != own.st_dev || a.st_ino != own.st_ino);
 }
 
+/* One {"event":"mode"} record to the audit, if there is one. */
+static void write_mode(struct supervisor *s, const struct audit_mode *m)
+{
+	char line[AUDIT_LINE_SMALL];
+	int n = 0;
+
+	if (s->audit_fd < 0)
+		return;
+	n = audit_mode_format(m, line, sizeof(line));
+	if (n > 0 && write(s->audit_fd, line, (size_t)n) < 0 && s->warned++ < 10)
+		fprintf(stderr, "devwl-run: writing the audit: %m\n");
+}
+
 /*
  * A node made in a user namespace of the command's own sits on a nodev mount there: devwl
  * binds a node the kernel opens over it (libdevwl(3), GRANTS). Where that failed, in
@@ -688,9 +701,6 @@ static bool other_userns(pid_t pid)
  */
 static void warn_userns_node(struct supervisor *s, const struct devwl_event *ev)
 {
-	char line[160];
-	int n;
-
 	if (!s->kernel_mode || s->warned_userns || ev->verdict != DEVWL_VERDICT_ALLOW ||
 	    !ev->syscall || strncmp(ev->syscall, "mknod", 5) != 0 ||
 	    !devwl_notify_reason(s->notify) || !other_userns(ev->pid))
@@ -701,13 +711,9 @@ static void warn_userns_node(struct supervisor *s, const struct devwl_event *ev)
 		"of its own, and no node the kernel opens could be bound over it: it cannot be "
 		"opened in this mode: run with --mode=authoritative\n",
 		(int)ev->pid);
-	n = snprintf(line, sizeof(line),
-		     "{\"event\":\"mode\",\"mode\":\"kernel\",\"warning\":\"node made in a "
-		     "user namespace\",\"pid\":%d}\n",
-		     (int)ev->pid);
-	if (s->audit_fd >= 0 && n > 0 && write(s->audit_fd, line, (size_t)n) < 0 &&
-	    s->warned++ < 10)
-		fprintf(stderr, "devwl-run: writing the audit: %m\n");
+	write_mode(s, &(struct audit_mode){.mode = "kernel",
+					   .warning = "node made in a user namespace",
+					   .pid = ev->pid});
 }
 
 static void handle_notification(struct supervisor *s)
@@ -859,32 +865,18 @@ static int setup_baseline(struct supervisor *s)
 /* Say in the audit who enforces what. */
 static void audit_mode(struct supervisor *s, int size, int error)
 {
-	char line[256];
-	int n;
+	struct audit_mode m = {.mode = s->kernel_mode ? "kernel" : "authoritative",
+			       .version = s->baseline.kind == BASELINE_V1 ? 1 : 2};
 
-	if (s->audit_fd < 0)
-		return;
-	if (s->kernel_mode)
-		n = snprintf(
-			line, sizeof(line),
-			"{\"event\":\"mode\",\"mode\":\"kernel\",\"cgroup\":\"v%d\",\"%s\":%d}\n",
-			s->baseline.kind == BASELINE_V1 ? 1 : 2,
-			s->baseline.kind == BASELINE_V1 ? "writes" : "instructions", size);
-	else if (s->programmed >= 0)
-		n = snprintf(line, sizeof(line),
-			     "{\"event\":\"mode\",\"mode\":\"authoritative\",\"reason\":\"asked "
-			     "for\",\"cgroup\":\"v%d\",\"%s\":%d}\n",
-			     s->baseline.kind == BASELINE_V1 ? 1 : 2,
-			     s->baseline.kind == BASELINE_V1 ? "writes" : "instructions",
-			     s->programmed);
-	else
-		n = snprintf(line, sizeof(line),
-			     "{\"event\":\"mode\",\"mode\":\"authoritative\",\"reason\":\"%s\"}\n",
-			     !error		  ? "asked for"
-			     : s->no_baseline_why ? s->no_baseline_why
-						  : strerror(-error));
-	if (n > 0 && write(s->audit_fd, line, (size_t)n) < 0 && s->warned++ < 10)
-		fprintf(stderr, "devwl-run: writing the audit: %m\n");
+	if (s->kernel_mode || s->programmed >= 0) {
+		m.cgroup = m.version == 1 ? "v1" : "v2";
+		m.size = s->kernel_mode ? size : s->programmed;
+	}
+	if (!s->kernel_mode)
+		m.reason = !error || s->programmed >= 0 ? "asked for"
+			   : s->no_baseline_why		? s->no_baseline_why
+							: strerror(-error);
+	write_mode(s, &m);
 }
 
 /*

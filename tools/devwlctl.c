@@ -14,7 +14,7 @@
 #include <json-c/json.h>
 
 #include "batch.h"
-#include "devname.h"
+#include "devname.h" /* until devname is public */
 #include "devwl.h"
 #include "fileio.h"
 #include "util.h"
@@ -146,35 +146,6 @@ static bool plain_word(const char *s)
 	return true;
 }
 
-/* Escape a rule for the batch protocol (batch_unescape undoes it). */
-static void put_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\v':
-			fputs("\\v", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 /* One command to devwld; its answer goes to stdout, an "error ENAME" answer to stderr. */
 static int cmd_daemon(int argc, char **argv)
 {
@@ -222,7 +193,7 @@ static int cmd_daemon(int argc, char **argv)
 	for (int a = 1; a < argc; a++) {
 		fputc(' ', f);
 		if (cmds[i].rule && a == argc - 1) {
-			put_escaped(f, argv[a]);
+			batch_escape(f, argv[a], strlen(argv[a]));
 		} else if (plain_word(argv[a])) {
 			fputs(argv[a], f);
 		} else {

@@ -292,6 +292,79 @@ static void test_batch_unescape_all(void **state)
 	assert_int_equal(out[0], 'A');
 }
 
+/* batch_escape() of s[0..len): one line that batch_unescape() reads back to the same bytes. */
+static void expect_round_trip(const char *s, size_t len)
+{
+	char *esc = NULL, *back = NULL;
+	size_t esc_len = 0;
+	FILE *f = open_memstream(&esc, &esc_len);
+
+	assert_non_null(f);
+	batch_escape(f, s, len);
+	assert_int_equal(fclose(f), 0);
+	for (size_t i = 0; i < esc_len; i++)
+		if ((unsigned char)esc[i] < 0x20 || esc[i] == 0x7f)
+			fail_msg("escaped '%.*s' holds byte 0x%02x at %zu", (int)len, s,
+				 (unsigned char)esc[i], i);
+	back = malloc(esc_len + 1);
+	assert_non_null(back);
+	assert_int_equal(batch_unescape(esc, esc_len, back), (int)len);
+	assert_memory_equal(back, s, len);
+	free(back);
+	free(esc);
+}
+
+static void test_batch_escape_round_trip(void **state)
+{
+	static const char *const hostile[] = {
+		"",
+		"c 1:3 rwm",
+		"\\",
+		"\\\\",
+		"\\x41",
+		"\\x4",
+		"\\n",
+		"c 1:3 r\nallow / a",
+		"trailing backslash \\",
+		"\r\t\v\f\x01\x1b[2J\x7f\x80\xa0\xff",
+	};
+	char every[256];
+
+	(void)state;
+	for (size_t i = 0; i < N(hostile); i++)
+		expect_round_trip(hostile[i], strlen(hostile[i]));
+	for (size_t i = 0; i < sizeof(every); i++)
+		every[i] = (char)i;
+	expect_round_trip(every, sizeof(every));
+	expect_round_trip(LINE("a\0b"));
+}
+
+/* An escaped rule is one RULE on one line: a newline in it cannot start a second command. */
+static void test_batch_escape_one_command(void **state)
+{
+	static const char rule[] = "c 1:3 m\nmkdir /smuggled";
+	struct devwl_policy *p = devwl_policy_new();
+	char *line = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(f);
+	fputs("allow /e ", f);
+	batch_escape(f, rule, sizeof(rule) - 1);
+	assert_int_equal(fclose(f), 0);
+	assert_null(memchr(line, '\n', len));
+	expect_line(p, LINE("mkdir /e"), "ok\n");
+	expect_line(p, LINE("deny /e a"), "ok\n");
+	expect_line(p, line, len, "ok\n");
+	/* The grammar reads the first line of a rule, as the kernel does. */
+	expect_line(p, LINE("list /e"), "c 1:3 m\n.\n");
+	assert_null(devwl_policy_find(p, "/smuggled"));
+	free(line);
+	devwl_policy_free(p);
+}
+
 /* Malformed lines get "error EINVAL" and the session goes on with the next one. */
 static void test_batch_exec_malformed_session_continues(void **state)
 {
@@ -447,6 +520,8 @@ int main(void)
 		cmocka_unit_test(test_batch_exec_check),
 		cmocka_unit_test(test_batch_exec_rule_escapes),
 		cmocka_unit_test(test_batch_unescape_all),
+		cmocka_unit_test(test_batch_escape_round_trip),
+		cmocka_unit_test(test_batch_escape_one_command),
 		cmocka_unit_test(test_batch_exec_malformed_session_continues),
 		cmocka_unit_test(test_batch_exec_reasons),
 	};

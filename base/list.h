@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* An intrusive doubly linked list, as the kernel's. */
-#ifndef DEVWLD_LIST_H
-#define DEVWLD_LIST_H
+/*
+ * Intrusive doubly linked lists, as the kernel's: a struct list_head inside each item,
+ * container_of() back from it to the item. An empty list points at itself.
+ */
+#ifndef DEVWL_LIST_H
+#define DEVWL_LIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,6 +28,7 @@ static inline void list_add_tail(struct list_head *n, struct list_head *h)
 	h->prev = n;
 }
 
+/* Unlinked, n is an empty list again: a second list_del() of it does no harm. */
 static inline void list_del(struct list_head *n)
 {
 	n->prev->next = n->next;

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "fileio.h"
 #include "util.h"
 
@@ -33,15 +34,12 @@ int devwl_read_all(int fd, size_t max, char **ret_text)
 	size_t len = 0, cap = 0;
 
 	for (;;) {
+		/* Room for a page-sized read at least, and the NUL. */
+		int r = ARRAY_RESERVE(buf, cap, len + 4096);
 		ssize_t n;
 
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap += 65536);
-
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-		}
+		if (r < 0)
+			return r;
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;

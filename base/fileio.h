@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* File and socket helpers shared by libdevwl, devwld and the tools (common/fileio.c). */
+/* File and socket helpers shared by libdevwl, devwld and the tools (base/fileio.c). */
 #ifndef DEVWL_FILEIO_H
 #define DEVWL_FILEIO_H
 
