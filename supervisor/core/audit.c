@@ -184,6 +184,20 @@ void audit_counts(struct audit *a, struct audit_counts *ret)
 	pthread_mutex_unlock(&a->lock);
 }
 
+int audit_tally(struct audit *a, struct audit_tally *ret)
+{
+	audit_counts(a, &ret->counts);
+	pthread_mutex_lock(&a->lock);
+	memcpy(ret->le, a->le, sizeof(ret->le));
+	ret->sum_ns = a->sum_ns;
+	ret->nseries = a->nseries;
+	ret->series = malloc((a->nseries ? a->nseries : 1) * sizeof(*ret->series));
+	if (ret->series)
+		memcpy(ret->series, a->series, a->nseries * sizeof(*ret->series));
+	pthread_mutex_unlock(&a->lock);
+	return ret->series ? 0 : -ENOMEM;
+}
+
 void audit_report_drops(struct audit *a, uint64_t now)
 {
 	uint64_t records, lines;

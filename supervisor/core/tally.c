@@ -85,20 +85,6 @@ void tally_event(struct audit *a, const char *node_path, const struct devwl_even
 		s->n++;
 }
 
-int audit_tally(struct audit *a, struct audit_tally *ret)
-{
-	audit_counts(a, &ret->counts);
-	pthread_mutex_lock(&a->lock);
-	memcpy(ret->le, a->le, sizeof(ret->le));
-	ret->sum_ns = a->sum_ns;
-	ret->nseries = a->nseries;
-	ret->series = malloc((a->nseries ? a->nseries : 1) * sizeof(*ret->series));
-	if (ret->series)
-		memcpy(ret->series, a->series, a->nseries * sizeof(*ret->series));
-	pthread_mutex_unlock(&a->lock);
-	return ret->series ? 0 : -ENOMEM;
-}
-
 void tally_clear(struct audit *a)
 {
 	for (size_t i = 0; i < a->nseries; i++)
