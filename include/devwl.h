@@ -58,8 +58,8 @@ const char *devwl_version(void);
 
 /* Which file a rule is written to: devices.allow or devices.deny. */
 enum devwl_file {
-	DEVWL_ALLOW = 1,
-	DEVWL_DENY = 2,
+	DEVWL_FILE_ALLOW = 1,
+	DEVWL_FILE_DENY = 2,
 };
 
 /* A node's default: everything allowed but its exceptions, or nothing allowed but them. */

@@ -314,7 +314,7 @@ static int oci_entry(struct json_object *e, const char *prefix, struct op *ret,
 		rule.major = rule.minor = DEVWL_ANY;
 		rule.access = DEVWL_ACC_MASK;
 	}
-	ret->file = json_object_get_boolean(allow) ? DEVWL_ALLOW : DEVWL_DENY;
+	ret->file = json_object_get_boolean(allow) ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY;
 	ret->rule = rule;
 	return 0;
 }
@@ -399,10 +399,10 @@ static int apply_rule_string(struct devwl_node *node, const char *text, size_t l
 	int r;
 
 	if (len >= 6 && !memcmp(text, "allow", 5) && devwl_kspace((unsigned char)text[5])) {
-		op.file = DEVWL_ALLOW;
+		op.file = DEVWL_FILE_ALLOW;
 		verb = 6;
 	} else if (len >= 5 && !memcmp(text, "deny", 4) && devwl_kspace((unsigned char)text[4])) {
-		op.file = DEVWL_DENY;
+		op.file = DEVWL_FILE_DENY;
 		verb = 5;
 	} else {
 		return devwl_error_set(err, -EINVAL, 0,
@@ -899,20 +899,20 @@ static int push_grant(struct ops *o, const struct devwl_node *parent, const stru
 	/* On a DENY parent the check is exactly "one exception covers it whole". */
 	if (!parent || devwl_node_behavior(parent) != DEVWL_BEHAVIOR_DENY ||
 	    devwl_node_check(parent, e->type, e->major, e->minor, e->access) == 1)
-		return ops_push(o, DEVWL_ALLOW, e);
+		return ops_push(o, DEVWL_FILE_ALLOW, e);
 	for (size_t i = 0; left && devwl_node_exception(parent, i, &p) == 0; i++) {
 		if (!covers_key(&p, e) || !(left & p.access))
 			continue;
 		part.access = (uint8_t)(left & p.access);
 		left &= ~part.access;
-		r = ops_push(o, DEVWL_ALLOW, &part);
+		r = ops_push(o, DEVWL_FILE_ALLOW, &part);
 		if (r < 0)
 			return r;
 		first = false;
 	}
 	/* Not reachable through the kernel's writes; keep it whole so a load says so. */
 	if (first || left)
-		return ops_push(o, DEVWL_ALLOW, e);
+		return ops_push(o, DEVWL_FILE_ALLOW, e);
 	return 0;
 }
 
@@ -935,7 +935,7 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 	if (minimal && node_is_fresh(node))
 		return 0;
 	if (devwl_node_behavior(node) == DEVWL_BEHAVIOR_DENY) {
-		r = ops_push(o, DEVWL_DENY, &all);
+		r = ops_push(o, DEVWL_FILE_DENY, &all);
 		for (size_t i = 0; r >= 0 && devwl_node_exception(node, i, &e) == 0; i++)
 			r = push_grant(o, parent, &e);
 		return r;
@@ -945,7 +945,7 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 	 * (only an empty-access one can be dropped below a parent that holds it), then add
 	 * the node's own; existing keys keep the parent's order.
 	 */
-	r = ops_push(o, DEVWL_ALLOW, &all);
+	r = ops_push(o, DEVWL_FILE_ALLOW, &all);
 	if (r >= 0 && parent) {
 		struct devwl_rule *keys = NULL;
 		size_t nkeys = 0;
@@ -953,11 +953,11 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 		r = sorted_keys(node, &keys, &nkeys);
 		for (size_t i = 0; r >= 0 && devwl_node_exception(parent, i, &e) == 0; i++)
 			if (!has_key(keys, nkeys, &e))
-				r = ops_push(o, DEVWL_ALLOW, &e);
+				r = ops_push(o, DEVWL_FILE_ALLOW, &e);
 		free(keys);
 	}
 	for (size_t i = 0; r >= 0 && devwl_node_exception(node, i, &e) == 0; i++)
-		r = ops_push(o, DEVWL_DENY, &e);
+		r = ops_push(o, DEVWL_FILE_DENY, &e);
 	return r;
 }
 
@@ -970,7 +970,7 @@ static struct json_object *oci_entry_new(const struct op *op)
 	if (!e)
 		return NULL;
 	devwl_access_format(op->rule.access, acc);
-	r = json_add(e, "allow", json_object_new_boolean(op->file == DEVWL_ALLOW));
+	r = json_add(e, "allow", json_object_new_boolean(op->file == DEVWL_FILE_ALLOW));
 	if (r >= 0)
 		r = json_add(e, "type", json_object_new_string(type));
 	if (r >= 0 && op->rule.type != DEVWL_DEV_ALL && op->rule.major != DEVWL_ANY)
@@ -994,7 +994,7 @@ static struct json_object *rule_string_new(const struct op *op)
 		snprintf(rule, sizeof(rule), "a");
 	else if (devwl_rule_format(&op->rule, rule, sizeof(rule)) < 0)
 		return NULL;
-	snprintf(s, sizeof(s), "%s %s", op->file == DEVWL_ALLOW ? "allow" : "deny", rule);
+	snprintf(s, sizeof(s), "%s %s", op->file == DEVWL_FILE_ALLOW ? "allow" : "deny", rule);
 	return json_object_new_string(s);
 }
 
