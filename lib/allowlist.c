@@ -790,7 +790,7 @@ struct devwl_node_snapshot {
 	struct snap_node v[];
 };
 
-int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret)
+int node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret)
 {
 	struct devwl_node *top = (struct devwl_node *)node;
 	struct devwl_node_snapshot *s;
@@ -808,7 +808,7 @@ int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_sn
 		s->v[i].behavior = d->behavior;
 		s->v[i].mknod_needs_cap = d->mknod_needs_cap;
 		if (ex_copy(&s->v[i].ex, &d->ex) < 0) {
-			devwl_node_snapshot_free(s);
+			node_snapshot_free(s);
 			return -ENOMEM;
 		}
 	}
@@ -817,7 +817,7 @@ int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_sn
 }
 
 /* Restoring only moves lists back, so it cannot fail half-way. */
-void devwl_node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *s)
+void node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *s)
 {
 	size_t i = 0;
 
@@ -830,10 +830,10 @@ void devwl_node_snapshot_restore(struct devwl_node *node, struct devwl_node_snap
 		d->behavior = s->v[i].behavior;
 		d->mknod_needs_cap = s->v[i].mknod_needs_cap;
 	}
-	devwl_node_snapshot_free(s);
+	node_snapshot_free(s);
 }
 
-void devwl_node_snapshot_free(struct devwl_node_snapshot *s)
+void node_snapshot_free(struct devwl_node_snapshot *s)
 {
 	if (!s)
 		return;

@@ -23,7 +23,7 @@ bool devwl_devname_is_name(const char *text, size_t len)
 {
 	size_t i = 0;
 
-	while (i < len && devwl_kspace((unsigned char)text[i]))
+	while (i < len && rules_kspace((unsigned char)text[i]))
 		i++;
 	text += i;
 	len -= i;
@@ -165,9 +165,9 @@ int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices
 	uint8_t access = DEVWL_ACC_MASK;
 	int r;
 
-	while (len && devwl_kspace((unsigned char)text[len - 1]))
+	while (len && rules_kspace((unsigned char)text[len - 1]))
 		len--;
-	while (i < len && devwl_kspace((unsigned char)text[i]))
+	while (i < len && rules_kspace((unsigned char)text[i]))
 		i++;
 	text += i;
 	len -= i;
@@ -176,7 +176,7 @@ int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices
 				       DEVWL_DEVNAME_MAX);
 	if (memchr(text, '\0', len))
 		return devwl_error_set(ret_err, -EINVAL, 0, "device name holds a NUL byte");
-	while (name_len < len && !devwl_kspace((unsigned char)text[name_len]))
+	while (name_len < len && !rules_kspace((unsigned char)text[name_len]))
 		name_len++;
 	name = strndup(text, name_len);
 	if (!name)
@@ -185,7 +185,7 @@ int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices
 		return devwl_error_set(
 			ret_err, -EINVAL, 0,
 			"\"%s\": not a device name (/dev/PATH, char-NAME, block-NAME)", name);
-	for (i = name_len; i < len && devwl_kspace((unsigned char)text[i]); i++)
+	for (i = name_len; i < len && rules_kspace((unsigned char)text[i]); i++)
 		;
 	if (i < len) {
 		acc = text + i;

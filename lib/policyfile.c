@@ -398,10 +398,10 @@ static int apply_rule_string(struct devwl_node *node, const char *text, size_t l
 	size_t verb;
 	int r;
 
-	if (len >= 6 && !memcmp(text, "allow", 5) && devwl_kspace((unsigned char)text[5])) {
+	if (len >= 6 && !memcmp(text, "allow", 5) && rules_kspace((unsigned char)text[5])) {
 		op.file = DEVWL_FILE_ALLOW;
 		verb = 6;
-	} else if (len >= 5 && !memcmp(text, "deny", 4) && devwl_kspace((unsigned char)text[4])) {
+	} else if (len >= 5 && !memcmp(text, "deny", 4) && rules_kspace((unsigned char)text[4])) {
 		op.file = DEVWL_FILE_DENY;
 		verb = 5;
 	} else {
@@ -964,12 +964,12 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 static struct json_object *oci_entry_new(const struct op *op)
 {
 	struct json_object *e = json_object_new_object();
-	char type[2] = {devwl_type_char(op->rule.type), '\0'}, acc[4];
+	char type[2] = {rules_type_char(op->rule.type), '\0'}, acc[4];
 	int r;
 
 	if (!e)
 		return NULL;
-	devwl_access_format(op->rule.access, acc);
+	rules_access_format(op->rule.access, acc);
 	r = json_add(e, "allow", json_object_new_boolean(op->file == DEVWL_FILE_ALLOW));
 	if (r >= 0)
 		r = json_add(e, "type", json_object_new_string(type));
@@ -1163,7 +1163,7 @@ DEVWL_EXPORT int devwl_node_import_oci(struct devwl_node *node, const char *json
 	json_object_put(TAKE_PTR(arr));
 
 	/* A write can still be refused half-way (or propagate half-way): undo all then. */
-	r = devwl_node_snapshot_take(node, &snap);
+	r = node_snapshot_take(node, &snap);
 	if (r < 0) {
 		r = devwl_error_set(err, r, 0, "%s: out of memory", name);
 		goto out;
@@ -1173,13 +1173,13 @@ DEVWL_EXPORT int devwl_node_import_oci(struct devwl_node *node, const char *json
 			 devwl_node_path(node), i + 1);
 		r = apply(node, &o.v[i], prefix, err);
 		if (r < 0) {
-			devwl_node_snapshot_restore(node, TAKE_PTR(snap));
+			node_snapshot_restore(node, TAKE_PTR(snap));
 			goto out;
 		}
 	}
 	r = 0;
 out:
-	devwl_node_snapshot_free(snap);
+	node_snapshot_free(snap);
 	json_object_put(arr);
 	free(o.v);
 	return r;

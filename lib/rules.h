@@ -6,10 +6,10 @@
 #include <stdbool.h>
 
 /* The kernel's isspace(), which differs from libc's (it includes 0xa0). */
-bool devwl_kspace(unsigned char c);
+bool rules_kspace(unsigned char c);
 /* Access bits as "rwm" in that order (empty string for 0). */
-void devwl_access_format(unsigned access, char buf[4]);
+void rules_access_format(unsigned access, char buf[4]);
 /* 'b', 'c' or 'a'. */
-char devwl_type_char(unsigned type);
+char rules_type_char(unsigned type);
 
 #endif

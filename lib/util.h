@@ -9,6 +9,6 @@
 #define DEVWL_EXPORT __attribute__((visibility("default")))
 
 /* Diagnostics through the embedder's log callback (devwl_set_log). */
-void devwl_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lib_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

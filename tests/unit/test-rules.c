@@ -408,9 +408,9 @@ static void test_kspace_matches_kernel_ctype(void **state)
 	(void)state;
 	for (unsigned c = 0; c < 256; c++) {
 		bool want = c == ' ' || (c >= 9 && c <= 13) || c == 0xa0;
-		if (devwl_kspace((unsigned char)c) != want)
-			fail_msg("devwl_kspace(0x%02x) = %d, want %d", c,
-				 devwl_kspace((unsigned char)c), want);
+		if (rules_kspace((unsigned char)c) != want)
+			fail_msg("rules_kspace(0x%02x) = %d, want %d", c,
+				 rules_kspace((unsigned char)c), want);
 	}
 }
 
