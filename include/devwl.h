@@ -98,6 +98,35 @@ int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule *ret_rule,
 int devwl_rule_format(const struct devwl_rule *rule, char *buf, size_t size);
 
 /* ---------------------------------------------------------------------------------- */
+/* Device names ("/dev/fuse rwm", "char-pts rw", "block-loop r") resolved into rules. */
+
+/* Longest name devwl_devname_resolve() takes; longer than any kernel rule, but bounded. */
+#define DEVWL_DEVNAME_MAX 4096
+
+/*
+ * Is text[0..len) (leading whitespace skipped) a device name rather than a rule in the
+ * kernel's grammar? True when it starts with '/', "char-" or "block-": the kernel
+ * refuses all of those, so a rule it accepts is never taken for a name.
+ */
+bool devwl_devname_is_name(const char *text, size_t len);
+
+/*
+ * Resolve "NAME [ACCESS]" (ACCESS: r, w, m in any order; default rwm, as systemd's
+ * DeviceAllow=) into kernel rules: a path gives one rule for the node it names (symlinks
+ * followed), char-NAME/block-NAME one rule "TYPE MAJOR:* ACCESS" per major whose name in
+ * proc_devices matches NAME (an fnmatch(3) pattern, as systemd takes it), in the order
+ * listed. proc_devices is the text of /proc/devices, or NULL to read the real one.
+ * On success *ret_rules (the caller frees it with free()) holds *ret_n >= 1 rules.
+ * Errors: -EINVAL malformed, or the path is not a device node; -E2BIG longer than
+ * DEVWL_DEVNAME_MAX; -ENOENT no such path, or no major of that name; -ENOMEM; others
+ * from stat(2) or reading /proc/devices. ret_err may be NULL; it names the name that did
+ * not resolve.
+ */
+int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices,
+			  struct devwl_rule **ret_rules, size_t *ret_n,
+			  struct devwl_error *ret_err);
+
+/* ---------------------------------------------------------------------------------- */
 /* Policies: a tree of nodes named by paths ("/", "/k8s/ns/pod").                      */
 
 struct devwl_policy;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Device names beside the kernel's numbers (devname.h). A path is one stat(2); a
+ * Device names beside the kernel's numbers (devwl.h). A path is one stat(2); a
  * char-NAME/block-NAME is looked up in the "Character devices:" or "Block devices:"
  * section of /proc/devices, where one name can hold several majors (pts: 136-143) and
  * every one of them becomes a rule.
@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "devname.h"
+#include "devwl.h"
 #include "rules.h"
 #include "util.h"
 
-bool devwl_devname_is_name(const char *text, size_t len)
+DEVWL_EXPORT bool devwl_devname_is_name(const char *text, size_t len)
 {
 	size_t i = 0;
 
@@ -155,8 +155,9 @@ static int read_proc_devices(char **ret)
 	return 0;
 }
 
-int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices,
-			  struct devwl_rule **ret_rules, size_t *ret_n, struct devwl_error *ret_err)
+DEVWL_EXPORT int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices,
+				       struct devwl_rule **ret_rules, size_t *ret_n,
+				       struct devwl_error *ret_err)
 {
 	_cleanup_free_ char *name = NULL, *own_devices = NULL;
 	_cleanup_free_ struct devwl_rule *v = NULL;

@@ -18,7 +18,6 @@
 #include "devwl.h"
 #include "fileio.h"
 #include "jsonutil.h"
-#include "devname.h"
 #include "rules.h"
 #include "util.h"
 
@@ -358,7 +357,7 @@ static int apply(struct devwl_node *node, const struct op *op, const char *prefi
 }
 
 /*
- * A device name (devname.h) stands for the rules it resolves to when the file is loaded,
+ * A device name (devwl.h) stands for the rules it resolves to when the file is loaded,
  * written in order; an error names the name and the rule it resolved to.
  */
 static int apply_named(struct devwl_node *node, enum devwl_file file, const char *text, size_t len,
@@ -388,7 +387,7 @@ static int apply_named(struct devwl_node *node, enum devwl_file file, const char
 
 /*
  * A "rules" string: "allow RULE" or "deny RULE", RULE in the kernel's grammar or a
- * device name (devname.h).
+ * device name (devwl.h).
  */
 static int apply_rule_string(struct devwl_node *node, const char *text, size_t len,
 			     const char *prefix, struct devwl_error *err)
