@@ -41,6 +41,7 @@
 
 #include "bpfdev.h"
 #include "fileio.h"
+#include "rules.h"
 #include "util.h"
 
 struct devwl_cgroup {
@@ -210,19 +211,6 @@ struct exlist {
 	size_t n;
 };
 
-static int cmp_key(const void *x, const void *y)
-{
-	const struct devwl_rule *a = x, *b = y;
-
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->major != b->major)
-		return a->major < b->major ? -1 : 1;
-	if (a->minor != b->minor)
-		return a->minor < b->minor ? -1 : 1;
-	return 0;
-}
-
 /* The node's exceptions sorted by key (those with access, the others decide nothing). */
 static int exlist_take(const struct devwl_node *node, struct exlist *l)
 {
@@ -235,13 +223,13 @@ static int exlist_take(const struct devwl_node *node, struct exlist *l)
 	for (size_t i = 0; i < n; i++)
 		if (devwl_node_exception(node, i, &l->v[l->n]) == 0 && l->v[l->n].access)
 			l->n++;
-	qsort(l->v, l->n, sizeof(*l->v), cmp_key);
+	qsort(l->v, l->n, sizeof(*l->v), rules_key_cmp);
 	return 0;
 }
 
 static unsigned exlist_access(const struct exlist *l, const struct devwl_rule *key)
 {
-	const struct devwl_rule *e = bsearch(key, l->v, l->n, sizeof(*l->v), cmp_key);
+	const struct devwl_rule *e = bsearch(key, l->v, l->n, sizeof(*l->v), rules_key_cmp);
 
 	return e ? e->access : 0;
 }

@@ -819,19 +819,6 @@ static bool rule_eq(const struct devwl_rule *a, const struct devwl_rule *b)
 	       a->access == b->access;
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	const struct devwl_rule *x = a, *y = b;
-
-	if (x->type != y->type)
-		return x->type < y->type ? -1 : 1;
-	if (x->major != y->major)
-		return x->major < y->major ? -1 : 1;
-	if (x->minor != y->minor)
-		return x->minor < y->minor ? -1 : 1;
-	return 0;
-}
-
 /* The node's exceptions sorted by key, for has_key(). */
 static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, size_t *ret_n)
 {
@@ -842,7 +829,7 @@ static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, s
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		devwl_node_exception(node, i, &v[i]);
-	qsort(v, n, sizeof(*v), key_cmp);
+	qsort(v, n, sizeof(*v), rules_key_cmp);
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -850,7 +837,7 @@ static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, s
 
 static bool has_key(const struct devwl_rule *sorted, size_t n, const struct devwl_rule *k)
 {
-	return n && bsearch(k, sorted, n, sizeof(*sorted), key_cmp);
+	return n && bsearch(k, sorted, n, sizeof(*sorted), rules_key_cmp);
 }
 
 /* Is the node what a fresh child of its parent (or a fresh root) would be? */

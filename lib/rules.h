@@ -11,5 +11,10 @@ bool rules_kspace(unsigned char c);
 void rules_access_format(unsigned access, char buf[4]);
 /* 'b', 'c' or 'a'. */
 char rules_type_char(unsigned type);
+/*
+ * Order of struct devwl_rule by key (type, major, minor), access ignored: the key the
+ * kernel matches an exception by, for qsort(3) and bsearch(3).
+ */
+int rules_key_cmp(const void *a, const void *b);
 
 #endif

@@ -414,6 +414,35 @@ static void test_kspace_matches_kernel_ctype(void **state)
 	}
 }
 
+/* Sorted by rules_key_cmp, equal keys found whatever their access: what has_key() and
+ * cgroupdev's v1 diff rely on. */
+static void test_rules_key_cmp_orders_type_major_minor(void **state)
+{
+	struct devwl_rule v[] = {
+		{DEVWL_DEV_CHAR, DEVWL_ACC_READ, 1, 5},
+		{DEVWL_DEV_BLOCK, DEVWL_ACC_READ, 8, 0},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MASK, 1, 3},
+		{DEVWL_DEV_ALL, DEVWL_ACC_MASK, DEVWL_ANY, DEVWL_ANY},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MKNOD, 0, DEVWL_ANY},
+	};
+	const struct devwl_rule want[] = {
+		{DEVWL_DEV_BLOCK, DEVWL_ACC_READ, 8, 0},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MKNOD, 0, DEVWL_ANY},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MASK, 1, 3},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_READ, 1, 5},
+		{DEVWL_DEV_ALL, DEVWL_ACC_MASK, DEVWL_ANY, DEVWL_ANY},
+	};
+	const struct devwl_rule key = {DEVWL_DEV_CHAR, DEVWL_ACC_WRITE, 1, 3};
+	const struct devwl_rule *hit = NULL;
+
+	(void)state;
+	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), rules_key_cmp);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_true(rule_eq(&v[i], &want[i]));
+	hit = bsearch(&key, v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), rules_key_cmp);
+	assert_ptr_equal(hit, &v[2]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_rule_format_einval),
 		cmocka_unit_test(test_rule_format_round_trip_all),
 		cmocka_unit_test(test_kspace_matches_kernel_ctype),
+		cmocka_unit_test(test_rules_key_cmp_orders_type_major_minor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
