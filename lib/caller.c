@@ -382,6 +382,7 @@ int target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 	if (fstatat(c->host_proc, path, &st, 0) < 0)
 		return negerrno();
 	cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
+	cr->userns_ino = st.st_ino;
 	t->have_creds = true;
 	return 0;
 }

@@ -29,6 +29,7 @@ struct devwl_creds {
 	mode_t umask;
 	uint64_t cap_eff;
 	bool same_userns; /* caller in the handler's user namespace */
+	ino_t userns_ino; /* its user namespace's inode (struct devwl_event) */
 	size_t ngroups;
 	gid_t groups[DEVWL_CALLER_GROUPS_MAX];
 };

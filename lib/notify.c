@@ -1026,8 +1026,10 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 	if (a.reason)
 		n->reason = a.reason;
 	caller_leave(&n->caller);
-	if (n->target.have_creds)
+	if (n->target.have_creds) {
 		e.pid = n->target.creds.tgid;
+		e.userns_ino = n->target.creds.userns_ino;
+	}
 	target_close(&n->target);
 	if (r == 0) {
 		switch (a.kind) {

@@ -330,6 +330,8 @@ static inline void *lt_sup_loop(void *arg)
 		if (p.revents & POLLIN) {
 			if (s->before_handle)
 				s->before_handle(s, s->count);
+			/* Dirty, so that a reserved word the library does not zero shows. */
+			memset(&e, 0xa5, sizeof(e));
 			r = devwl_notify_handle(s->notify, s->nfd, s->node, &e);
 			s->count++;
 			if (r == -ENOENT) {
@@ -341,6 +343,11 @@ static inline void *lt_sup_loop(void *arg)
 				s->errors++;
 				continue;
 			}
+			for (size_t i = 0; i < sizeof(e.reserved) / sizeof(e.reserved[0]); i++)
+				if (e.reserved[i]) {
+					fprintf(stderr, "event reserved[%zu] not zeroed\n", i);
+					s->errors++;
+				}
 			s->last = e;
 			if (strncmp(e.syscall, "mknod", 5) == 0)
 				s->mknods++;

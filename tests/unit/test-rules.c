@@ -443,6 +443,21 @@ static void test_rules_key_cmp_orders_type_major_minor(void **state)
 	assert_ptr_equal(hit, &v[2]);
 }
 
+/* The library writes struct devwl_error whole: a caller's garbage in the reserved tail
+ * would otherwise read as a member added later (devwl.h). */
+static void test_rule_parse_error_reserved_zeroed(void **state)
+{
+	struct devwl_rule r;
+	struct devwl_error err;
+
+	(void)state;
+	memset(&err, 0xa5, sizeof(err));
+	assert_int_equal(devwl_rule_parse("x 1:3 r", 7, &r, &err), -EINVAL);
+	assert_int_equal(err.code, -EINVAL);
+	for (size_t i = 0; i < sizeof(err.reserved) / sizeof(err.reserved[0]); i++)
+		assert_int_equal(err.reserved[i], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_rule_format_round_trip_all),
 		cmocka_unit_test(test_kspace_matches_kernel_ctype),
 		cmocka_unit_test(test_rules_key_cmp_orders_type_major_minor),
+		cmocka_unit_test(test_rule_parse_error_reserved_zeroed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
