@@ -12,8 +12,8 @@ int devwl_error_set(struct devwl_error *err, int code, size_t offset, const char
 
 	if (!err)
 		return code;
-	err->code = code;
-	err->offset = offset;
+	/* Whole, reserved tail included (devwl.h: how the struct grows). */
+	*err = (struct devwl_error){.code = code, .offset = offset};
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);

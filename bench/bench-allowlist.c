@@ -97,14 +97,14 @@ static struct devwl_node *make_node(struct devwl_policy *p, const char *path, bo
 	if (devwl_policy_mkdir(p, path) < 0)
 		return NULL;
 	node = devwl_policy_find(p, path);
-	if (deny && devwl_node_write(node, DEVWL_DENY, "a", 1, NULL) < 0)
+	if (deny && devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL) < 0)
 		return NULL;
 	for (unsigned i = 0; i < n; i++) {
 		const struct devwl_rule r = {.type = DEVWL_DEV_CHAR,
 					     .access = DEVWL_ACC_READ | DEVWL_ACC_WRITE,
 					     .major = 1000 + i / 256,
 					     .minor = i % 256};
-		if (devwl_node_update(node, deny ? DEVWL_ALLOW : DEVWL_DENY, &r) < 0)
+		if (devwl_node_update(node, deny ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY, &r) < 0)
 			return NULL;
 	}
 	return node;

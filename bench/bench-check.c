@@ -58,13 +58,13 @@ static double bench_check(long count, long n)
 	if (r < 0)
 		die("mkdir", r);
 	node = devwl_policy_find(p, "/c");
-	r = devwl_node_write(node, DEVWL_DENY, "a", 1, NULL);
+	r = devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL);
 	if (r < 0)
 		die("deny a", r);
 	/* Devices spread over majors and minors, as a real allow list would be. */
 	for (long i = 0; i < count; i++) {
 		snprintf(rule, sizeof(rule), "c %ld:%ld rw", 1 + i / 256, i % 256);
-		r = devwl_node_write(node, DEVWL_ALLOW, rule, strlen(rule), NULL);
+		r = devwl_node_write(node, DEVWL_FILE_ALLOW, rule, strlen(rule), NULL);
 		if (r < 0)
 			die(rule, r);
 	}

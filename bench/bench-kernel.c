@@ -57,11 +57,11 @@ int main(int argc, char **argv)
 		int insns = 0;
 		char rule[64];
 
-		devwl_node_write(node, DEVWL_DENY, "a", 1, NULL);
+		devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL);
 		for (unsigned i = 0; i < count; i++) {
 			snprintf(rule, sizeof(rule), "%c %u:%u rw", i % 2 ? 'c' : 'b', 1 + i % 4000,
 				 i / 4000);
-			devwl_node_write(node, DEVWL_ALLOW, rule, strlen(rule), NULL);
+			devwl_node_write(node, DEVWL_FILE_ALLOW, rule, strlen(rule), NULL);
 		}
 		for (int r = 0; r < 7; r++) {
 			struct bpf_insn *prog = NULL;

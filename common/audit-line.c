@@ -200,7 +200,10 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 		printf_(&o, ",\"pid\":%d", (int)pid);
 	else
 		puts_(&o, ",\"pid\":null");
-	printf_(&o, ",\"tid\":%d,\"syscall\":", (int)ev->tid);
+	printf_(&o, ",\"tid\":%d", (int)ev->tid);
+	if (ev->userns_ino)
+		printf_(&o, ",\"userns\":%llu", (unsigned long long)ev->userns_ino);
+	puts_(&o, ",\"syscall\":");
 	if (ev->syscall)
 		put_json_string(&o, ev->syscall);
 	else

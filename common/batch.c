@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "batch.h"
-#include "devname.h" /* until devname is public */
 #include "explain.h"
 #include "nodepath.h"
 #include "util.h"
@@ -251,7 +250,8 @@ static int do_check(struct devwl_policy *policy, const char *path, const char *l
 static int write_rule(struct devwl_node *node, enum devwl_file file, const struct devwl_rule *rule,
 		      const char *from, FILE *out)
 {
-	const char *verb = file == DEVWL_ALLOW ? "allow" : "deny", *path = devwl_node_path(node);
+	const char *verb = file == DEVWL_FILE_ALLOW ? "allow" : "deny",
+		   *path = devwl_node_path(node);
 	char s[DEVWL_RULE_STR_MAX], why[EXPLAIN_MAX];
 	int r = devwl_node_update(node, file, rule);
 
@@ -278,7 +278,7 @@ static int write_rule(struct devwl_node *node, enum devwl_file file, const struc
 }
 
 /*
- * A device name (devname.h) is the writes of the rules it resolves to, in order, up to
+ * A device name (devwl_devname_resolve()) is the writes of the rules it resolves to, in order, up to
  * the first refused one; one answer for the line, as for a rule.
  */
 static int write_named(struct devwl_node *node, enum devwl_file file, const char *name, size_t len,
@@ -293,7 +293,7 @@ static int write_named(struct devwl_node *node, enum devwl_file file, const char
 	r = devwl_devname_resolve(name, len, NULL, &rules, &n, &err);
 	if (r < 0)
 		return batch_reply_error(out, r, "%s \"%s\" on %s: %s",
-					 file == DEVWL_ALLOW ? "allow" : "deny",
+					 file == DEVWL_FILE_ALLOW ? "allow" : "deny",
 					 quote(name, len, q, sizeof(q)), devwl_node_path(node),
 					 err.msg[0] ? err.msg : strerror(-r));
 	for (size_t i = 0; i < n; i++) {
@@ -322,7 +322,7 @@ int batch_plain_rule(const char *s, size_t len, struct devwl_rule *ret_rule)
 static int do_write(struct devwl_policy *policy, enum devwl_file file, const char *path,
 		    const char *line, size_t len, size_t pos, FILE *out)
 {
-	const char *verb = file == DEVWL_ALLOW ? "allow" : "deny";
+	const char *verb = file == DEVWL_FILE_ALLOW ? "allow" : "deny";
 	_cleanup_free_ char *rule = malloc(len - pos + 1);
 	struct devwl_node *node = devwl_policy_find(policy, path);
 	struct devwl_error err = {0};
@@ -486,8 +486,8 @@ int batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *
 			r = batch_reply_error(out, -EINVAL, "%s %s: expects a RULE after the node",
 					      cmd, path);
 		else
-			r = do_write(policy, cmd[0] == 'a' ? DEVWL_ALLOW : DEVWL_DENY, path, line,
-				     len, pos + 1, out);
+			r = do_write(policy, cmd[0] == 'a' ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY,
+				     path, line, len, pos + 1, out);
 	} else if (!strcmp(cmd, "list") || !strcmp(cmd, "show")) {
 		if (pos != len)
 			r = batch_reply_error(out, -EINVAL, "%s %s: nothing may follow the node",

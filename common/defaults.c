@@ -27,10 +27,10 @@ const size_t devwl_default_nrules = ARRAY_SIZE(devwl_default_rules);
 
 int devwl_node_set_defaults(struct devwl_node *node)
 {
-	int r = devwl_node_write(node, DEVWL_DENY, "a", 1, NULL);
+	int r = devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL);
 
 	for (size_t i = 0; r >= 0 && i < devwl_default_nrules; i++) {
-		r = devwl_node_write(node, DEVWL_ALLOW, devwl_default_rules[i],
+		r = devwl_node_write(node, DEVWL_FILE_ALLOW, devwl_default_rules[i],
 				     strlen(devwl_default_rules[i]), NULL);
 		/* Refused: the parent denies (part of) it, and a child never has more. */
 		if (r == -EPERM)

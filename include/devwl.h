@@ -5,10 +5,14 @@
  *
  * Conventions (all functions):
  *  - return >= 0 on success and a negative errno value on failure;
- *  - output parameters come last, are named ret_*, and are written only on success;
+ *  - output parameters come last and are named ret_*; they are written only on success,
+ *    except ret_err (struct devwl_error), written only on failure, and the ret_event of
+ *    devwl_notify_handle(), written once a notification was received (see there);
  *  - strings returned through ret_* are heap allocated; the caller frees them
  *    with free();
- *  - the library never logs to stderr and never exits; see devwl_set_log().
+ *  - the library never logs to stderr and never exits; see devwl_set_log();
+ *  - structs the caller allocates for the library to fill end in reserved space, which
+ *    the library zeroes: they grow inside it (see struct devwl_error);
  *  - a policy and the nodes in it are not thread-safe: serialise access to one
  *    policy yourself (devwld and devwl-run use one thread).
  */
@@ -58,8 +62,8 @@ const char *devwl_version(void);
 
 /* Which file a rule is written to: devices.allow or devices.deny. */
 enum devwl_file {
-	DEVWL_ALLOW = 1,
-	DEVWL_DENY = 2,
+	DEVWL_FILE_ALLOW = 1,
+	DEVWL_FILE_DENY = 2,
 };
 
 /* A node's default: everything allowed but its exceptions, or nothing allowed but them. */
@@ -68,6 +72,7 @@ enum devwl_behavior {
 	DEVWL_BEHAVIOR_DENY = 2,
 };
 
+/* The kernel's rule, a value kept in arrays (devwl_devname_resolve()): it never grows. */
 struct devwl_rule {
 	uint8_t type;	/* DEVWL_DEV_BLOCK, _CHAR, or _ALL for the "a" rule */
 	uint8_t access; /* DEVWL_ACC_* bits; 0 only where the kernel accepts it too */
@@ -75,11 +80,26 @@ struct devwl_rule {
 	uint32_t minor; /* or DEVWL_ANY */
 };
 
-/* What went wrong, for a human: filled on failure by the functions that take one. */
+/*
+ * What went wrong, for a human: filled on failure by the functions that take one.
+ *
+ * This struct and struct devwl_event are allocated by the caller, often on the stack of
+ * a loop, and written whole by the library. They grow as liburing's io_uring_params and
+ * io_uring_probe do: a reserved tail the library zeroes, from which a new member is taken.
+ * A new member means "not known" when 0, so a program built against older headers keeps
+ * the size it allocated and never sees it, and one built against newer headers, run on an
+ * older library, reads 0. A size-versioned struct (the caller sets .size, as for the
+ * kernel's clone_args or open_how) can grow without bound, but then every function must
+ * honour .size and every caller set it, or get an error where it wanted an answer: a
+ * price for outputs that need not grow far. libseccomp sidesteps the question by
+ * allocating such structs itself (seccomp_notify_alloc), a call and a free per use.
+ * sizeof of both structs stays the same until the SONAME changes (doc/HACKING.md).
+ */
 struct devwl_error {
-	int code;      /* the negative errno also returned */
-	size_t offset; /* byte offset into the input where the problem was found */
-	char msg[512]; /* NUL-terminated description naming the bad input */
+	int code;	      /* the negative errno also returned */
+	size_t offset;	      /* byte offset into the input where the problem was found */
+	char msg[512];	      /* NUL-terminated description naming the bad input */
+	uint64_t reserved[4]; /* zero; later members come from here */
 };
 
 /*
@@ -96,6 +116,35 @@ int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule *ret_rule,
  * Returns the length written. Errors: -EINVAL bad rule, -ENOSPC size too small.
  */
 int devwl_rule_format(const struct devwl_rule *rule, char *buf, size_t size);
+
+/* ---------------------------------------------------------------------------------- */
+/* Device names ("/dev/fuse rwm", "char-pts rw", "block-loop r") resolved into rules. */
+
+/* Longest name devwl_devname_resolve() takes; longer than any kernel rule, but bounded. */
+#define DEVWL_DEVNAME_MAX 4096
+
+/*
+ * Is text[0..len) (leading whitespace skipped) a device name rather than a rule in the
+ * kernel's grammar? True when it starts with '/', "char-" or "block-": the kernel
+ * refuses all of those, so a rule it accepts is never taken for a name.
+ */
+bool devwl_devname_is_name(const char *text, size_t len);
+
+/*
+ * Resolve "NAME [ACCESS]" (ACCESS: r, w, m in any order; default rwm, as systemd's
+ * DeviceAllow=) into kernel rules: a path gives one rule for the node it names (symlinks
+ * followed), char-NAME/block-NAME one rule "TYPE MAJOR:* ACCESS" per major whose name in
+ * proc_devices matches NAME (an fnmatch(3) pattern, as systemd takes it), in the order
+ * listed. proc_devices is the text of /proc/devices, or NULL to read the real one.
+ * On success *ret_rules (the caller frees it with free()) holds *ret_n >= 1 rules.
+ * Errors: -EINVAL malformed, or the path is not a device node; -E2BIG longer than
+ * DEVWL_DEVNAME_MAX; -ENOENT no such path, or no major of that name; -ENOMEM; others
+ * from stat(2) or reading /proc/devices. ret_err may be NULL; it names the name that did
+ * not resolve.
+ */
+int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices,
+			  struct devwl_rule **ret_rules, size_t *ret_n,
+			  struct devwl_error *ret_err);
 
 /* ---------------------------------------------------------------------------------- */
 /* Policies: a tree of nodes named by paths ("/", "/k8s/ns/pod").                      */
@@ -282,6 +331,10 @@ struct devwl_event {
 	enum devwl_verdict verdict;
 	int error;	      /* positive errno answered, 0 on success/continue */
 	uint64_t handling_ns; /* from receipt to answer */
+	/* The caller's user namespace: the inode number of /proc/PID/ns/user, as lsns(8) and
+	 * readlink show it; 0 when pid is (the handler did not read the caller). */
+	uint64_t userns_ino;
+	uint64_t reserved[8]; /* zero; later members come from here (see devwl_error) */
 };
 
 struct devwl_notify;
@@ -296,7 +349,9 @@ void devwl_notify_free(struct devwl_notify *notify);
  * POLLIN first from an event loop), decide it against node and answer it.
  * Where devwl cannot decide (a number it does not trap, an x32 call, a failure of its own)
  * the call is answered -EPERM, never CONTINUE.
- * ret_event may be NULL. Errors: -ENOENT the target went away (not an error: nothing to
+ * ret_event may be NULL; it is written once a notification was received, also when
+ * answering it then failed (check the return value before its verdict), and left alone
+ * when none was. Errors: -ENOENT the target went away (not an error: nothing to
  * answer), -EAGAIN nothing pending on a non-blocking fd, others from the kernel.
  * Must be called from one thread per struct devwl_notify. That thread unshares its
  * filesystem context once (unshare(CLONE_FS)) and may chroot into a caller's root during

@@ -361,7 +361,7 @@ static int update_all(struct devwl_node *node, enum devwl_file file, struct devw
 		return devwl_error_set(err, -EINVAL, 0,
 				       "node %s has children: its default cannot change",
 				       node->path);
-	if (file == DEVWL_DENY) {
+	if (file == DEVWL_FILE_DENY) {
 		ex_clean(&node->ex);
 		node->behavior = DEVWL_BEHAVIOR_DENY;
 		return 0;
@@ -402,7 +402,7 @@ static int node_update(struct devwl_node *node, enum devwl_file file, const stru
 	    (r->access & ~DEVWL_ACC_MASK))
 		return devwl_error_set(err, -EINVAL, 0, "invalid rule");
 
-	if (file == DEVWL_ALLOW) {
+	if (file == DEVWL_FILE_ALLOW) {
 		if (node->behavior == DEVWL_BEHAVIOR_ALLOW) {
 			/* Allowing on an ALLOW node lifts a denial, if the parent agrees. */
 			if (!parent_allows_removal(node, r))
@@ -414,7 +414,7 @@ static int node_update(struct devwl_node *node, enum devwl_file file, const stru
 			return refuse(err, node, r);
 		return ex_add(&node->ex, r);
 	}
-	if (file != DEVWL_DENY)
+	if (file != DEVWL_FILE_DENY)
 		return -EINVAL;
 	if (node->behavior == DEVWL_BEHAVIOR_DENY) {
 		ex_rm(&node->ex, r);
@@ -645,7 +645,7 @@ DEVWL_EXPORT int devwl_node_write(struct devwl_node *node, enum devwl_file file,
 	struct devwl_rule rule;
 	int r;
 
-	if (!node || (file != DEVWL_ALLOW && file != DEVWL_DENY))
+	if (!node || (file != DEVWL_FILE_ALLOW && file != DEVWL_FILE_DENY))
 		return devwl_error_set(err, -EINVAL, 0, "invalid node or file");
 	/* A zero-length write(2) to devices.allow/deny succeeds without reaching the parser
 	 * (the cgroup file layer returns first), so it changes nothing and is no error. */
@@ -790,7 +790,7 @@ struct devwl_node_snapshot {
 	struct snap_node v[];
 };
 
-int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret)
+int node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret)
 {
 	struct devwl_node *top = (struct devwl_node *)node;
 	struct devwl_node_snapshot *s;
@@ -808,7 +808,7 @@ int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_sn
 		s->v[i].behavior = d->behavior;
 		s->v[i].mknod_needs_cap = d->mknod_needs_cap;
 		if (ex_copy(&s->v[i].ex, &d->ex) < 0) {
-			devwl_node_snapshot_free(s);
+			node_snapshot_free(s);
 			return -ENOMEM;
 		}
 	}
@@ -817,7 +817,7 @@ int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_sn
 }
 
 /* Restoring only moves lists back, so it cannot fail half-way. */
-void devwl_node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *s)
+void node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *s)
 {
 	size_t i = 0;
 
@@ -830,10 +830,10 @@ void devwl_node_snapshot_restore(struct devwl_node *node, struct devwl_node_snap
 		d->behavior = s->v[i].behavior;
 		d->mknod_needs_cap = s->v[i].mknod_needs_cap;
 	}
-	devwl_node_snapshot_free(s);
+	node_snapshot_free(s);
 }
 
-void devwl_node_snapshot_free(struct devwl_node_snapshot *s)
+void node_snapshot_free(struct devwl_node_snapshot *s)
 {
 	if (!s)
 		return;

@@ -16,8 +16,8 @@
  * from the subtree in between. Errors: -EINVAL, -ENOMEM.
  */
 struct devwl_node_snapshot;
-int devwl_node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret);
-void devwl_node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *snap);
-void devwl_node_snapshot_free(struct devwl_node_snapshot *snap);
+int node_snapshot_take(const struct devwl_node *node, struct devwl_node_snapshot **ret);
+void node_snapshot_restore(struct devwl_node *node, struct devwl_node_snapshot *snap);
+void node_snapshot_free(struct devwl_node_snapshot *snap);
 
 #endif

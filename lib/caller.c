@@ -4,7 +4,7 @@
  * context"). Resolution runs chrooted into the caller's root from its cwd or dirfd, so
  * "..", absolute symlinks and the caller's mounts behave as for the caller; an absolute
  * path's first lookup gets the same from RESOLVE_IN_ROOT on the caller's root fd
- * (devwl_caller_lookup_in_root), without the chroot. A path that
+ * (caller_lookup_in_root), without the chroot. A path that
  * reaches a magic link is walked here one component at a time, so that "self" names the
  * caller and no link is followed as the handler; /dev/tty opens the caller's controlling
  * terminal, not ours.
@@ -107,7 +107,7 @@ static void read_own_label(struct devwl_caller *c)
 	c->lsm_label[n > 0 ? n : 0] = '\0';
 }
 
-int devwl_caller_init(struct devwl_caller *c)
+int caller_init(struct devwl_caller *c)
 {
 	struct stat st;
 
@@ -137,11 +137,11 @@ int devwl_caller_init(struct devwl_caller *c)
 	read_own_label(c);
 	return 0;
 fail:
-	devwl_caller_done(c);
+	caller_done(c);
 	return -errno ?: -EIO;
 }
 
-void devwl_caller_done(struct devwl_caller *c)
+void caller_done(struct devwl_caller *c)
 {
 	closep(&c->host_root);
 	closep(&c->host_cwd);
@@ -149,12 +149,12 @@ void devwl_caller_done(struct devwl_caller *c)
 	closep(&c->private_mnt);
 	closep(&c->userns_fd);
 	closep(&c->own_mntns);
-	devwl_caller_forget(c);
+	caller_forget(c);
 	c->host_root = c->host_cwd = c->host_proc = c->private_mnt = c->userns_fd = -1;
 	c->own_mntns = -1;
 }
 
-void devwl_caller_forget(struct devwl_caller *c)
+void caller_forget(struct devwl_caller *c)
 {
 	closep(&c->cached_root);
 	c->cached_root = -1;
@@ -184,7 +184,7 @@ static int root_open(struct devwl_caller *c, const char *name, bool known, uint6
 	fd = openat(c->host_proc, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || !known || root_identity(fd, "", &fd_mnt_id, &fd_ino, &fd_dev) < 0)
 		return fd;
-	devwl_caller_forget(c);
+	caller_forget(c);
 	c->cached_root = fd;
 	c->cached_mnt_id = fd_mnt_id;
 	c->cached_ino = fd_ino;
@@ -221,8 +221,8 @@ static int ensure_thread(struct devwl_caller *c)
 	return 0;
 }
 
-int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
-		      bool need_start)
+int target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
+		bool need_start)
 {
 	char buf[64];
 	char *p = NULL;
@@ -273,7 +273,7 @@ int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid,
 	return 0;
 }
 
-void devwl_target_close(struct devwl_target *t)
+void target_close(struct devwl_target *t)
 {
 	if (!t->root_is_host && !t->root_cached)
 		closep(&t->root_fd);
@@ -302,7 +302,7 @@ static long last_number(const char *p)
 	return strtol(q, NULL, 10);
 }
 
-int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t)
+int target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 {
 	struct devwl_creds *cr = &t->creds;
 	_cleanup_close_ int fd = -1;
@@ -382,11 +382,12 @@ int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 	if (fstatat(c->host_proc, path, &st, 0) < 0)
 		return negerrno();
 	cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
+	cr->userns_ino = st.st_ino;
 	t->have_creds = true;
 	return 0;
 }
 
-int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
+int caller_enter(struct devwl_caller *c, struct devwl_target *t)
 {
 	int r = 0;
 
@@ -395,7 +396,7 @@ int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
 	r = ensure_thread(c);
 	if (r < 0)
 		return r;
-	/* Our own root (devwl_target_open): no chroot, which also needs no CAP_SYS_CHROOT. */
+	/* Our own root (target_open): no chroot, which also needs no CAP_SYS_CHROOT. */
 	if (t->root_is_host) {
 		if (t->start_fd >= 0) {
 			if (fchdir(t->start_fd) < 0)
@@ -409,7 +410,7 @@ int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
 	c->inside = true;
 	if (chroot(".") < 0 || (t->start_fd >= 0 && fchdir(t->start_fd) < 0)) {
 		r = negerrno();
-		devwl_caller_leave(c);
+		caller_leave(c);
 		return r;
 	}
 	return 0;
@@ -427,7 +428,7 @@ int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t)
  * syslog, raw I/O, admin) is dropped: the kernel records the opener's set in the file
  * and drivers and procfs check it at open (DESIGN.md, "Grants").
  */
-int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps)
+int caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps)
 {
 	const struct devwl_creds *cr = &t->creds;
 	struct __user_cap_data_struct caps[2];
@@ -470,12 +471,12 @@ int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t
 	return capset_self(caps);
 }
 
-bool devwl_caller_switched(const struct devwl_caller *c)
+bool caller_switched(const struct devwl_caller *c)
 {
 	return c->ids_changed || c->groups_changed || c->caps_changed;
 }
 
-void devwl_caller_leave(struct devwl_caller *c)
+void caller_leave(struct devwl_caller *c)
 {
 	if (c->as_caller) {
 		/* fsuid back to 0 first: the kernel then re-raises fs caps; capset makes it exact.
@@ -547,7 +548,7 @@ static int caller_ids_in(struct devwl_caller *c, struct devwl_target *t, int pro
 	char mine[64], theirs[64], path[48];
 	struct stat st;
 	ssize_t a = 0, b = 0;
-	int r = devwl_target_read_creds(c, t);
+	int r = target_read_creds(c, t);
 
 	if (r < 0)
 		return r;
@@ -754,13 +755,13 @@ static int walk(struct devwl_caller *c, struct devwl_target *t, const char *path
 	return 0;
 }
 
-bool devwl_own_trouble(int err)
+bool caller_own_trouble(int err)
 {
 	return err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN;
 }
 
-int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
-			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked)
+int caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path, int oflags,
+		  uint64_t resolve, int *ret_fd, bool *ret_walked)
 {
 	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
 	int fd = -1, err = 0;
@@ -779,8 +780,8 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
 	 * refuse magic links anyway (ELOOP; EXDEV in scoped lookups) — then the error stands.
 	 * A walk that met no procfs "self" and no magic link agrees with the lookup above.
 	 */
-	if (devwl_own_trouble(err) || (resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
-						  RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
+	if (caller_own_trouble(err) || (resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+						   RESOLVE_IN_ROOT | RESOLVE_BENEATH)))
 		return -err;
 	/*
 	 * "self" and magic links are symlinks: a failure reached without following one is
@@ -802,11 +803,11 @@ int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const ch
  * resources. */
 static bool in_root_undecided(int err)
 {
-	return err == ELOOP || err == EXDEV || devwl_own_trouble(err);
+	return err == ELOOP || err == EXDEV || caller_own_trouble(err);
 }
 
-int devwl_caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
-				int oflags, int *ret_fd)
+int caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
+			  int oflags, int *ret_fd)
 {
 	uint64_t flags = O_PATH | O_CLOEXEC | (uint64_t)(oflags & O_NOFOLLOW);
 	int fd = -1, err = 0;
@@ -821,7 +822,7 @@ int devwl_caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, 
 	err = errno;
 	if (in_root_undecided(err))
 		return 1;
-	/* As devwl_caller_lookup: a failure reached without following a symlink is the
+	/* As caller_lookup: a failure reached without following a symlink is the
 	 * caller's failure too ("self" and magic links are symlinks). */
 	fd = openat2_sys(t->root_fd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
 	if (fd >= 0) {
@@ -864,7 +865,7 @@ static int open_nowait(int dirfd, const char *name, int oflags, int extra)
 	return fd < 0 ? negerrno() : fd;
 }
 
-int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd)
+int caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd)
 {
 	char buf[48];
 	char *p = NULL;
@@ -905,7 +906,7 @@ static int ctty_of(struct devwl_caller *c, struct devwl_target *t, dev_t *ret)
 	return 0;
 }
 
-int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags, int *ret_fd)
+int caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags, int *ret_fd)
 {
 	char path[48], name[24] = "";
 	struct dirent *de = NULL;
@@ -988,8 +989,8 @@ static int parent_of(struct devwl_caller *c, const char *path, const char **ret_
 	return pfd < 0 ? negerrno() : pfd;
 }
 
-int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
-		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
+int caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path, mode_t mode,
+		 dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
 {
 	_cleanup_close_ int pfd = -1;
 	const char *name = NULL;
@@ -1018,7 +1019,7 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
 	return r;
 }
 
-int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path)
+int caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path)
 {
 	_cleanup_close_ int pfd = -1, fd = -1;
 	const char *name = NULL;
@@ -1043,7 +1044,7 @@ int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const 
 	return r;
 }
 
-int devwl_caller_may_open(int opath_fd, int oflags)
+int caller_may_open(int opath_fd, int oflags)
 {
 	int want = 0;
 
@@ -1105,7 +1106,7 @@ static void private_name(char *name, mode_t type, dev_t rdev)
 	*p = '\0';
 }
 
-int devwl_caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev)
+int caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev)
 {
 	char name[48];
 	struct stat st;
@@ -1118,7 +1119,7 @@ int devwl_caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev)
 	private_name(name, type, rdev);
 	/*
 	 * World-openable: nothing but our fds reaches it, and the caller's own node has been
-	 * judged (devwl_caller_may_open) before it is opened through this one as the caller.
+	 * judged (caller_may_open) before it is opened through this one as the caller.
 	 */
 	if (mknodat(mnt, name, type | 0666, rdev) < 0 && errno != EEXIST)
 		return negerrno();
@@ -1132,8 +1133,7 @@ int devwl_caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev)
 	return 0;
 }
 
-int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags,
-			      int *ret_fd)
+int caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags, int *ret_fd)
 {
 	char name[48];
 	int fd = -1;
@@ -1148,7 +1148,7 @@ int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, i
 	return 0;
 }
 
-/* The mount namespace we return to after acting in a caller's (devwl_caller_bind_node). */
+/* The mount namespace we return to after acting in a caller's (caller_bind_node). */
 static int own_mntns(struct devwl_caller *c)
 {
 	if (c->own_mntns < 0)
@@ -1193,7 +1193,7 @@ static int twin_mount(void)
 	return new_tmpfs("size", "4k");
 }
 
-int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
+int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
 {
 	_cleanup_close_ int mnt = -1, tree = -1, ns = -1;
 	char path[48];
@@ -1228,7 +1228,7 @@ int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int n
 	return r;
 }
 
-int devwl_caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t)
+int caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t)
 {
 	char path[48], label[sizeof(c->lsm_label)];
 	_cleanup_close_ int fd = -1;

@@ -29,6 +29,7 @@ struct devwl_creds {
 	mode_t umask;
 	uint64_t cap_eff;
 	bool same_userns; /* caller in the handler's user namespace */
+	ino_t userns_ino; /* its user namespace's inode (struct devwl_event) */
 	size_t ngroups;
 	gid_t groups[DEVWL_CALLER_GROUPS_MAX];
 };
@@ -53,7 +54,7 @@ struct devwl_caller {
 	bool lsm_labels; /* an LSM with labels is active (attr/current reads) */
 	char lsm_label[256];
 	dev_t proc_dev;
-	int userns_fd; /* O_PATH of our user namespace, held (devwl_caller_init says why) */
+	int userns_fd; /* O_PATH of our user namespace, held (caller_init says why) */
 	dev_t userns_dev;
 	ino_t userns_ino;
 	pid_t fs_tid;	      /* the thread that did unshare(CLONE_FS) */
@@ -61,7 +62,7 @@ struct devwl_caller {
 	ino_t root_ino;
 	dev_t root_dev;
 	/* The last caller root that was not ours, kept open for the next call from the same
-	 * root (devwl_caller_forget lets go of it), with its identity as its fd says it. */
+	 * root (caller_forget lets go of it), with its identity as its fd says it. */
 	int cached_root;
 	uint64_t cached_mnt_id;
 	ino_t cached_ino;
@@ -83,25 +84,25 @@ struct devwl_caller {
 	struct __user_cap_data_struct saved_caps[2];
 	char status[16384];
 	char pathbuf[4200];
-	char walk[2][PATH_MAX + 256]; /* a path being walked (devwl_caller_lookup) */
+	char walk[2][PATH_MAX + 256]; /* a path being walked (caller_lookup) */
 };
 
-int devwl_caller_init(struct devwl_caller *c);
-void devwl_caller_done(struct devwl_caller *c);
+int caller_init(struct devwl_caller *c);
+void caller_done(struct devwl_caller *c);
 /* Close the cached root, which pins a container's root mount while it is kept. */
-void devwl_caller_forget(struct devwl_caller *c);
+void caller_forget(struct devwl_caller *c);
 
 /*
  * Open the target's root and, for a relative path, the directory it starts from:
  * its cwd (dirfd AT_FDCWD) or its descriptor dirfd. Call SECCOMP_IOCTL_NOTIF_ID_VALID
  * afterwards, before trusting them. Errors: -ENOENT (gone), -EBADF, as openat.
  */
-int devwl_target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
-		      bool need_start);
-void devwl_target_close(struct devwl_target *t);
+int target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
+		bool need_start);
+void target_close(struct devwl_target *t);
 
 /* Read the caller thread's credentials into t->creds once. Errors: as read, -E2BIG. */
-int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t);
+int target_read_creds(struct devwl_caller *c, struct devwl_target *t);
 
 /*
  * Enter the target's root (chroot) and start directory. become() then takes the caller's
@@ -109,24 +110,24 @@ int devwl_target_read_creds(struct devwl_caller *c, struct devwl_target *t);
  * (where it is in our user namespace; none otherwise) within ours, plus extra_caps (e.g.
  * CAP_MKNOD). Leave always returns to the host root and the saved credentials.
  */
-int devwl_caller_enter(struct devwl_caller *c, struct devwl_target *t);
-int devwl_caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps);
-void devwl_caller_leave(struct devwl_caller *c);
+int caller_enter(struct devwl_caller *c, struct devwl_target *t);
+int caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps);
+void caller_leave(struct devwl_caller *c);
 /* After become(): did it switch what decides a lookup (fs ids, groups, capabilities)? */
-bool devwl_caller_switched(const struct devwl_caller *c);
+bool caller_switched(const struct devwl_caller *c);
 
 /*
  * A lookup of ours failed for want of our own resources, or was interrupted (err > 0):
  * it says nothing of what the path names for the caller.
  */
-bool devwl_own_trouble(int err);
+bool caller_own_trouble(int err);
 
 /*
  * A lookup of ours was refused (err > 0): EACCES or EPERM depend on who looks (file
  * permissions, an LSM, a FUSE mount that admits only its owner), so the caller's own
  * lookup may succeed where ours did not.
  */
-static inline bool devwl_refused(int err)
+static inline bool caller_refused(int err)
 {
 	return err == EACCES || err == EPERM;
 }
@@ -139,20 +140,20 @@ static inline bool devwl_refused(int err)
  * kernel must not be left to walk it again. Errors: as openat2; -EACCES for a magic link
  * of another process; -EPERM where the caller's procfs cannot be mapped to it.
  */
-int devwl_caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path,
-			int oflags, uint64_t resolve, int *ret_fd, bool *ret_walked);
+int caller_lookup(struct devwl_caller *c, struct devwl_target *t, const char *path, int oflags,
+		  uint64_t resolve, int *ret_fd, bool *ret_walked);
 
 /*
- * Outside (no enter()): devwl_caller_lookup's first answer for an absolute path the caller
+ * Outside (no enter()): caller_lookup's first answer for an absolute path the caller
  * opens with no resolve flags, scoped to its root by RESOLVE_IN_ROOT instead of a chroot
  * (the same "/" for absolute symlinks, the same ".." at the root; a racing rename fails
  * EAGAIN or EXDEV where a chroot would let it through). Returns 0 and *ret_fd; the
- * lookup's error where devwl_caller_lookup would return it unwalked; or 1 where only
+ * lookup's error where caller_lookup would return it unwalked; or 1 where only
  * the full path can say (a magic link, a symlink on a failing path, a race, our own
- * resources): then enter() and devwl_caller_lookup().
+ * resources): then enter() and caller_lookup().
  */
-int devwl_caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
-				int oflags, int *ret_fd);
+int caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
+			  int oflags, int *ret_fd);
 
 /*
  * /dev/tty for the caller: open its controlling terminal (as the kernel's /dev/tty does,
@@ -160,27 +161,26 @@ int devwl_caller_lookup_in_root(struct devwl_caller *c, struct devwl_target *t, 
  * Errors: -ENXIO it has none (the kernel's answer), -EPERM its terminal cannot be
  * reached or is ambiguous, as openat.
  */
-int devwl_caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags, int *ret_fd);
+int caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags, int *ret_fd);
 
 /* Reopen an O_PATH fd with real open flags (under the current credentials). */
-int devwl_caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd);
+int caller_reopen(struct devwl_caller *c, int opath_fd, int oflags, int *ret_fd);
 
 /*
  * As the caller: may it open its node opath_fd with oflags? File permissions only (the
  * inode's mode, owner and groups), not the nodev state of its mount. 0 or -errno.
  */
-int devwl_caller_may_open(int opath_fd, int oflags);
+int caller_may_open(int opath_fd, int oflags);
 
 /*
  * For callers whose own node sits on a nodev mount (every filesystem mounted inside a
- * user namespace), once the policy allowed the device and devwl_caller_may_open() the
- * caller's node: devwl_caller_private_node(), as ourselves, makes the device type
- * (S_IFCHR/S_IFBLK) rdev on a private, never-attached tmpfs; devwl_caller_open_private(),
+ * user namespace), once the policy allowed the device and caller_may_open() the
+ * caller's node: caller_private_node(), as ourselves, makes the device type
+ * (S_IFCHR/S_IFBLK) rdev on a private, never-attached tmpfs; caller_open_private(),
  * as the caller (become), opens it with oflags. Errors: as fsopen/mknodat/openat.
  */
-int devwl_caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev);
-int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags,
-			      int *ret_fd);
+int caller_private_node(struct devwl_caller *c, mode_t type, dev_t rdev);
+int caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int oflags, int *ret_fd);
 
 /*
  * Outside (after leave()), as ourselves: make the kernel able to open the caller's node
@@ -191,14 +191,14 @@ int devwl_caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, i
  * Errors: -EINVAL not a device or not outside, as mknodat/open_tree/setns/move_mount;
  * -EIO we could not return to our own namespace (the context refuses to act after).
  */
-int devwl_caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd);
+int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd);
 
 /*
  * Does the caller run under another LSM label (AppArmor, SELinux, Smack) than ours? 1 yes,
  * 0 no (or no such LSM), -errno we could not tell. A Landlock domain shows nowhere: Linux
  * offers no way to see one from outside.
  */
-int devwl_caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
+int caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
 
 /*
  * Inside, as the caller: mknod path with mode/dev. The parent is resolved without magic
@@ -206,8 +206,8 @@ int devwl_caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
  * NULL) gets an O_PATH fd of a node made, or -1. Errors: as mknodat; -EEXIST comes with
  * ret_dev/ret_ino of the existing node so a restarted call can be recognised.
  */
-int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path,
-		       mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node);
+int caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path, mode_t mode,
+		 dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node);
 
 /*
  * Inside, as the caller with CAP_MKNOD: would the kernel refuse to open any device node
@@ -215,6 +215,6 @@ int devwl_caller_mknod(struct devwl_caller *c, struct devwl_target *t, const cha
  * namespace is)? Finds out with a null device node made next to it, opened and removed.
  * 1 yes, 0 no, -errno it could not tell.
  */
-int devwl_caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path);
+int caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path);
 
 #endif

@@ -41,6 +41,7 @@
 
 #include "bpfdev.h"
 #include "fileio.h"
+#include "rules.h"
 #include "util.h"
 
 struct devwl_cgroup {
@@ -210,19 +211,6 @@ struct exlist {
 	size_t n;
 };
 
-static int cmp_key(const void *x, const void *y)
-{
-	const struct devwl_rule *a = x, *b = y;
-
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->major != b->major)
-		return a->major < b->major ? -1 : 1;
-	if (a->minor != b->minor)
-		return a->minor < b->minor ? -1 : 1;
-	return 0;
-}
-
 /* The node's exceptions sorted by key (those with access, the others decide nothing). */
 static int exlist_take(const struct devwl_node *node, struct exlist *l)
 {
@@ -235,13 +223,13 @@ static int exlist_take(const struct devwl_node *node, struct exlist *l)
 	for (size_t i = 0; i < n; i++)
 		if (devwl_node_exception(node, i, &l->v[l->n]) == 0 && l->v[l->n].access)
 			l->n++;
-	qsort(l->v, l->n, sizeof(*l->v), cmp_key);
+	qsort(l->v, l->n, sizeof(*l->v), rules_key_cmp);
 	return 0;
 }
 
 static unsigned exlist_access(const struct exlist *l, const struct devwl_rule *key)
 {
-	const struct devwl_rule *e = bsearch(key, l->v, l->n, sizeof(*l->v), cmp_key);
+	const struct devwl_rule *e = bsearch(key, l->v, l->n, sizeof(*l->v), rules_key_cmp);
 
 	return e ? e->access : 0;
 }
@@ -250,7 +238,7 @@ static unsigned exlist_access(const struct exlist *l, const struct devwl_rule *k
 static int v1_write(struct devwl_cgroup *cg, enum devwl_file file, const struct devwl_rule *rule)
 {
 	char text[DEVWL_RULE_STR_MAX];
-	int fd = file == DEVWL_ALLOW ? cg->allow_fd : cg->deny_fdw;
+	int fd = file == DEVWL_FILE_ALLOW ? cg->allow_fd : cg->deny_fdw;
 	int len = devwl_rule_format(rule, text, sizeof(text));
 	ssize_t n;
 
@@ -278,7 +266,7 @@ static int v1_deny_types(struct devwl_cgroup *cg)
 		int ret;
 
 		r.type = t;
-		ret = v1_write(cg, DEVWL_DENY, &r);
+		ret = v1_write(cg, DEVWL_FILE_DENY, &r);
 		if (ret < 0)
 			return ret;
 		n++;
@@ -297,13 +285,13 @@ static void v1_deny_all(struct devwl_cgroup *cg)
 		return;
 	}
 	if (exlist_take(cg->sw, &have) < 0) {
-		(void)v1_write(cg, DEVWL_DENY, &rule_all); /* last resort */
+		(void)v1_write(cg, DEVWL_FILE_DENY, &rule_all); /* last resort */
 		return;
 	}
 	for (size_t i = 0; i < have.n; i++) {
 		struct devwl_rule r = have.v[i];
 		r.access = DEVWL_ACC_MASK;
-		(void)v1_write(cg, DEVWL_DENY, &r);
+		(void)v1_write(cg, DEVWL_FILE_DENY, &r);
 	}
 	free(have.v);
 }
@@ -355,7 +343,7 @@ static int v1_steps(struct devwl_cgroup *cg, const struct exlist *target, bool a
 	int r = 0;
 
 	if (deny_now == allow) {
-		r = v1_write(cg, allow ? DEVWL_ALLOW : DEVWL_DENY, &rule_all);
+		r = v1_write(cg, allow ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY, &rule_all);
 		if (r < 0)
 			return r;
 		(*writes)++;
@@ -364,15 +352,15 @@ static int v1_steps(struct devwl_cgroup *cg, const struct exlist *target, bool a
 	 * target's denials, then lift those it lacks. */
 	r = exlist_take(cg->sw, &have);
 	if (r >= 0)
-		r = allow ? v1_diff(cg, DEVWL_DENY, target, &have, true, writes)
-			  : v1_diff(cg, DEVWL_DENY, &have, target, false, writes);
+		r = allow ? v1_diff(cg, DEVWL_FILE_DENY, target, &have, true, writes)
+			  : v1_diff(cg, DEVWL_FILE_DENY, &have, target, false, writes);
 	free(have.v);
 	have.v = NULL;
 	if (r >= 0)
 		r = exlist_take(cg->sw, &have);
 	if (r >= 0)
-		r = allow ? v1_diff(cg, DEVWL_ALLOW, &have, target, false, writes)
-			  : v1_diff(cg, DEVWL_ALLOW, target, &have, true, writes);
+		r = allow ? v1_diff(cg, DEVWL_FILE_ALLOW, &have, target, false, writes)
+			  : v1_diff(cg, DEVWL_FILE_ALLOW, target, &have, true, writes);
 	free(have.v);
 	return r;
 }
@@ -598,14 +586,14 @@ static int v1_adopt(struct devwl_cgroup *cg)
 		return r;
 	if (strcmp(buf, "a *:* rwm\n") == 0)
 		return 1;
-	r = devwl_node_update(cg->sw, DEVWL_DENY, &rule_all);
+	r = devwl_node_update(cg->sw, DEVWL_FILE_DENY, &rule_all);
 	for (char *line = buf, *nl; r >= 0 && *line; line = nl + 1) {
 		struct devwl_rule rule;
 
 		nl = strchrnul(line, '\n');
 		r = devwl_rule_parse(line, (size_t)(nl - line), &rule, NULL);
 		if (r >= 0)
-			r = devwl_node_update(cg->sw, DEVWL_ALLOW, &rule);
+			r = devwl_node_update(cg->sw, DEVWL_FILE_ALLOW, &rule);
 		if (!*nl)
 			break;
 	}
@@ -652,7 +640,7 @@ static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
 			return r;
 	}
 	/* Start from a state we know: nothing allowed. */
-	return v1_write(cg, DEVWL_DENY, &rule_all);
+	return v1_write(cg, DEVWL_FILE_DENY, &rule_all);
 }
 
 static int v2_open(struct devwl_cgroup *cg, unsigned int flags)

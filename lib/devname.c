@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Device names beside the kernel's numbers (devname.h). A path is one stat(2); a
+ * Device names beside the kernel's numbers (devwl.h). A path is one stat(2); a
  * char-NAME/block-NAME is looked up in the "Character devices:" or "Block devices:"
  * section of /proc/devices, where one name can hold several majors (pts: 136-143) and
  * every one of them becomes a rule.
@@ -15,15 +15,15 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "devname.h"
+#include "devwl.h"
 #include "rules.h"
 #include "util.h"
 
-bool devwl_devname_is_name(const char *text, size_t len)
+DEVWL_EXPORT bool devwl_devname_is_name(const char *text, size_t len)
 {
 	size_t i = 0;
 
-	while (i < len && devwl_kspace((unsigned char)text[i]))
+	while (i < len && rules_kspace((unsigned char)text[i]))
 		i++;
 	text += i;
 	len -= i;
@@ -155,8 +155,9 @@ static int read_proc_devices(char **ret)
 	return 0;
 }
 
-int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices,
-			  struct devwl_rule **ret_rules, size_t *ret_n, struct devwl_error *ret_err)
+DEVWL_EXPORT int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices,
+				       struct devwl_rule **ret_rules, size_t *ret_n,
+				       struct devwl_error *ret_err)
 {
 	_cleanup_free_ char *name = NULL, *own_devices = NULL;
 	_cleanup_free_ struct devwl_rule *v = NULL;
@@ -165,9 +166,9 @@ int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices
 	uint8_t access = DEVWL_ACC_MASK;
 	int r;
 
-	while (len && devwl_kspace((unsigned char)text[len - 1]))
+	while (len && rules_kspace((unsigned char)text[len - 1]))
 		len--;
-	while (i < len && devwl_kspace((unsigned char)text[i]))
+	while (i < len && rules_kspace((unsigned char)text[i]))
 		i++;
 	text += i;
 	len -= i;
@@ -176,7 +177,7 @@ int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices
 				       DEVWL_DEVNAME_MAX);
 	if (memchr(text, '\0', len))
 		return devwl_error_set(ret_err, -EINVAL, 0, "device name holds a NUL byte");
-	while (name_len < len && !devwl_kspace((unsigned char)text[name_len]))
+	while (name_len < len && !rules_kspace((unsigned char)text[name_len]))
 		name_len++;
 	name = strndup(text, name_len);
 	if (!name)
@@ -185,7 +186,7 @@ int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices
 		return devwl_error_set(
 			ret_err, -EINVAL, 0,
 			"\"%s\": not a device name (/dev/PATH, char-NAME, block-NAME)", name);
-	for (i = name_len; i < len && devwl_kspace((unsigned char)text[i]); i++)
+	for (i = name_len; i < len && rules_kspace((unsigned char)text[i]); i++)
 		;
 	if (i < len) {
 		acc = text + i;

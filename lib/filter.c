@@ -111,13 +111,13 @@ static void table_build(void)
 		table_err = -EOPNOTSUPP;
 }
 
-int devwl_syscall_table_init(void)
+int filter_table_init(void)
 {
 	pthread_once(&table_once, table_build);
 	return table_err;
 }
 
-const struct devwl_syscall *devwl_syscall_lookup(uint32_t arch, int32_t nr)
+const struct devwl_syscall *filter_syscall_lookup(uint32_t arch, int32_t nr)
 {
 	for (size_t i = 0; i < table_len; i++)
 		if (table[i].nr == nr && table[i].arch == arch)
@@ -398,7 +398,7 @@ DEVWL_EXPORT int devwl_filter_install(unsigned int flags, int *ret_notify_fd)
 	features = devwl_features();
 	if (!(features & DEVWL_FEATURE_USER_NOTIF))
 		return -EOPNOTSUPP;
-	r = devwl_syscall_table_init();
+	r = filter_table_init();
 	if (r < 0)
 		return r;
 	r = build_filter(flags, &ctx);

@@ -30,9 +30,9 @@ struct devwl_syscall {
  * Build the (arch, nr) table once (thread-safe, idempotent); libseccomp resolves the
  * names here so that the fast path never does. Errors: -ENOMEM, -EOPNOTSUPP.
  */
-int devwl_syscall_table_init(void);
+int filter_table_init(void);
 
 /* The entry for a notification, or NULL (a call devwl does not trap). No allocation. */
-const struct devwl_syscall *devwl_syscall_lookup(uint32_t arch, int32_t nr);
+const struct devwl_syscall *filter_syscall_lookup(uint32_t arch, int32_t nr);
 
 #endif

@@ -23,7 +23,7 @@ DEVWL_EXPORT void devwl_set_log(devwl_log_fn fn, void *userdata)
 	log_userdata = userdata;
 }
 
-void devwl_log(int level, const char *fmt, ...)
+void lib_logf(int level, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;

@@ -119,7 +119,7 @@ DEVWL_EXPORT struct devwl_notify *devwl_notify_new(void)
 	struct seccomp_notif_sizes sizes = {0};
 	struct devwl_notify *n = NULL;
 
-	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF) || devwl_syscall_table_init() < 0)
+	if (!(devwl_features() & DEVWL_FEATURE_USER_NOTIF) || filter_table_init() < 0)
 		return NULL;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
 		return NULL;
@@ -135,7 +135,7 @@ DEVWL_EXPORT struct devwl_notify *devwl_notify_new(void)
 	n->req = calloc(1, n->req_size);
 	n->resp = calloc(1, n->resp_size);
 	n->target.root_fd = n->target.start_fd = -1;
-	if (!n->req || !n->resp || devwl_caller_init(&n->caller) < 0) {
+	if (!n->req || !n->resp || caller_init(&n->caller) < 0) {
 		free(n->req);
 		free(n->resp);
 		free(n);
@@ -174,8 +174,8 @@ DEVWL_EXPORT void devwl_notify_free(struct devwl_notify *n)
 {
 	if (!n)
 		return;
-	devwl_target_close(&n->target);
-	devwl_caller_done(&n->caller);
+	target_close(&n->target);
+	caller_done(&n->caller);
 	free(n->req);
 	free(n->resp);
 	free(n);
@@ -348,11 +348,11 @@ static int cannot_decide(struct answer *a)
  */
 static bool our_trouble(int r)
 {
-	return devwl_own_trouble(-r);
+	return caller_own_trouble(-r);
 }
 
 /*
- * Our lookup was refused (devwl_refused): the caller may hold rights we lack, so the kernel
+ * Our lookup was refused (caller_refused): the caller may hold rights we lack, so the kernel
  * might let it through — to a device, with no baseline. Look again as the caller; what
  * still fails is answered with that error, never CONTINUE'd. A caller whose rights we
  * cannot mirror (root in its own user namespace over its own files, the owner of a FUSE
@@ -366,14 +366,14 @@ static int lookup_refused(struct devwl_notify *n, const struct call *c, uint64_t
 	struct devwl_target *t = &n->target;
 	int r = 0;
 
-	r = devwl_target_read_creds(cl, t);
+	r = target_read_creds(cl, t);
 	if (r >= 0)
-		r = devwl_caller_become(cl, t, 0);
+		r = caller_become(cl, t, 0);
 	if (r < 0)
 		return -EAGAIN; /* ours: cannot decide */
-	if (!devwl_caller_switched(cl))
+	if (!caller_switched(cl))
 		return refusal; /* the same lookup again */
-	return devwl_caller_lookup(cl, t, n->path, c->flags, resolve, ret_fd, ret_walked);
+	return caller_lookup(cl, t, n->path, c->flags, resolve, ret_fd, ret_walked);
 }
 
 /*
@@ -413,7 +413,7 @@ static bool kernel_opens(const struct devwl_notify *n, bool device, const struct
  */
 static int carry_refused(struct devwl_notify *n, struct answer *a)
 {
-	int r = devwl_caller_foreign_lsm(&n->caller, &n->target);
+	int r = caller_foreign_lsm(&n->caller, &n->target);
 
 	if (r == 0)
 		return 0;
@@ -433,13 +433,12 @@ static int open_nodev(struct devwl_notify *n, const struct stat *st, int oflags,
 	struct devwl_caller *cl = &n->caller;
 	int r = 0;
 
-	devwl_caller_leave(cl);
-	r = devwl_caller_private_node(cl, st->st_mode & S_IFMT, st->st_rdev);
+	caller_leave(cl);
+	r = caller_private_node(cl, st->st_mode & S_IFMT, st->st_rdev);
 	if (r == 0)
-		r = devwl_caller_become(cl, &n->target, 0);
+		r = caller_become(cl, &n->target, 0);
 	if (r == 0)
-		r = devwl_caller_open_private(cl, st->st_mode & S_IFMT, st->st_rdev, oflags,
-					      ret_fd);
+		r = caller_open_private(cl, st->st_mode & S_IFMT, st->st_rdev, oflags, ret_fd);
 	return r;
 }
 
@@ -449,7 +448,7 @@ static int open_nodev(struct devwl_notify *n, const struct stat *st, int oflags,
 /*
  * open, openat, openat2, creat. Returns -ENOENT when the target is gone.
  *
- * A path that reached a magic link was walked by devwl (devwl_caller_lookup), so that the
+ * A path that reached a magic link was walked by devwl (caller_lookup), so that the
  * object judged is the caller's (its /proc/self/fd/N, not ours): a denied device there is
  * refused, a lookup error answered; what is granted goes as kernel_opens() says.
  */
@@ -478,7 +477,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	if (n->path[0] == '\0')
 		return answer_error(a, ENOENT);
 	need_start = n->path[0] != '/' || (c->resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH));
-	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, need_start);
+	r = target_open(cl, t, (pid_t)n->req->pid, c->dirfd, need_start);
 	/* One check covers the path read above and the /proc fds just opened. */
 	if (id_valid(nfd, n->req->id) < 0)
 		return -ENOENT;
@@ -498,15 +497,15 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	 * with no chroot in and out (5 system calls of 17); what that lookup cannot answer
 	 * for the caller takes the chrooted one.
 	 */
-	r = resolve ? 1 : devwl_caller_lookup_in_root(cl, t, n->path, c->flags, &pfd);
-	if (r < 0 && !devwl_refused(-r))
+	r = resolve ? 1 : caller_lookup_in_root(cl, t, n->path, c->flags, &pfd);
+	if (r < 0 && !caller_refused(-r))
 		return 0;
 	if (r != 0) {
-		if (devwl_caller_enter(cl, t) < 0)
+		if (caller_enter(cl, t) < 0)
 			return cannot_decide(a);
 		entered = true;
-		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
-		if (r < 0 && !walked && devwl_refused(-r))
+		r = caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+		if (r < 0 && !walked && caller_refused(-r))
 			r = lookup_refused(n, c, resolve, r, &pfd, &walked);
 		/* What the kernel reaches, its cgroup judges: its own answer is the exact one. */
 		if (r < 0 && n->enforced)
@@ -517,7 +516,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		if (r < 0 && walked && r == -ENOENT && (c->flags & O_CREAT))
 			return 0;
 		if (r < 0)
-			return walked || devwl_refused(-r) ? answer_error(a, -r) : 0;
+			return walked || caller_refused(-r) ? answer_error(a, -r) : 0;
 	}
 	if (fstat(pfd, &st) < 0)
 		return n->enforced ? 0 : cannot_decide(a);
@@ -532,7 +531,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	if (kernel_opens(n, device, &st))
 		return 0;
 	/* What follows acts in the caller's root, on its behalf. */
-	if (!entered && devwl_caller_enter(cl, t) < 0)
+	if (!entered && caller_enter(cl, t) < 0)
 		return cannot_decide(a);
 
 	/*
@@ -540,16 +539,16 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	 * become() switched nothing (a caller with our ids and file capabilities) the
 	 * lookup would be the same, and the object already judged is kept.
 	 */
-	if (devwl_target_read_creds(cl, t) < 0)
+	if (target_read_creds(cl, t) < 0)
 		return cannot_decide(a);
 	if (carry_refused(n, a))
 		return 0;
-	if (devwl_caller_become(cl, t, 0) < 0)
+	if (caller_become(cl, t, 0) < 0)
 		return cannot_decide(a);
-	if (devwl_caller_switched(cl)) {
+	if (caller_switched(cl)) {
 		closep(&pfd);
 		pfd = -1;
-		r = devwl_caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
+		r = caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
 		if (r < 0)
 			return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
 		if (fstat(pfd, &st) < 0)
@@ -567,10 +566,10 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		return answer_error(a, EFAULT);
 	if (S_ISCHR(st.st_mode) && st.st_rdev == DEV_TTY) {
 		/* Reopened by us it would be our terminal: the caller's, or what it gets. */
-		r = devwl_caller_open_ctty(cl, t, c->flags, &a->fd);
+		r = caller_open_ctty(cl, t, c->flags, &a->fd);
 	} else {
-		r = devwl_caller_reopen(cl, pfd, c->flags, &a->fd);
-		if (r == -EACCES && devwl_caller_may_open(pfd, c->flags) == 0)
+		r = caller_reopen(cl, pfd, c->flags, &a->fd);
+		if (r == -EACCES && caller_may_open(pfd, c->flags) == 0)
 			r = open_nodev(n, &st, c->flags, &a->fd);
 	}
 	if (r < 0)
@@ -600,8 +599,8 @@ static void bind_made(struct devwl_notify *n, int made_fd)
 {
 	if (!n->enforced || n->target.creds.same_userns)
 		return;
-	devwl_caller_leave(&n->caller);
-	if (devwl_caller_bind_node(&n->caller, &n->target, made_fd) < 0)
+	caller_leave(&n->caller);
+	if (caller_bind_node(&n->caller, &n->target, made_fd) < 0)
 		n->reason = "node made, but no node the kernel opens could be bound over it";
 }
 
@@ -650,9 +649,9 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		n->reason = "policy";
 		return answer_error(a, EPERM);
 	}
-	r = devwl_target_open(cl, t, (pid_t)n->req->pid, c->dirfd, n->path[0] != '/');
+	r = target_open(cl, t, (pid_t)n->req->pid, c->dirfd, n->path[0] != '/');
 	if (r >= 0)
-		r = devwl_target_read_creds(cl, t);
+		r = target_read_creds(cl, t);
 	if (id_valid(nfd, n->req->id) < 0)
 		return -ENOENT;
 	/* A CONTINUE would let a caller holding CAP_MKNOD make any node: answer instead. */
@@ -670,7 +669,7 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	}
 	if (carry_refused(n, a))
 		return 0;
-	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
+	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
 		return cannot_decide(a);
 	/*
 	 * With no device cgroup behind the caller, nothing would keep a node made here from
@@ -679,7 +678,7 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	 * the caller as the policy says.
 	 */
 	if (!n->baseline && !n->enforced) {
-		r = devwl_caller_nodev_at(cl, t, n->path);
+		r = caller_nodev_at(cl, t, n->path);
 		/* Where the caller could make no node at all, its own error is the answer. */
 		if (r < 0 && !our_trouble(r) && r != -EPERM)
 			return answer_error(a, -r);
@@ -689,8 +688,8 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 			return answer_error(a, EPERM);
 		}
 	}
-	r = devwl_caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev,
-			       &made_ino, &made_fd);
+	r = caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev, &made_ino,
+			 &made_fd);
 	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
 		r = 0; /* the same call again after a signal restart */
 	else if (r == 0) {
@@ -759,9 +758,9 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 	if (flags & (O_PATH | O_DIRECTORY))
 		return 0;
 	e->access = access_of(flags);
-	r = devwl_target_open(cl, t, (pid_t)n->req->pid, AT_FDCWD, false);
+	r = target_open(cl, t, (pid_t)n->req->pid, AT_FDCWD, false);
 	if (r >= 0)
-		r = devwl_target_read_creds(cl, t);
+		r = target_read_creds(cl, t);
 	if (id_valid(nfd, n->req->id) < 0)
 		return -ENOENT;
 	if (r < 0)
@@ -804,9 +803,9 @@ static int decide_by_handle(struct devwl_notify *n, int nfd, const struct devwl_
 		return answer_error(a, EFAULT);
 	if (carry_refused(n, a))
 		return 0;
-	if (devwl_caller_enter(cl, t) < 0 || devwl_caller_become(cl, t, 0) < 0)
+	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 0) < 0)
 		return cannot_decide(a);
-	r = devwl_caller_reopen(cl, ofd, flags, &a->fd);
+	r = caller_reopen(cl, ofd, flags, &a->fd);
 	if (r < 0)
 		return our_trouble(r) ? cannot_decide(a) : answer_error(a, -r);
 	a->kind = ANSWER_FD;
@@ -985,7 +984,7 @@ static int inject(struct devwl_notify *n, int nfd, struct answer *a, struct devw
 DEVWL_EXPORT void devwl_notify_forget(struct devwl_notify *n)
 {
 	if (n)
-		devwl_caller_forget(&n->caller);
+		caller_forget(&n->caller);
 }
 
 DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
@@ -1012,7 +1011,7 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 	e.tid = (pid_t)n->req->pid;
 	e.syscall_nr = n->req->data.nr;
 	e.path = n->path;
-	sc = devwl_syscall_lookup(n->req->data.arch, n->req->data.nr);
+	sc = filter_syscall_lookup(n->req->data.arch, n->req->data.nr);
 	e.syscall = sc ? sc->name : "unknown";
 
 	/*
@@ -1026,10 +1025,12 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 		r = decide(n, notify_fd, node, sc, &e, &a);
 	if (a.reason)
 		n->reason = a.reason;
-	devwl_caller_leave(&n->caller);
-	if (n->target.have_creds)
+	caller_leave(&n->caller);
+	if (n->target.have_creds) {
 		e.pid = n->target.creds.tgid;
-	devwl_target_close(&n->target);
+		e.userns_ino = n->target.creds.userns_ino;
+	}
+	target_close(&n->target);
 	if (r == 0) {
 		switch (a.kind) {
 		case ANSWER_CONTINUE:

@@ -18,7 +18,6 @@
 #include "devwl.h"
 #include "fileio.h"
 #include "jsonutil.h"
-#include "devname.h"
 #include "rules.h"
 #include "util.h"
 
@@ -314,7 +313,7 @@ static int oci_entry(struct json_object *e, const char *prefix, struct op *ret,
 		rule.major = rule.minor = DEVWL_ANY;
 		rule.access = DEVWL_ACC_MASK;
 	}
-	ret->file = json_object_get_boolean(allow) ? DEVWL_ALLOW : DEVWL_DENY;
+	ret->file = json_object_get_boolean(allow) ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY;
 	ret->rule = rule;
 	return 0;
 }
@@ -358,7 +357,7 @@ static int apply(struct devwl_node *node, const struct op *op, const char *prefi
 }
 
 /*
- * A device name (devname.h) stands for the rules it resolves to when the file is loaded,
+ * A device name (devwl.h) stands for the rules it resolves to when the file is loaded,
  * written in order; an error names the name and the rule it resolved to.
  */
 static int apply_named(struct devwl_node *node, enum devwl_file file, const char *text, size_t len,
@@ -388,7 +387,7 @@ static int apply_named(struct devwl_node *node, enum devwl_file file, const char
 
 /*
  * A "rules" string: "allow RULE" or "deny RULE", RULE in the kernel's grammar or a
- * device name (devname.h).
+ * device name (devwl.h).
  */
 static int apply_rule_string(struct devwl_node *node, const char *text, size_t len,
 			     const char *prefix, struct devwl_error *err)
@@ -398,11 +397,11 @@ static int apply_rule_string(struct devwl_node *node, const char *text, size_t l
 	size_t verb;
 	int r;
 
-	if (len >= 6 && !memcmp(text, "allow", 5) && devwl_kspace((unsigned char)text[5])) {
-		op.file = DEVWL_ALLOW;
+	if (len >= 6 && !memcmp(text, "allow", 5) && rules_kspace((unsigned char)text[5])) {
+		op.file = DEVWL_FILE_ALLOW;
 		verb = 6;
-	} else if (len >= 5 && !memcmp(text, "deny", 4) && devwl_kspace((unsigned char)text[4])) {
-		op.file = DEVWL_DENY;
+	} else if (len >= 5 && !memcmp(text, "deny", 4) && rules_kspace((unsigned char)text[4])) {
+		op.file = DEVWL_FILE_DENY;
 		verb = 5;
 	} else {
 		return devwl_error_set(err, -EINVAL, 0,
@@ -820,19 +819,6 @@ static bool rule_eq(const struct devwl_rule *a, const struct devwl_rule *b)
 	       a->access == b->access;
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	const struct devwl_rule *x = a, *y = b;
-
-	if (x->type != y->type)
-		return x->type < y->type ? -1 : 1;
-	if (x->major != y->major)
-		return x->major < y->major ? -1 : 1;
-	if (x->minor != y->minor)
-		return x->minor < y->minor ? -1 : 1;
-	return 0;
-}
-
 /* The node's exceptions sorted by key, for has_key(). */
 static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, size_t *ret_n)
 {
@@ -843,7 +829,7 @@ static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, s
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		devwl_node_exception(node, i, &v[i]);
-	qsort(v, n, sizeof(*v), key_cmp);
+	qsort(v, n, sizeof(*v), rules_key_cmp);
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -851,7 +837,7 @@ static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, s
 
 static bool has_key(const struct devwl_rule *sorted, size_t n, const struct devwl_rule *k)
 {
-	return n && bsearch(k, sorted, n, sizeof(*sorted), key_cmp);
+	return n && bsearch(k, sorted, n, sizeof(*sorted), rules_key_cmp);
 }
 
 /* Is the node what a fresh child of its parent (or a fresh root) would be? */
@@ -899,20 +885,20 @@ static int push_grant(struct ops *o, const struct devwl_node *parent, const stru
 	/* On a DENY parent the check is exactly "one exception covers it whole". */
 	if (!parent || devwl_node_behavior(parent) != DEVWL_BEHAVIOR_DENY ||
 	    devwl_node_check(parent, e->type, e->major, e->minor, e->access) == 1)
-		return ops_push(o, DEVWL_ALLOW, e);
+		return ops_push(o, DEVWL_FILE_ALLOW, e);
 	for (size_t i = 0; left && devwl_node_exception(parent, i, &p) == 0; i++) {
 		if (!covers_key(&p, e) || !(left & p.access))
 			continue;
 		part.access = (uint8_t)(left & p.access);
 		left &= ~part.access;
-		r = ops_push(o, DEVWL_ALLOW, &part);
+		r = ops_push(o, DEVWL_FILE_ALLOW, &part);
 		if (r < 0)
 			return r;
 		first = false;
 	}
 	/* Not reachable through the kernel's writes; keep it whole so a load says so. */
 	if (first || left)
-		return ops_push(o, DEVWL_ALLOW, e);
+		return ops_push(o, DEVWL_FILE_ALLOW, e);
 	return 0;
 }
 
@@ -935,7 +921,7 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 	if (minimal && node_is_fresh(node))
 		return 0;
 	if (devwl_node_behavior(node) == DEVWL_BEHAVIOR_DENY) {
-		r = ops_push(o, DEVWL_DENY, &all);
+		r = ops_push(o, DEVWL_FILE_DENY, &all);
 		for (size_t i = 0; r >= 0 && devwl_node_exception(node, i, &e) == 0; i++)
 			r = push_grant(o, parent, &e);
 		return r;
@@ -945,7 +931,7 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 	 * (only an empty-access one can be dropped below a parent that holds it), then add
 	 * the node's own; existing keys keep the parent's order.
 	 */
-	r = ops_push(o, DEVWL_ALLOW, &all);
+	r = ops_push(o, DEVWL_FILE_ALLOW, &all);
 	if (r >= 0 && parent) {
 		struct devwl_rule *keys = NULL;
 		size_t nkeys = 0;
@@ -953,24 +939,24 @@ static int node_ops(const struct devwl_node *node, bool minimal, struct ops *o)
 		r = sorted_keys(node, &keys, &nkeys);
 		for (size_t i = 0; r >= 0 && devwl_node_exception(parent, i, &e) == 0; i++)
 			if (!has_key(keys, nkeys, &e))
-				r = ops_push(o, DEVWL_ALLOW, &e);
+				r = ops_push(o, DEVWL_FILE_ALLOW, &e);
 		free(keys);
 	}
 	for (size_t i = 0; r >= 0 && devwl_node_exception(node, i, &e) == 0; i++)
-		r = ops_push(o, DEVWL_DENY, &e);
+		r = ops_push(o, DEVWL_FILE_DENY, &e);
 	return r;
 }
 
 static struct json_object *oci_entry_new(const struct op *op)
 {
 	struct json_object *e = json_object_new_object();
-	char type[2] = {devwl_type_char(op->rule.type), '\0'}, acc[4];
+	char type[2] = {rules_type_char(op->rule.type), '\0'}, acc[4];
 	int r;
 
 	if (!e)
 		return NULL;
-	devwl_access_format(op->rule.access, acc);
-	r = json_add(e, "allow", json_object_new_boolean(op->file == DEVWL_ALLOW));
+	rules_access_format(op->rule.access, acc);
+	r = json_add(e, "allow", json_object_new_boolean(op->file == DEVWL_FILE_ALLOW));
 	if (r >= 0)
 		r = json_add(e, "type", json_object_new_string(type));
 	if (r >= 0 && op->rule.type != DEVWL_DEV_ALL && op->rule.major != DEVWL_ANY)
@@ -994,7 +980,7 @@ static struct json_object *rule_string_new(const struct op *op)
 		snprintf(rule, sizeof(rule), "a");
 	else if (devwl_rule_format(&op->rule, rule, sizeof(rule)) < 0)
 		return NULL;
-	snprintf(s, sizeof(s), "%s %s", op->file == DEVWL_ALLOW ? "allow" : "deny", rule);
+	snprintf(s, sizeof(s), "%s %s", op->file == DEVWL_FILE_ALLOW ? "allow" : "deny", rule);
 	return json_object_new_string(s);
 }
 
@@ -1163,7 +1149,7 @@ DEVWL_EXPORT int devwl_node_import_oci(struct devwl_node *node, const char *json
 	json_object_put(TAKE_PTR(arr));
 
 	/* A write can still be refused half-way (or propagate half-way): undo all then. */
-	r = devwl_node_snapshot_take(node, &snap);
+	r = node_snapshot_take(node, &snap);
 	if (r < 0) {
 		r = devwl_error_set(err, r, 0, "%s: out of memory", name);
 		goto out;
@@ -1173,13 +1159,13 @@ DEVWL_EXPORT int devwl_node_import_oci(struct devwl_node *node, const char *json
 			 devwl_node_path(node), i + 1);
 		r = apply(node, &o.v[i], prefix, err);
 		if (r < 0) {
-			devwl_node_snapshot_restore(node, TAKE_PTR(snap));
+			node_snapshot_restore(node, TAKE_PTR(snap));
 			goto out;
 		}
 	}
 	r = 0;
 out:
-	devwl_node_snapshot_free(snap);
+	node_snapshot_free(snap);
 	json_object_put(arr);
 	free(o.v);
 	return r;

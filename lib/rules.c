@@ -12,7 +12,7 @@
 #include "util.h"
 
 /* The kernel's isspace(): its _ctype table also marks Latin-1 NBSP (0xa0) as space. */
-bool devwl_kspace(unsigned char c)
+bool rules_kspace(unsigned char c)
 {
 	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
 }
@@ -72,9 +72,9 @@ DEVWL_EXPORT int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule
 	memcpy(tmp, buf ? buf : "", end);
 	tmp[end] = '\0';
 	/* strstrip(): trailing then leading whitespace. */
-	while (end > 0 && devwl_kspace(s[end - 1]))
+	while (end > 0 && rules_kspace(s[end - 1]))
 		tmp[--end] = '\0';
-	while (start < end && devwl_kspace(s[start]))
+	while (start < end && rules_kspace(s[start]))
 		start++;
 	s += start;
 
@@ -97,7 +97,7 @@ DEVWL_EXPORT int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule
 	default:
 		return devwl_error_set(err, -EINVAL, start, "type must be 'a', 'b' or 'c'");
 	}
-	if (!devwl_kspace(s[1]))
+	if (!rules_kspace(s[1]))
 		return devwl_error_set(err, -EINVAL, start + 1,
 				       "expected one space after the type");
 	p = 2;
@@ -110,7 +110,7 @@ DEVWL_EXPORT int devwl_rule_parse(const char *buf, size_t len, struct devwl_rule
 	r = parse_number(s, &p, &rule.minor, "minor", start, err);
 	if (r < 0)
 		return r;
-	if (!devwl_kspace(s[p]))
+	if (!rules_kspace(s[p]))
 		return devwl_error_set(err, -EINVAL, start + p,
 				       s[p] ? "expected one space after the minor"
 					    : "missing access (a subset of \"rwm\")");
@@ -147,7 +147,7 @@ static void format_number(char *buf, size_t size, uint32_t v)
 		snprintf(buf, size, "%u", v);
 }
 
-void devwl_access_format(unsigned access, char buf[4])
+void rules_access_format(unsigned access, char buf[4])
 {
 	size_t i = 0;
 
@@ -160,7 +160,7 @@ void devwl_access_format(unsigned access, char buf[4])
 	buf[i] = '\0';
 }
 
-char devwl_type_char(unsigned type)
+char rules_type_char(unsigned type)
 {
 	switch (type) {
 	case DEVWL_DEV_BLOCK:
@@ -184,9 +184,22 @@ DEVWL_EXPORT int devwl_rule_format(const struct devwl_rule *rule, char *buf, siz
 		return -EINVAL;
 	format_number(maj, sizeof(maj), rule->major);
 	format_number(min, sizeof(min), rule->minor);
-	devwl_access_format(rule->access, acc);
-	n = snprintf(buf, size, "%c %s:%s %s", devwl_type_char(rule->type), maj, min, acc);
+	rules_access_format(rule->access, acc);
+	n = snprintf(buf, size, "%c %s:%s %s", rules_type_char(rule->type), maj, min, acc);
 	if (n < 0 || (size_t)n >= size)
 		return -ENOSPC;
 	return n;
+}
+
+int rules_key_cmp(const void *a, const void *b)
+{
+	const struct devwl_rule *x = a, *y = b;
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	if (x->minor != y->minor)
+		return x->minor < y->minor ? -1 : 1;
+	return 0;
 }

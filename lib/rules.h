@@ -6,10 +6,15 @@
 #include <stdbool.h>
 
 /* The kernel's isspace(), which differs from libc's (it includes 0xa0). */
-bool devwl_kspace(unsigned char c);
+bool rules_kspace(unsigned char c);
 /* Access bits as "rwm" in that order (empty string for 0). */
-void devwl_access_format(unsigned access, char buf[4]);
+void rules_access_format(unsigned access, char buf[4]);
 /* 'b', 'c' or 'a'. */
-char devwl_type_char(unsigned type);
+char rules_type_char(unsigned type);
+/*
+ * Order of struct devwl_rule by key (type, major, minor), access ignored: the key the
+ * kernel matches an exception by, for qsort(3) and bsearch(3).
+ */
+int rules_key_cmp(const void *a, const void *b);
 
 #endif

@@ -3,12 +3,12 @@
 #ifndef DEVWL_UTIL_H
 #define DEVWL_UTIL_H
 
-#include "../common/util.h"
+#include "../base/util.h"
 
 /* The one export macro: everything else stays hidden (-fvisibility=hidden). */
 #define DEVWL_EXPORT __attribute__((visibility("default")))
 
 /* Diagnostics through the embedder's log callback (devwl_set_log). */
-void devwl_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lib_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -201,7 +201,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'a':
 		case 'd':
-			o->rules[o->n_rules].file = c == 'a' ? DEVWL_ALLOW : DEVWL_DENY;
+			o->rules[o->n_rules].file = c == 'a' ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY;
 			o->rules[o->n_rules++].text = optarg;
 			break;
 		case 'c':
@@ -348,7 +348,7 @@ static int build_policy(const struct options *o, struct devwl_policy **ret_polic
 	for (size_t i = 0; i < o->n_rules; i++) {
 		const struct rule_arg *a = &o->rules[i];
 		r = write_rule(node, a->file, a->text,
-			       a->file == DEVWL_ALLOW ? "--allow" : "--deny");
+			       a->file == DEVWL_FILE_ALLOW ? "--allow" : "--deny");
 		if (r < 0) {
 			devwl_policy_free(policy);
 			/* A rule that does not parse is a usage error; one the hierarchy

@@ -14,7 +14,6 @@
 #include <json-c/json.h>
 
 #include "batch.h"
-#include "devname.h" /* until devname is public */
 #include "devwl.h"
 #include "fileio.h"
 #include "util.h"
@@ -561,7 +560,7 @@ static int cmd_batch(int argc, char **argv)
 }
 
 /*
- * allow|deny NODE NAME [ACCESS] with a device name (devname.h): resolved here, so devwld gets the
+ * allow|deny NODE NAME [ACCESS] with a device name (devwl_devname_resolve()): resolved here, so devwld gets the
  * kernel's rules, and each rule is printed as it is written.
  */
 static int cmd_named(int argc, char **argv)

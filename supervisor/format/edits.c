@@ -59,10 +59,10 @@ static bool write_of(const char *line, size_t len, struct write *w)
 	size_t at;
 
 	if (len > 6 && !memcmp(line, "allow ", 6)) {
-		w->file = DEVWL_ALLOW;
+		w->file = DEVWL_FILE_ALLOW;
 		at = 6;
 	} else if (len > 5 && !memcmp(line, "deny ", 5)) {
-		w->file = DEVWL_DENY;
+		w->file = DEVWL_FILE_DENY;
 		at = 5;
 	} else {
 		return false;

@@ -23,14 +23,14 @@ struct devwl_policy *serve_node_copy(const struct devwl_node *node)
 	bool deny = devwl_node_behavior(node) == DEVWL_BEHAVIOR_DENY;
 	size_t n = devwl_node_exception_count(node);
 
-	if (!root || (deny && devwl_node_update(root, DEVWL_DENY, &all) < 0))
+	if (!root || (deny && devwl_node_update(root, DEVWL_FILE_DENY, &all) < 0))
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		struct devwl_rule r;
 
 		/* On the root nothing is refused: an allow on DENY, a deny on ALLOW add. */
 		if (devwl_node_exception(node, i, &r) < 0 ||
-		    devwl_node_update(root, deny ? DEVWL_ALLOW : DEVWL_DENY, &r) < 0)
+		    devwl_node_update(root, deny ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY, &r) < 0)
 			goto fail;
 	}
 	devwl_node_set_mknod_needs_cap(root, devwl_node_mknod_needs_cap(node));

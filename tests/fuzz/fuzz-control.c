@@ -88,9 +88,10 @@ static void setup(struct devwld *d)
 		if (!strcmp(steps[i][0], "mkdir"))
 			r = devwl_policy_mkdir(d->policy, steps[i][1]);
 		else if (steps[i][1][0] == '/')
-			r = devwl_policy_write(d->policy, steps[i][1], DEVWL_DENY, "a", 1, NULL);
+			r = devwl_policy_write(d->policy, steps[i][1], DEVWL_FILE_DENY, "a", 1,
+					       NULL);
 		else
-			r = devwl_policy_write(d->policy, "/", DEVWL_DENY, steps[i][1],
+			r = devwl_policy_write(d->policy, "/", DEVWL_FILE_DENY, steps[i][1],
 					       strlen(steps[i][1]), NULL);
 		if (r < 0)
 			abort();

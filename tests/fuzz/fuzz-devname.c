@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devname.h"
 #include "devwl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -36,9 +36,9 @@ static struct devwl_policy *fixed_tree(void)
 		if (!strcmp(what, "mkdir"))
 			r = devwl_policy_mkdir(p, path);
 		else
-			r = devwl_policy_write(p, path,
-					       strcmp(what, "allow") ? DEVWL_DENY : DEVWL_ALLOW,
-					       rule, strlen(rule), NULL);
+			r = devwl_policy_write(
+				p, path, strcmp(what, "allow") ? DEVWL_FILE_DENY : DEVWL_FILE_ALLOW,
+				rule, strlen(rule), NULL);
 		if (r < 0)
 			abort();
 	}

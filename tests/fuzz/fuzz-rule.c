@@ -185,9 +185,9 @@ static void run_ops(const uint8_t *data, size_t size)
 		switch ((sel / NTREE) % 4) {
 		case 0:
 		case 1:
-			ret = devwl_policy_write(p, path,
-						 (sel / NTREE) % 4 ? DEVWL_DENY : DEVWL_ALLOW, rule,
-						 rlen, &err);
+			ret = devwl_policy_write(
+				p, path, (sel / NTREE) % 4 ? DEVWL_FILE_DENY : DEVWL_FILE_ALLOW,
+				rule, rlen, &err);
 			check(ret == 0 || ret == -EINVAL || ret == -E2BIG || ret == -EPERM ||
 			      ret == -ENOENT);
 			check(ret == 0 || err.code == ret);

@@ -23,8 +23,8 @@ int main(void)
 	if (!policy)
 		return 1;
 	if (devwl_policy_mkdir(policy, "/app") < 0 ||
-	    devwl_policy_write(policy, "/app", DEVWL_DENY, deny, strlen(deny), &err) < 0 ||
-	    devwl_policy_write(policy, "/app", DEVWL_ALLOW, allow, strlen(allow), &err) < 0) {
+	    devwl_policy_write(policy, "/app", DEVWL_FILE_DENY, deny, strlen(deny), &err) < 0 ||
+	    devwl_policy_write(policy, "/app", DEVWL_FILE_ALLOW, allow, strlen(allow), &err) < 0) {
 		fprintf(stderr, "consumer: %s\n", err.msg);
 		devwl_policy_free(policy);
 		return 1;

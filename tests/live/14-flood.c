@@ -218,8 +218,9 @@ int main(void)
 		LT_DIE("mmap: %m");
 	policy = devwl_policy_new();
 	if (!policy || devwl_policy_mkdir(policy, "/t") < 0 ||
-	    devwl_node_write(devwl_policy_find(policy, "/t"), DEVWL_DENY, "a", 1, NULL) < 0 ||
-	    devwl_node_write(devwl_policy_find(policy, "/t"), DEVWL_ALLOW, "c 1:5 r", 7, NULL) < 0)
+	    devwl_node_write(devwl_policy_find(policy, "/t"), DEVWL_FILE_DENY, "a", 1, NULL) < 0 ||
+	    devwl_node_write(devwl_policy_find(policy, "/t"), DEVWL_FILE_ALLOW, "c 1:5 r", 7,
+			     NULL) < 0)
 		LT_DIE("policy");
 	fds = lt_count_fds();
 	run(policy, false, alone, &calls);

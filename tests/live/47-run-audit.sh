@@ -1,7 +1,8 @@
 #!/bin/bash
 # --audit FILE writes one JSON object per decision, with the fields of devwl-run(1):
-# decision continue/allow/deny, device "c MAJ:MIN" or null, errno name when not 0, and the
-# path escaped whatever bytes it holds (path_hex when they are not UTF-8).
+# decision continue/allow/deny, device "c MAJ:MIN" or null, errno name when not 0, the
+# caller's user namespace where devwl read the caller, and the path escaped whatever bytes
+# it holds (path_hex when they are not UTF-8).
 set -u
 # Decisions on opens: the authoritative mode (devwl-run --mode).
 export DEVWL_MODE=authoritative
@@ -12,7 +13,8 @@ mknod "$T/mem" c 1 1 || skip "cannot mknod in $T"
 weird=$(printf '%s/a"b\\c\001\377\303\251' "$T")
 
 "$RUN" --audit "$T/audit" -- "$PROBE" open /dev/null rdwr ';' open "$T/mem" rdonly ';' \
-	open /etc/hostname rdonly ';' open "$weird" rdonly >"$T/out" 2>&1 ||
+	open /etc/hostname rdonly ';' open "$weird" rdonly ';' mknod "$T/zero" c 1 5 666 \
+	>"$T/out" 2>&1 ||
 	fail "devwl-run failed: $(cat "$T/out")"
 [ -s "$T/audit" ] || fail "no audit written"
 # Every line parses on its own and has every field with the right type.
@@ -27,6 +29,7 @@ while IFS= read -r line; do
 	jq -e '.decision as $d | (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{9}Z$"))
 		and (.pid | type == "number" or (. == null and $d == "continue"))
 		and (.tid | type == "number")
+		and ((has("userns") | not) or (.pid != null and (.userns | type == "number" and . > 0)))
 		and (.syscall | type == "string") and (has("path"))
 		and (.device == null or (.device | test("^[cb] [0-9]+:[0-9]+$")))
 		and (.access | test("^r?w?m?$"))
@@ -44,6 +47,11 @@ sel() { jq -c "select($1)" "$T/audit"; }
 	fail "no deny line for mem: $(cat "$T/audit")"
 [ -n "$(sel '.path == "/etc/hostname" and .device == null and .decision == "continue"')" ] ||
 	fail "no continue line for /etc/hostname: $(cat "$T/audit")"
+# A mknod's CAP_MKNOD check reads the caller: its line names the caller's user namespace,
+# which devwl-run leaves the command in (this shell's).
+userns=$(stat -L -c %i /proc/self/ns/user)
+[ -n "$(sel ".path == \"$T/zero\" and .syscall == \"mknod\" and .decision == \"allow\" and .userns == $userns")" ] ||
+	fail "no mknod line with userns $userns: $(grep -a mknod "$T/audit")"
 # The odd path: quote, backslash and control char escaped, é kept, \377 replaced and the
 # exact bytes in path_hex.
 hex=$(printf '%s' "$weird" | od -An -v -tx1 | tr -d ' \n')

@@ -87,8 +87,8 @@ static int run(const char *name, const char *dir, unsigned flags)
 
 	devwl_policy_mkdir(p, "/w");
 	node = devwl_policy_find(p, "/w");
-	wr(node, DEVWL_DENY, "a");
-	wr(node, DEVWL_ALLOW, "c 1:5 r");
+	wr(node, DEVWL_FILE_DENY, "a");
+	wr(node, DEVWL_FILE_ALLOW, "c 1:5 r");
 	r = devwl_cgroup_open(dir, flags, &cg);
 	if (r < 0) {
 		fprintf(stderr, "%s: open: %s\n", name, strerror(-r));
@@ -107,23 +107,23 @@ static int run(const char *name, const char *dir, unsigned flags)
 		}                                                                                  \
 	} while (0)
 	STEP("granted", 0);
-	wr(node, DEVWL_DENY, "c 1:5 r");
+	wr(node, DEVWL_FILE_DENY, "c 1:5 r");
 	STEP("revoked", EPERM);
-	wr(node, DEVWL_ALLOW, "c 1:* r");
+	wr(node, DEVWL_FILE_ALLOW, "c 1:* r");
 	STEP("granted by wildcard", 0);
 	/* A revocation on the ancestor propagates: the kernel follows. */
-	wr(root, DEVWL_DENY, "c *:5 r");
+	wr(root, DEVWL_FILE_DENY, "c *:5 r");
 	STEP("revoked on the parent", EPERM);
 	/* Behaviour changes: DENY -> ALLOW (a partial-overlap denial) -> ALLOW all. */
 	devwl_policy_free(p);
 	p = devwl_policy_new();
 	devwl_policy_mkdir(p, "/w");
 	node = devwl_policy_find(p, "/w");
-	wr(node, DEVWL_DENY, "c 1:* rw");
+	wr(node, DEVWL_FILE_DENY, "c 1:* rw");
 	STEP("ALLOW with a partly overlapping denial", EPERM);
-	wr(node, DEVWL_ALLOW, "c 1:* rw");
+	wr(node, DEVWL_FILE_ALLOW, "c 1:* rw");
 	STEP("ALLOW all", 0);
-	wr(node, DEVWL_DENY, "a");
+	wr(node, DEVWL_FILE_DENY, "a");
 	STEP("DENY all", EPERM);
 	close(to);
 	close(from);

@@ -211,11 +211,11 @@ static struct devwl_node *make(struct devwl_policy *p, const char *path, const s
 
 	if (devwl_policy_mkdir(p, path) < 0 || !(n = devwl_policy_find(p, path)))
 		return NULL;
-	if (!pol->allow && devwl_node_write(n, DEVWL_DENY, "a", 1, NULL) < 0)
+	if (!pol->allow && devwl_node_write(n, DEVWL_FILE_DENY, "a", 1, NULL) < 0)
 		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(pol->rules) && pol->rules[i]; i++)
-		if (devwl_node_write(n, pol->allow ? DEVWL_DENY : DEVWL_ALLOW, pol->rules[i],
-				     strlen(pol->rules[i]), NULL) < 0)
+		if (devwl_node_write(n, pol->allow ? DEVWL_FILE_DENY : DEVWL_FILE_ALLOW,
+				     pol->rules[i], strlen(pol->rules[i]), NULL) < 0)
 			return NULL;
 	return n;
 }

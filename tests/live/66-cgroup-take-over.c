@@ -148,9 +148,9 @@ static int runtime_rules(int version, const char *dir)
 	p = devwl_policy_new();
 	if (!p || devwl_policy_mkdir(p, "/rt") < 0)
 		return -ENOMEM;
-	wr(devwl_policy_find(p, "/rt"), DEVWL_DENY, "a");
+	wr(devwl_policy_find(p, "/rt"), DEVWL_FILE_DENY, "a");
 	for (size_t i = 0; i < 3; i++)
-		wr(devwl_policy_find(p, "/rt"), DEVWL_ALLOW, allow[i]);
+		wr(devwl_policy_find(p, "/rt"), DEVWL_FILE_ALLOW, allow[i]);
 	r = devwl_cgroup_open(dir, 0, &cg);
 	if (r >= 0)
 		r = devwl_cgroup_apply(cg, devwl_policy_find(p, "/rt"));
@@ -197,9 +197,9 @@ static int run(int version, const char *dir)
 	}
 	devwl_policy_mkdir(p, "/km");
 	node = devwl_policy_find(p, "/km");
-	wr(node, DEVWL_DENY, "a");
-	wr(node, DEVWL_ALLOW, "c 1:3 rw");
-	wr(node, DEVWL_ALLOW, "c 1:9 rw");
+	wr(node, DEVWL_FILE_DENY, "a");
+	wr(node, DEVWL_FILE_ALLOW, "c 1:3 rw");
+	wr(node, DEVWL_FILE_ALLOW, "c 1:9 rw");
 	pid = task(dir, &to, &from);
 	if (pid < 0 || look(to, from, &s) < 0) {
 		fprintf(stderr, "FAIL %s: the task in %s did not start\n", name, dir);
@@ -232,7 +232,7 @@ static int run(int version, const char *dir)
 		fails++;
 	}
 	/* Applied again (a policy change): still exactly the node. */
-	wr(node, DEVWL_DENY, "c 1:3 rw");
+	wr(node, DEVWL_FILE_DENY, "c 1:3 rw");
 	r = devwl_cgroup_apply(cg, node);
 	if (r < 0 || look(to, from, &s) < 0) {
 		fprintf(stderr, "FAIL %s: second apply: %s\n", name, strerror(-r));

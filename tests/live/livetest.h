@@ -286,8 +286,9 @@ static inline void lt_sup_init(struct lt_sup *s, const char *rules)
 	/* "deny a;allow c 1:5 r" style: ';'-separated "allow RULE" / "deny RULE". */
 	copy = strdup(rules);
 	for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-		enum devwl_file f = strncmp(tok, "allow ", 6) == 0 ? DEVWL_ALLOW : DEVWL_DENY;
-		const char *rule = tok + (f == DEVWL_ALLOW ? 6 : 5);
+		enum devwl_file f =
+			strncmp(tok, "allow ", 6) == 0 ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY;
+		const char *rule = tok + (f == DEVWL_FILE_ALLOW ? 6 : 5);
 		int r = devwl_node_write(s->node, f, rule, strlen(rule), NULL);
 
 		if (r < 0)
@@ -298,8 +299,8 @@ static inline void lt_sup_init(struct lt_sup *s, const char *rules)
 
 static inline void lt_sup_rule(struct lt_sup *s, const char *rule)
 {
-	enum devwl_file f = strncmp(rule, "allow ", 6) == 0 ? DEVWL_ALLOW : DEVWL_DENY;
-	const char *r = rule + (f == DEVWL_ALLOW ? 6 : 5);
+	enum devwl_file f = strncmp(rule, "allow ", 6) == 0 ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY;
+	const char *r = rule + (f == DEVWL_FILE_ALLOW ? 6 : 5);
 
 	if (devwl_node_write(s->node, f, r, strlen(r), NULL) < 0)
 		LT_DIE("rule %s", rule);
@@ -329,6 +330,8 @@ static inline void *lt_sup_loop(void *arg)
 		if (p.revents & POLLIN) {
 			if (s->before_handle)
 				s->before_handle(s, s->count);
+			/* Dirty, so that a reserved word the library does not zero shows. */
+			memset(&e, 0xa5, sizeof(e));
 			r = devwl_notify_handle(s->notify, s->nfd, s->node, &e);
 			s->count++;
 			if (r == -ENOENT) {
@@ -340,6 +343,11 @@ static inline void *lt_sup_loop(void *arg)
 				s->errors++;
 				continue;
 			}
+			for (size_t i = 0; i < sizeof(e.reserved) / sizeof(e.reserved[0]); i++)
+				if (e.reserved[i]) {
+					fprintf(stderr, "event reserved[%zu] not zeroed\n", i);
+					s->errors++;
+				}
 			s->last = e;
 			if (strncmp(e.syscall, "mknod", 5) == 0)
 				s->mknods++;

@@ -388,7 +388,7 @@ static void gen_op(struct rng *r, struct tree *t, struct keys *keys, struct op *
 	} else if (k < 64) {
 		struct bytes b = {0};
 		op->kind = OP_WRITE;
-		op->file = chance(r, 50) ? DEVWL_ALLOW : DEVWL_DENY;
+		op->file = chance(r, 50) ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY;
 		if (gen_rule(r, keys, &b))
 			strcpy(op->path, pick_node(r, t));
 		else
@@ -494,7 +494,7 @@ char *op_describe(const struct op *op, char *buf, size_t size)
 			escape(body + o, sizeof(body) - o, op->buf + op->len - 20, 20);
 		}
 		snprintf(buf, size, "write %s devices.%s \"%s\" (%zu bytes)", op->path,
-			 op->file == DEVWL_ALLOW ? "allow" : "deny", body, op->len);
+			 op->file == DEVWL_FILE_ALLOW ? "allow" : "deny", body, op->len);
 		break;
 	case OP_CHECK:
 		access_str(op->access, acc);

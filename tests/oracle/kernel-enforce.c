@@ -224,13 +224,13 @@ static struct devwl_policy *random_policy(unsigned nrules, struct devwl_node **r
 	devwl_policy_mkdir(p, "/n");
 	node = devwl_policy_find(p, "/n");
 	if (rnd(2) || nrules > 1000)
-		devwl_node_write(node, DEVWL_DENY, "a", 1, NULL);
+		devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL);
 	for (unsigned k = 0; k < nrules; k++) {
 		random_rule(rule, sizeof(rule), nrules > 1000);
 		bool on_parent = nrules <= 1000 && rnd(5) == 0;
 		(void)devwl_node_write(on_parent ? devwl_policy_find(p, "/") : node,
-				       nrules > 1000 || rnd(2) ? DEVWL_ALLOW : DEVWL_DENY, rule,
-				       strlen(rule), NULL);
+				       nrules > 1000 || rnd(2) ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY,
+				       rule, strlen(rule), NULL);
 	}
 	*ret_node = node;
 	return p;

@@ -324,7 +324,8 @@ int kside_write(struct kside *ks, const char *path, enum devwl_file file, const 
 	char p[512], dir[512];
 	int r;
 
-	cg_path(ks, path, file == DEVWL_ALLOW ? "devices.allow" : "devices.deny", p, sizeof(p));
+	cg_path(ks, path, file == DEVWL_FILE_ALLOW ? "devices.allow" : "devices.deny", p,
+		sizeof(p));
 	r = write_once(p, buf, len);
 	/*
 	 * Right after rmdir of its last child, an "a" write on a node may still see the

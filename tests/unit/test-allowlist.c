@@ -284,7 +284,7 @@ static int model_update(struct model *m, int i, enum devwl_file file, const stru
 	if (r->type == DEVWL_DEV_ALL) {
 		if (model_has_children(m, i))
 			return -EINVAL;
-		if (file == DEVWL_DENY) {
+		if (file == DEVWL_FILE_DENY) {
 			n->n = 0;
 			n->behavior = DEVWL_BEHAVIOR_DENY;
 			return 0;
@@ -298,7 +298,7 @@ static int model_update(struct model *m, int i, enum devwl_file file, const stru
 		n->behavior = DEVWL_BEHAVIOR_ALLOW;
 		return 0;
 	}
-	if (file == DEVWL_ALLOW) {
+	if (file == DEVWL_FILE_ALLOW) {
 		if (n->behavior == DEVWL_BEHAVIOR_ALLOW) {
 			if (!m_parent_allows_removal(m, i, r))
 				return -EPERM;
@@ -608,7 +608,7 @@ static void run_random(uint64_t seed, unsigned steps)
 			lr = mr = 0;
 		} else {
 			struct devwl_rule r = random_rule();
-			enum devwl_file file = rndn(2) ? DEVWL_ALLOW : DEVWL_DENY;
+			enum devwl_file file = rndn(2) ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY;
 			int i = model_find(&m, path);
 			char text[64], shown[40];
 			size_t len = rule_text(&r, text, sizeof(text));
@@ -617,8 +617,8 @@ static void run_random(uint64_t seed, unsigned steps)
 				strcpy(shown, "a");
 			else
 				m_rule_text(&r, shown, sizeof(shown));
-			snprintf(op, sizeof(op), "%s %s %s", file == DEVWL_ALLOW ? "allow" : "deny",
-				 path, shown);
+			snprintf(op, sizeof(op), "%s %s %s",
+				 file == DEVWL_FILE_ALLOW ? "allow" : "deny", path, shown);
 			if (rndn(2)) {
 				lr = devwl_policy_write(p, path, file, text, len, NULL);
 			} else {
@@ -645,20 +645,20 @@ static void test_node_update_add_ors_in_place(void **state)
 	struct devwl_policy *p = policy_with(paths);
 
 	(void)state;
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 1:3 r"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 1:3 w"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 1:3 w"), 0);
 	expect_list(p, "/d", "c 1:3 rw\n");
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 1:4 m"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "b 1:3 r"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 1:4 m"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "b 1:3 r"), 0);
 	/* An existing key keeps its place; only new keys append. */
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 1:3 m"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 1:3 m"), 0);
 	expect_list(p, "/d", "c 1:3 rwm\nc 1:4 m\nb 1:3 r\n");
 	assert_int_equal(devwl_node_exception_count(devwl_policy_find(p, "/d")), 3);
 
-	assert_int_equal(wr(p, "/al", DEVWL_DENY, "c 1:3 r"), 0);
-	assert_int_equal(wr(p, "/al", DEVWL_DENY, "c *:* m"), 0);
-	assert_int_equal(wr(p, "/al", DEVWL_DENY, "c 1:3 w"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_DENY, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_DENY, "c *:* m"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_DENY, "c 1:3 w"), 0);
 	expect_show(p, "/al", "behavior allow\ndeny c 1:3 rw\ndeny c *:* m\n");
 	devwl_policy_free(p);
 }
@@ -669,39 +669,39 @@ static void test_node_update_remove_exact_only(void **state)
 	struct devwl_policy *p = policy_with(paths);
 
 	(void)state;
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 1:3 rwm"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c *:* r"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 1:* w"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 1:3 rwm"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c *:* r"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 1:* w"), 0);
 	/* Removing clears bits of the exact key... */
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "c 1:3 r"), 0);
 	expect_list(p, "/d", "c 1:3 wm\nc *:* r\nc 1:* w\n");
 	/* ...a wildcard never removes narrower entries, nor another type... */
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "c *:3 rwm"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "b 1:3 rwm"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "c 1:* m"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "c *:3 rwm"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "b 1:3 rwm"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "c 1:* m"), 0);
 	expect_list(p, "/d", "c 1:3 wm\nc *:* r\nc 1:* w\n");
 	/* ...and an entry goes when its last bit does, order of the rest kept. */
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "c 1:3 wm"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "c 1:3 wm"), 0);
 	expect_list(p, "/d", "c *:* r\nc 1:* w\n");
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "c *:* rwm"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "c *:* rwm"), 0);
 	expect_list(p, "/d", "c 1:* w\n");
 	/* An entry with no access at all is kept (the kernel keeps it) and listed so. */
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 9:9 \nrw"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 9:9 \nrw"), 0);
 	expect_list(p, "/d", "c 1:* w\nc 9:9 \n");
 	assert_int_equal(devwl_node_check(devwl_policy_find(p, "/d"), C, 9, 9, 0), 1);
 	assert_int_equal(devwl_node_check(devwl_policy_find(p, "/d"), C, 9, 9, R), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "c 9:9 r"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "c 9:9 r"), 0);
 	expect_list(p, "/d", "c 1:* w\n");
 
 	/* The same on an ALLOW node, where "allow" removes. */
-	assert_int_equal(wr(p, "/al", DEVWL_DENY, "c 1:3 rw"), 0);
-	assert_int_equal(wr(p, "/al", DEVWL_ALLOW, "c *:* rwm"), 0);
-	assert_int_equal(wr(p, "/al", DEVWL_ALLOW, "c 1:* rwm"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_DENY, "c 1:3 rw"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_ALLOW, "c *:* rwm"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_ALLOW, "c 1:* rwm"), 0);
 	expect_show(p, "/al", "behavior allow\ndeny c 1:3 rw\n");
-	assert_int_equal(wr(p, "/al", DEVWL_ALLOW, "c 1:3 wm"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_ALLOW, "c 1:3 wm"), 0);
 	expect_show(p, "/al", "behavior allow\ndeny c 1:3 r\n");
-	assert_int_equal(wr(p, "/al", DEVWL_ALLOW, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_ALLOW, "c 1:3 r"), 0);
 	expect_show(p, "/al", "behavior allow\n");
 	devwl_policy_free(p);
 }
@@ -714,36 +714,36 @@ static void test_node_update_all(void **state)
 
 	(void)state;
 	/* A node with children cannot change its default: EINVAL, before any EPERM. */
-	assert_int_equal(wr(p, "/p", DEVWL_DENY, "a"), -EINVAL);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "a"), -EINVAL);
-	assert_int_equal(wr(p, "/", DEVWL_DENY, "a"), -EINVAL);
-	assert_int_equal(devwl_policy_write(p, "/p/c", DEVWL_DENY, "a", 1, &err), -EINVAL);
+	assert_int_equal(wr(p, "/p", DEVWL_FILE_DENY, "a"), -EINVAL);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "a"), -EINVAL);
+	assert_int_equal(wr(p, "/", DEVWL_FILE_DENY, "a"), -EINVAL);
+	assert_int_equal(devwl_policy_write(p, "/p/c", DEVWL_FILE_DENY, "a", 1, &err), -EINVAL);
 	assert_int_equal(err.code, -EINVAL);
 	assert_non_null(strstr(err.msg, "/p/c"));
 
 	/* deny a: exceptions cleared, DENY; lists as nothing at all. */
-	assert_int_equal(wr(p, "/p/c/g", DEVWL_DENY, "c 1:3 r"), 0);
-	assert_int_equal(wr(p, "/p/c/g", DEVWL_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/p/c/g", DEVWL_FILE_DENY, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/p/c/g", DEVWL_FILE_DENY, "a"), 0);
 	expect_list(p, "/p/c/g", "");
 	expect_show(p, "/p/c/g", "behavior deny\n");
 	assert_int_equal(devwl_node_behavior(devwl_policy_find(p, "/p/c/g")), DEVWL_BEHAVIOR_DENY);
 	/* Under a DENY parent, allow a is EPERM on a leaf, EINVAL with children. */
 	assert_int_equal(devwl_policy_rmdir(p, "/p/c/g"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/q/c/g"), 0);
-	assert_int_equal(wr(p, "/q/c/g", DEVWL_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/q/c/g", DEVWL_FILE_DENY, "a"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/q/c/g/h"), 0);
 	expect_list(p, "/q/c/g/h", "");
-	assert_int_equal(devwl_policy_write(p, "/q/c/g/h", DEVWL_ALLOW, "a", 1, &err), -EPERM);
+	assert_int_equal(devwl_policy_write(p, "/q/c/g/h", DEVWL_FILE_ALLOW, "a", 1, &err), -EPERM);
 	assert_int_equal(err.code, -EPERM);
 	assert_non_null(strstr(err.msg, "/q/c/g"));
-	assert_int_equal(wr(p, "/q/c/g", DEVWL_ALLOW, "a"), -EINVAL);
+	assert_int_equal(wr(p, "/q/c/g", DEVWL_FILE_ALLOW, "a"), -EINVAL);
 
 	/* allow a under an ALLOW parent: exceptions := a copy of the parent's. */
-	assert_int_equal(wr(p, "/p", DEVWL_DENY, "b 8:* w"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/p", DEVWL_FILE_DENY, "b 8:* w"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 1:3 r"), 0);
 	expect_list(p, "/p/c", "c 1:3 r\n");
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "a"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "a"), 0);
 	expect_show(p, "/p/c", "behavior allow\ndeny b 8:* w\n");
 	expect_list(p, "/p/c", "a *:* rwm\n");
 
@@ -754,10 +754,10 @@ static void test_node_update_all(void **state)
 	assert_int_equal(devwl_policy_rmdir(p, "/q"), 0);
 	assert_int_equal(devwl_policy_rmdir(p, "/p/c"), 0);
 	assert_int_equal(devwl_policy_rmdir(p, "/p"), 0);
-	assert_int_equal(wr(p, "/", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/", DEVWL_ALLOW, "c 5:5 rwm"), 0);
+	assert_int_equal(wr(p, "/", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/", DEVWL_FILE_ALLOW, "c 5:5 rwm"), 0);
 	expect_list(p, "/", "c 5:5 rwm\n");
-	assert_int_equal(wr(p, "/", DEVWL_ALLOW, "a junk"), 0);
+	assert_int_equal(wr(p, "/", DEVWL_FILE_ALLOW, "a junk"), 0);
 	expect_show(p, "/", "behavior allow\n");
 	devwl_policy_free(p);
 }
@@ -770,35 +770,35 @@ static void test_node_update_allow_on_deny_under_deny_parent(void **state)
 	struct devwl_node *c;
 
 	(void)state;
-	assert_int_equal(wr(p, "/p", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/p", DEVWL_ALLOW, "c 1:* rw"), 0);
-	assert_int_equal(wr(p, "/p", DEVWL_ALLOW, "b *:* m"), 0);
+	assert_int_equal(wr(p, "/p", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/p", DEVWL_FILE_ALLOW, "c 1:* rw"), 0);
+	assert_int_equal(wr(p, "/p", DEVWL_FILE_ALLOW, "b *:* m"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/p/c"), 0);
 	expect_list(p, "/p/c", "c 1:* rw\nb *:* m\n");
-	assert_int_equal(wr(p, "/p/c", DEVWL_DENY, "c 1:* rw"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_DENY, "b *:* m"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_DENY, "c 1:* rw"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_DENY, "b *:* m"), 0);
 	expect_list(p, "/p/c", "");
 	/* Covered completely by one parent exception. */
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 1:3 r"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 1:* rw"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "b 7:7 m"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "b *:7 m"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 1:* rw"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "b 7:7 m"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "b *:7 m"), 0);
 	/* Not covered: access, number, wildcard wider than the parent's, type. */
 	c = devwl_policy_find(p, "/p/c");
-	assert_int_equal(devwl_node_write(c, DEVWL_ALLOW, "c 1:3 rwm", 9, &err), -EPERM);
+	assert_int_equal(devwl_node_write(c, DEVWL_FILE_ALLOW, "c 1:3 rwm", 9, &err), -EPERM);
 	assert_int_equal(err.code, -EPERM);
 	assert_string_equal(err.msg, "parent /p does not allow /p/c to c 1:3 rwm");
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 2:3 r"), -EPERM);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c *:3 r"), -EPERM);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 9:9 m"), -EPERM);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "b 7:7 r"), -EPERM);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 2:3 r"), -EPERM);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c *:3 r"), -EPERM);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 9:9 m"), -EPERM);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "b 7:7 r"), -EPERM);
 	/* Parts covered by two different parent exceptions do not add up. */
-	assert_int_equal(wr(p, "/p", DEVWL_ALLOW, "c 1:3 m"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 1:3 rm"), -EPERM);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 1:3 m"), 0);
+	assert_int_equal(wr(p, "/p", DEVWL_FILE_ALLOW, "c 1:3 m"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 1:3 rm"), -EPERM);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 1:3 m"), 0);
 	/* An empty access needs the device named by the parent. */
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 1:7 \nx"), 0);
-	assert_int_equal(wr(p, "/p/c", DEVWL_ALLOW, "c 5:5 \nx"), -EPERM);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 1:7 \nx"), 0);
+	assert_int_equal(wr(p, "/p/c", DEVWL_FILE_ALLOW, "c 5:5 \nx"), -EPERM);
 	expect_list(p, "/p/c", "c 1:3 rm\nc 1:* rw\nb 7:7 m\nb *:7 m\nc 1:7 \n");
 	devwl_policy_free(p);
 }
@@ -809,18 +809,18 @@ static void test_node_update_allow_on_deny_under_allow_parent(void **state)
 	struct devwl_policy *p = policy_with(paths);
 
 	(void)state;
-	assert_int_equal(wr(p, "/q/d", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/q", DEVWL_DENY, "c 1:3 w"), 0);
-	assert_int_equal(wr(p, "/q", DEVWL_DENY, "b *:* r"), 0);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/q", DEVWL_FILE_DENY, "c 1:3 w"), 0);
+	assert_int_equal(wr(p, "/q", DEVWL_FILE_DENY, "b *:* r"), 0);
 	/* No overlap with any parent denial, not even partial. */
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "c 1:3 r"), 0);
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "c 1:3 rw"), -EPERM);
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "c 1:* w"), -EPERM);
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "c *:3 wm"), -EPERM);
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "c *:* m"), 0);
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "b 8:1 w"), 0);
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "b 8:1 r"), -EPERM);
-	assert_int_equal(wr(p, "/q/d", DEVWL_ALLOW, "c 2:3 rwm"), 0);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "c 1:3 rw"), -EPERM);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "c 1:* w"), -EPERM);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "c *:3 wm"), -EPERM);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "c *:* m"), 0);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "b 8:1 w"), 0);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "b 8:1 r"), -EPERM);
+	assert_int_equal(wr(p, "/q/d", DEVWL_FILE_ALLOW, "c 2:3 rwm"), 0);
 	expect_list(p, "/q/d", "c 1:3 r\nc *:* m\nb 8:1 w\nc 2:3 rwm\n");
 	devwl_policy_free(p);
 }
@@ -832,19 +832,20 @@ static void test_node_update_allow_on_allow_node(void **state)
 	struct devwl_error err = {0};
 
 	(void)state;
-	assert_int_equal(wr(p, "/q", DEVWL_DENY, "c 1:3 w"), 0);
+	assert_int_equal(wr(p, "/q", DEVWL_FILE_DENY, "c 1:3 w"), 0);
 	expect_show(p, "/q/e", "behavior allow\ndeny c 1:3 w\n");
-	assert_int_equal(wr(p, "/q/e", DEVWL_DENY, "c 4:4 rwm"), 0);
-	assert_int_equal(wr(p, "/q/e", DEVWL_ALLOW, "c 4:4 r"), 0);
+	assert_int_equal(wr(p, "/q/e", DEVWL_FILE_DENY, "c 4:4 rwm"), 0);
+	assert_int_equal(wr(p, "/q/e", DEVWL_FILE_ALLOW, "c 4:4 r"), 0);
 	expect_show(p, "/q/e", "behavior allow\ndeny c 1:3 w\ndeny c 4:4 wm\n");
 	/* Lifting a denial the parent holds, even partly: EPERM. */
-	assert_int_equal(devwl_policy_write(p, "/q/e", DEVWL_ALLOW, "c 1:3 w", 7, &err), -EPERM);
+	assert_int_equal(devwl_policy_write(p, "/q/e", DEVWL_FILE_ALLOW, "c 1:3 w", 7, &err),
+			 -EPERM);
 	assert_string_equal(err.msg, "parent /q does not allow /q/e to c 1:3 w");
-	assert_int_equal(wr(p, "/q/e", DEVWL_ALLOW, "c *:* w"), -EPERM);
-	assert_int_equal(wr(p, "/q/e", DEVWL_ALLOW, "c 1:3 rw"), -EPERM);
+	assert_int_equal(wr(p, "/q/e", DEVWL_FILE_ALLOW, "c *:* w"), -EPERM);
+	assert_int_equal(wr(p, "/q/e", DEVWL_FILE_ALLOW, "c 1:3 rw"), -EPERM);
 	/* No overlap and no exact match: a silent no-op. */
-	assert_int_equal(wr(p, "/q/e", DEVWL_ALLOW, "c 1:* r"), 0);
-	assert_int_equal(wr(p, "/q/e", DEVWL_ALLOW, "c 9:9 rwm"), 0);
+	assert_int_equal(wr(p, "/q/e", DEVWL_FILE_ALLOW, "c 1:* r"), 0);
+	assert_int_equal(wr(p, "/q/e", DEVWL_FILE_ALLOW, "c 9:9 rwm"), 0);
 	expect_show(p, "/q/e", "behavior allow\ndeny c 1:3 w\ndeny c 4:4 wm\n");
 	devwl_policy_free(p);
 }
@@ -855,19 +856,19 @@ static void test_node_update_deny_propagates_preorder(void **state)
 	struct devwl_policy *p = policy_with(paths);
 
 	(void)state;
-	assert_int_equal(wr(p, "/t/a/x", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/t/a/x", DEVWL_ALLOW, "c 1:3 rw"), 0);
-	assert_int_equal(wr(p, "/t/a/x", DEVWL_ALLOW, "c 5:5 r"), 0);
+	assert_int_equal(wr(p, "/t/a/x", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/t/a/x", DEVWL_FILE_ALLOW, "c 1:3 rw"), 0);
+	assert_int_equal(wr(p, "/t/a/x", DEVWL_FILE_ALLOW, "c 5:5 r"), 0);
 	assert_int_equal(devwl_policy_rmdir(p, "/t/b/y"), 0);
-	assert_int_equal(wr(p, "/t/b", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/t/b", DEVWL_ALLOW, "c 1:* rwm"), 0);
+	assert_int_equal(wr(p, "/t/b", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/t/b", DEVWL_FILE_ALLOW, "c 1:* rwm"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/t/b/y"), 0);
-	assert_int_equal(wr(p, "/t/b/y", DEVWL_DENY, "c 1:* rwm"), 0);
-	assert_int_equal(wr(p, "/t/b/y", DEVWL_ALLOW, "c 1:3 r"), 0);
-	assert_int_equal(wr(p, "/t/b/y", DEVWL_ALLOW, "c 1:4 w"), 0);
+	assert_int_equal(wr(p, "/t/b/y", DEVWL_FILE_DENY, "c 1:* rwm"), 0);
+	assert_int_equal(wr(p, "/t/b/y", DEVWL_FILE_ALLOW, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/t/b/y", DEVWL_FILE_ALLOW, "c 1:4 w"), 0);
 
 	/* Never refused, whatever it names. */
-	assert_int_equal(wr(p, "/t", DEVWL_DENY, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/t", DEVWL_FILE_DENY, "c 1:3 r"), 0);
 	expect_show(p, "/t", "behavior allow\ndeny c 1:3 r\n");
 	/* ALLOW under an ALLOW writer: the exception is added. */
 	expect_show(p, "/t/a", "behavior allow\ndeny c 1:3 r\n");
@@ -884,22 +885,22 @@ static void test_node_update_deny_propagates_preorder(void **state)
 	devwl_policy_free(p);
 	static const char *const paths2[] = {"/u", NULL};
 	p = policy_with(paths2);
-	assert_int_equal(wr(p, "/u", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/u", DEVWL_ALLOW, "c *:* rwm"), 0);
+	assert_int_equal(wr(p, "/u", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/u", DEVWL_FILE_ALLOW, "c *:* rwm"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/u/v"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/u/v/w"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/u/z"), 0);
-	assert_int_equal(wr(p, "/u/v", DEVWL_ALLOW, "c 1:3 rwm"), 0);
-	assert_int_equal(wr(p, "/u/v", DEVWL_ALLOW, "c 1:4 r"), 0);
-	assert_int_equal(wr(p, "/u/v/w", DEVWL_ALLOW, "c 1:3 rw"), 0);
-	assert_int_equal(wr(p, "/u", DEVWL_DENY, "c 1:3 w"), 0);
+	assert_int_equal(wr(p, "/u/v", DEVWL_FILE_ALLOW, "c 1:3 rwm"), 0);
+	assert_int_equal(wr(p, "/u/v", DEVWL_FILE_ALLOW, "c 1:4 r"), 0);
+	assert_int_equal(wr(p, "/u/v/w", DEVWL_FILE_ALLOW, "c 1:3 rw"), 0);
+	assert_int_equal(wr(p, "/u", DEVWL_FILE_DENY, "c 1:3 w"), 0);
 	expect_list(p, "/u", "c *:* rwm\n");
 	expect_list(p, "/u/v", "c *:* rwm\nc 1:3 rm\nc 1:4 r\n");
 	expect_list(p, "/u/v/w", "c *:* rwm\nc 1:3 r\n");
 	expect_list(p, "/u/z", "c *:* rwm\n");
-	assert_int_equal(wr(p, "/u", DEVWL_DENY, "c *:* w"), 0);
+	assert_int_equal(wr(p, "/u", DEVWL_FILE_DENY, "c *:* w"), 0);
 	expect_list(p, "/u/v", "c *:* rm\nc 1:3 rm\nc 1:4 r\n");
-	assert_int_equal(wr(p, "/u", DEVWL_DENY, "c *:* rm"), 0);
+	assert_int_equal(wr(p, "/u", DEVWL_FILE_DENY, "c *:* rm"), 0);
 	expect_list(p, "/u", "");
 	expect_list(p, "/u/v", "");
 	expect_list(p, "/u/v/w", "");
@@ -913,18 +914,18 @@ static void test_node_update_grants_never_propagate(void **state)
 	struct devwl_policy *p = policy_with(paths);
 
 	(void)state;
-	assert_int_equal(wr(p, "/g", DEVWL_DENY, "c 1:3 rwm"), 0);
+	assert_int_equal(wr(p, "/g", DEVWL_FILE_DENY, "c 1:3 rwm"), 0);
 	expect_show(p, "/g/h", "behavior allow\ndeny c 1:3 rwm\n");
-	assert_int_equal(wr(p, "/g", DEVWL_ALLOW, "c 1:3 rwm"), 0);
+	assert_int_equal(wr(p, "/g", DEVWL_FILE_ALLOW, "c 1:3 rwm"), 0);
 	expect_show(p, "/g", "behavior allow\n");
 	expect_show(p, "/g/h", "behavior allow\ndeny c 1:3 rwm\n");
 	/* Now the child may lift it too. */
-	assert_int_equal(wr(p, "/g/h", DEVWL_ALLOW, "c 1:3 rwm"), 0);
+	assert_int_equal(wr(p, "/g/h", DEVWL_FILE_ALLOW, "c 1:3 rwm"), 0);
 	expect_show(p, "/g/h", "behavior allow\n");
 
-	assert_int_equal(wr(p, "/d", DEVWL_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_DENY, "a"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/d/k"), 0);
-	assert_int_equal(wr(p, "/d", DEVWL_ALLOW, "c 1:3 r"), 0);
+	assert_int_equal(wr(p, "/d", DEVWL_FILE_ALLOW, "c 1:3 r"), 0);
 	expect_list(p, "/d", "c 1:3 r\n");
 	expect_list(p, "/d/k", "");
 	devwl_policy_free(p);
@@ -937,8 +938,8 @@ static void test_node_check_partial_and_complete(void **state)
 	struct devwl_node *n;
 
 	(void)state;
-	assert_int_equal(wr(p, "/al", DEVWL_DENY, "c 1:3 w"), 0);
-	assert_int_equal(wr(p, "/al", DEVWL_DENY, "c *:5 m"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_DENY, "c 1:3 w"), 0);
+	assert_int_equal(wr(p, "/al", DEVWL_FILE_DENY, "c *:5 m"), 0);
 	/* ALLOW: denied as soon as one exception overlaps, even partly. */
 	assert_int_equal(chk(p, "/al", C, 1, 3, R), 1);
 	assert_int_equal(chk(p, "/al", C, 1, 3, R | W), 0);
@@ -950,9 +951,9 @@ static void test_node_check_partial_and_complete(void **state)
 	assert_int_equal(chk(p, "/al", C, 1, 3, 0), 1);
 
 	/* DENY: allowed only if one exception covers it completely. */
-	assert_int_equal(wr(p, "/dn", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/dn", DEVWL_ALLOW, "c 1:* rw"), 0);
-	assert_int_equal(wr(p, "/dn", DEVWL_ALLOW, "c 1:3 m"), 0);
+	assert_int_equal(wr(p, "/dn", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/dn", DEVWL_FILE_ALLOW, "c 1:* rw"), 0);
+	assert_int_equal(wr(p, "/dn", DEVWL_FILE_ALLOW, "c 1:3 m"), 0);
 	assert_int_equal(chk(p, "/dn", C, 1, 3, R | W), 1);
 	assert_int_equal(chk(p, "/dn", C, 1, 3, M), 1);
 	assert_int_equal(chk(p, "/dn", C, 1, 3, R | W | M), 0);
@@ -963,7 +964,7 @@ static void test_node_check_partial_and_complete(void **state)
 	assert_int_equal(chk(p, "/dn", C, 1, 9, 0), 1);
 	assert_int_equal(chk(p, "/dn", C, 2, 2, 0), 0);
 	assert_int_equal(chk(p, "/dn", B, 1, 3, 0), 0);
-	assert_int_equal(wr(p, "/dn", DEVWL_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/dn", DEVWL_FILE_DENY, "a"), 0);
 	assert_int_equal(chk(p, "/dn", C, 1, 3, 0), 0);
 
 	n = devwl_policy_find(p, "/al");
@@ -986,13 +987,13 @@ static void test_node_list_and_show_bytes(void **state)
 	(void)state;
 	expect_list(p, "/", "a *:* rwm\n");
 	expect_show(p, "/", "behavior allow\n");
-	assert_int_equal(wr(p, "/n", DEVWL_DENY, "b 4294967295:0 mwr"), 0);
+	assert_int_equal(wr(p, "/n", DEVWL_FILE_DENY, "b 4294967295:0 mwr"), 0);
 	expect_list(p, "/n", "a *:* rwm\n");
 	expect_show(p, "/n", "behavior allow\ndeny b *:0 rwm\n");
-	assert_int_equal(wr(p, "/n", DEVWL_DENY, "a"), 0);
-	assert_int_equal(wr(p, "/n", DEVWL_ALLOW, "c 136:* wr"), 0);
-	assert_int_equal(wr(p, "/n", DEVWL_ALLOW, "b 4294967294:4294967294 m"), 0);
-	assert_int_equal(wr(p, "/n", DEVWL_ALLOW, "c 0:0 rm"), 0);
+	assert_int_equal(wr(p, "/n", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/n", DEVWL_FILE_ALLOW, "c 136:* wr"), 0);
+	assert_int_equal(wr(p, "/n", DEVWL_FILE_ALLOW, "b 4294967294:4294967294 m"), 0);
+	assert_int_equal(wr(p, "/n", DEVWL_FILE_ALLOW, "c 0:0 rm"), 0);
 	expect_list(p, "/n", "c 136:* rw\nb 4294967294:4294967294 m\nc 0:0 rm\n");
 	expect_show(p, "/n",
 		    "behavior deny\nallow c 136:* rw\nallow b 4294967294:4294967294 m\n"
@@ -1084,18 +1085,18 @@ static void test_policy_mkdir_rmdir_errno(void **state)
 	assert_int_equal(devwl_policy_rmdir(p, "/a/b"), -ENOENT);
 	assert_int_equal(devwl_policy_rmdir(p, "/a"), 0);
 	assert_int_equal(devwl_policy_count(p), 5);
-	assert_int_equal(devwl_policy_write(p, "/a", DEVWL_DENY, "a", 1, NULL), -ENOENT);
-	assert_int_equal(devwl_policy_write(p, NULL, DEVWL_DENY, "a", 1, NULL), -ENOENT);
+	assert_int_equal(devwl_policy_write(p, "/a", DEVWL_FILE_DENY, "a", 1, NULL), -ENOENT);
+	assert_int_equal(devwl_policy_write(p, NULL, DEVWL_FILE_DENY, "a", 1, NULL), -ENOENT);
 	assert_int_equal(devwl_node_write(devwl_policy_find(p, "/"), 3, "a", 1, NULL), -EINVAL);
 	/* A zero-length write succeeds and changes nothing (cgroup_file_write returns 0
 	 * for nbytes == 0 before the devices controller sees it); one NUL byte does not. */
-	assert_int_equal(devwl_policy_write(p, "/", DEVWL_DENY, "c 1:3 r", 0, NULL), 0);
-	assert_int_equal(devwl_policy_write(p, "/", DEVWL_DENY, NULL, 0, NULL), 0);
-	assert_int_equal(devwl_policy_write(p, "/", DEVWL_DENY, "", 1, NULL), -EINVAL);
+	assert_int_equal(devwl_policy_write(p, "/", DEVWL_FILE_DENY, "c 1:3 r", 0, NULL), 0);
+	assert_int_equal(devwl_policy_write(p, "/", DEVWL_FILE_DENY, NULL, 0, NULL), 0);
+	assert_int_equal(devwl_policy_write(p, "/", DEVWL_FILE_DENY, "", 1, NULL), -EINVAL);
 	expect_show(p, "/", "behavior allow\n");
 	/* A re-created node starts afresh as a copy of its parent. */
 	assert_int_equal(devwl_policy_mkdir(p, "/a"), 0);
-	assert_int_equal(wr(p, "/a", DEVWL_DENY, "a"), 0);
+	assert_int_equal(wr(p, "/a", DEVWL_FILE_DENY, "a"), 0);
 	assert_int_equal(devwl_policy_rmdir(p, "/a"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/a"), 0);
 	expect_list(p, "/a", "a *:* rwm\n");
@@ -1224,19 +1225,21 @@ static void test_node_check_10000_exceptions(void **state)
 	rng_state = 10000;
 	assert_int_equal(devwl_policy_rmdir(p, "/big/kid"), 0);
 	assert_int_equal(model_rmdir(&m, "/big/kid"), 0);
-	assert_int_equal(wr(p, "/big", DEVWL_DENY, "a"), 0);
-	assert_int_equal(model_update(&m, model_find(&m, "/big"), DEVWL_DENY,
+	assert_int_equal(wr(p, "/big", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(model_update(&m, model_find(&m, "/big"), DEVWL_FILE_DENY,
 				      &(struct devwl_rule){.type = DEVWL_DEV_ALL}),
 			 0);
 	while (m.v[model_find(&m, "/big")].n < 10000) {
 		struct devwl_rule r = random_big_rule();
-		assert_int_equal(devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_ALLOW, &r),
-				 model_update(&m, model_find(&m, "/big"), DEVWL_ALLOW, &r));
+		assert_int_equal(
+			devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_FILE_ALLOW, &r),
+			model_update(&m, model_find(&m, "/big"), DEVWL_FILE_ALLOW, &r));
 	}
 	while (m.v[model_find(&m, "/wide")].n < 10000) {
 		struct devwl_rule r = random_big_rule();
-		assert_int_equal(devwl_node_update(devwl_policy_find(p, "/wide"), DEVWL_DENY, &r),
-				 model_update(&m, model_find(&m, "/wide"), DEVWL_DENY, &r));
+		assert_int_equal(
+			devwl_node_update(devwl_policy_find(p, "/wide"), DEVWL_FILE_DENY, &r),
+			model_update(&m, model_find(&m, "/wide"), DEVWL_FILE_DENY, &r));
 	}
 	assert_int_equal(devwl_node_exception_count(devwl_policy_find(p, "/big")), 10000);
 	compare_big(p, &m, "/big", QUERIES, "filled");
@@ -1248,16 +1251,18 @@ static void test_node_check_10000_exceptions(void **state)
 		struct devwl_rule r = rndn(4) ? b->ex[rndn((unsigned)b->n)] : random_big_rule();
 		if (rndn(2))
 			r.access = (uint8_t)(1 + rndn(7));
-		assert_int_equal(devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_DENY, &r),
-				 model_update(&m, model_find(&m, "/big"), DEVWL_DENY, &r));
+		assert_int_equal(
+			devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_FILE_DENY, &r),
+			model_update(&m, model_find(&m, "/big"), DEVWL_FILE_DENY, &r));
 	}
 	for (unsigned k = 0; k < 4000; k++) {
 		const struct mnode *w = &m.v[model_find(&m, "/wide")];
 		struct devwl_rule r = rndn(4) ? w->ex[rndn((unsigned)w->n)] : random_big_rule();
 		if (rndn(2))
 			r.access = (uint8_t)(1 + rndn(7));
-		assert_int_equal(devwl_node_update(devwl_policy_find(p, "/wide"), DEVWL_ALLOW, &r),
-				 model_update(&m, model_find(&m, "/wide"), DEVWL_ALLOW, &r));
+		assert_int_equal(
+			devwl_node_update(devwl_policy_find(p, "/wide"), DEVWL_FILE_ALLOW, &r),
+			model_update(&m, model_find(&m, "/wide"), DEVWL_FILE_ALLOW, &r));
 	}
 	assert_true(m.v[model_find(&m, "/big")].n < 10000);
 	assert_true(m.v[model_find(&m, "/wide")].n < 10000);
@@ -1274,16 +1279,18 @@ static void test_node_check_10000_exceptions(void **state)
 		struct devwl_rule r = b->ex[rndn((unsigned)b->n)];
 		if (k % 5 == 0)
 			r.major = ANY; /* removes nothing exact, but revalidation may drop some */
-		assert_int_equal(devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_DENY, &r),
-				 model_update(&m, model_find(&m, "/big"), DEVWL_DENY, &r));
+		assert_int_equal(
+			devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_FILE_DENY, &r),
+			model_update(&m, model_find(&m, "/big"), DEVWL_FILE_DENY, &r));
 	}
 	compare_big(p, &m, "/big", QUERIES, "after revalidation");
 	compare_big(p, &m, "/big/kid", QUERIES, "after revalidation");
 	/* And refill: the index must take new keys after compaction. */
 	for (unsigned k = 0; k < 3000; k++) {
 		struct devwl_rule r = random_big_rule();
-		assert_int_equal(devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_ALLOW, &r),
-				 model_update(&m, model_find(&m, "/big"), DEVWL_ALLOW, &r));
+		assert_int_equal(
+			devwl_node_update(devwl_policy_find(p, "/big"), DEVWL_FILE_ALLOW, &r),
+			model_update(&m, model_find(&m, "/big"), DEVWL_FILE_ALLOW, &r));
 	}
 	compare_big(p, &m, "/big", QUERIES, "refilled");
 	model_free(&m);

@@ -186,11 +186,11 @@ static void test_compile_random_policies(void **state)
 		assert_non_null(p);
 		node = devwl_policy_find(p, "/");
 		if (rnd(2))
-			devwl_node_write(node, DEVWL_DENY, "a", 1, NULL);
+			devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL);
 		for (uint32_t k = rnd(40); k > 0; k--) {
 			random_rule(rule, sizeof(rule));
-			(void)devwl_node_write(node, rnd(2) ? DEVWL_ALLOW : DEVWL_DENY, rule,
-					       strlen(rule), NULL);
+			(void)devwl_node_write(node, rnd(2) ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY,
+					       rule, strlen(rule), NULL);
 		}
 		compare_all(node);
 		devwl_policy_free(p);
@@ -206,9 +206,9 @@ static void test_compile_deny_needs_one_cover(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(devwl_node_write(node, DEVWL_DENY, "a", 1, NULL), 0);
-	assert_int_equal(devwl_node_write(node, DEVWL_ALLOW, "c 1:* r", 7, NULL), 0);
-	assert_int_equal(devwl_node_write(node, DEVWL_ALLOW, "c *:3 w", 7, NULL), 0);
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL), 0);
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_ALLOW, "c 1:* r", 7, NULL), 0);
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_ALLOW, "c *:3 w", 7, NULL), 0);
 	assert_int_equal(devwl_node_compile_bpf(node, &prog, &n), 0);
 	assert_int_equal(run(prog, n, DEVWL_ACC_READ << 16 | DEVWL_DEV_CHAR, 1, 3), 1);
 	assert_int_equal(run(prog, n, DEVWL_ACC_WRITE << 16 | DEVWL_DEV_CHAR, 1, 3), 1);
@@ -227,7 +227,7 @@ static void test_compile_allow_partial_overlap(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(devwl_node_write(node, DEVWL_DENY, "b *:5 w", 7, NULL), 0);
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_DENY, "b *:5 w", 7, NULL), 0);
 	assert_int_equal(devwl_node_compile_bpf(node, &prog, &n), 0);
 	assert_int_equal(
 		run(prog, n, (DEVWL_ACC_READ | DEVWL_ACC_WRITE) << 16 | DEVWL_DEV_BLOCK, 8, 5), 0);
@@ -247,12 +247,13 @@ static void test_compile_many_exceptions(void **state)
 	char rule[64];
 
 	(void)state;
-	assert_int_equal(devwl_node_write(node, DEVWL_DENY, "a", 1, NULL), 0);
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL), 0);
 	for (unsigned i = 0; i < 10000; i++) {
 		snprintf(rule, sizeof(rule), "c %u:%u r%s", 200 + i % 50, i / 50, i % 3 ? "w" : "");
-		assert_int_equal(devwl_node_write(node, DEVWL_ALLOW, rule, strlen(rule), NULL), 0);
+		assert_int_equal(devwl_node_write(node, DEVWL_FILE_ALLOW, rule, strlen(rule), NULL),
+				 0);
 	}
-	assert_int_equal(devwl_node_write(node, DEVWL_ALLOW, "c *:7 m", 7, NULL), 0);
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_ALLOW, "c *:7 m", 7, NULL), 0);
 	assert_int_equal(devwl_node_compile_bpf(node, &prog, &n), 0);
 	assert_true(n < 10 * 10000);
 	for (unsigned i = 0; i < 10000; i += 7) {
@@ -276,10 +277,11 @@ static void test_compile_too_many_refused(void **state)
 	char rule[64];
 
 	(void)state;
-	assert_int_equal(devwl_node_write(node, DEVWL_DENY, "a", 1, NULL), 0);
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL), 0);
 	for (unsigned i = 0; i < 40000; i++) {
 		snprintf(rule, sizeof(rule), "b 8:%u r", i);
-		assert_int_equal(devwl_node_write(node, DEVWL_ALLOW, rule, strlen(rule), NULL), 0);
+		assert_int_equal(devwl_node_write(node, DEVWL_FILE_ALLOW, rule, strlen(rule), NULL),
+				 0);
 	}
 	assert_int_equal(devwl_node_compile_bpf(node, &prog, &n), -E2BIG);
 	assert_null(prog);

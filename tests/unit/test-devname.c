@@ -19,7 +19,6 @@
 #include <cmocka.h>
 
 #include "batch.h"
-#include "devname.h"
 #include "devwl.h"
 
 /* As a 6.x kernel prints it: pts holds eight majors, loop is a block major only. */

@@ -684,30 +684,30 @@ static void test_devwl_policy_to_string_corners(void **state)
 	assert_non_null(p);
 	/* Empty-access exceptions (a multi-line write) on DENY and ALLOW nodes. */
 	assert_int_equal(devwl_policy_mkdir(p, "/d"), 0);
-	assert_int_equal(write_str(p, "/d", DEVWL_DENY, "a"), 0);
-	assert_int_equal(write_str(p, "/d", DEVWL_ALLOW, "c 1:3 \nx"), 0);
-	assert_int_equal(write_str(p, "/d", DEVWL_ALLOW, "c 1:* rw"), 0);
-	assert_int_equal(write_str(p, "/d", DEVWL_ALLOW, "c 1:3 m"), 0);
+	assert_int_equal(write_str(p, "/d", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(write_str(p, "/d", DEVWL_FILE_ALLOW, "c 1:3 \nx"), 0);
+	assert_int_equal(write_str(p, "/d", DEVWL_FILE_ALLOW, "c 1:* rw"), 0);
+	assert_int_equal(write_str(p, "/d", DEVWL_FILE_ALLOW, "c 1:3 m"), 0);
 	assert_show(p, "/d", "behavior deny\nallow c 1:3 m\nallow c 1:* rw\n");
-	assert_int_equal(write_str(p, "/", DEVWL_DENY, "c 9:9 \nx"), 0);
-	assert_int_equal(write_str(p, "/", DEVWL_DENY, "b 8:* w"), 0);
+	assert_int_equal(write_str(p, "/", DEVWL_FILE_DENY, "c 9:9 \nx"), 0);
+	assert_int_equal(write_str(p, "/", DEVWL_FILE_DENY, "b 8:* w"), 0);
 	assert_show(p, "/", "behavior allow\ndeny c 9:9 \ndeny b 8:* w\n");
 	/* An exception of a DENY child whose bits two parent exceptions grant apart. */
 	assert_int_equal(devwl_policy_mkdir(p, "/d/e"), 0);
-	assert_int_equal(write_str(p, "/d/e", DEVWL_DENY, "a"), 0);
-	assert_int_equal(write_str(p, "/d/e", DEVWL_ALLOW, "c 1:3 rw"), 0);
-	assert_int_equal(write_str(p, "/d/e", DEVWL_ALLOW, "c 1:3 m"), 0);
+	assert_int_equal(write_str(p, "/d/e", DEVWL_FILE_DENY, "a"), 0);
+	assert_int_equal(write_str(p, "/d/e", DEVWL_FILE_ALLOW, "c 1:3 rw"), 0);
+	assert_int_equal(write_str(p, "/d/e", DEVWL_FILE_ALLOW, "c 1:3 m"), 0);
 	assert_show(p, "/d/e", "behavior deny\nallow c 1:3 rwm\n");
-	assert_int_equal(write_str(p, "/d/e", DEVWL_ALLOW, "c 1:4 \nx"), 0);
+	assert_int_equal(write_str(p, "/d/e", DEVWL_FILE_ALLOW, "c 1:4 \nx"), 0);
 	/* An ALLOW child that dropped its parent's empty-access exception, then gained
 	 * exceptions after the parent's. */
 	assert_int_equal(devwl_policy_mkdir(p, "/w"), 0);
-	assert_int_equal(write_str(p, "/w", DEVWL_ALLOW, "c 9:9 r"), 0);
-	assert_int_equal(write_str(p, "/w", DEVWL_DENY, "c 4:4 rw"), 0);
+	assert_int_equal(write_str(p, "/w", DEVWL_FILE_ALLOW, "c 9:9 r"), 0);
+	assert_int_equal(write_str(p, "/w", DEVWL_FILE_DENY, "c 4:4 rw"), 0);
 	assert_show(p, "/w", "behavior allow\ndeny b 8:* w\ndeny c 4:4 rw\n");
 	/* An ALLOW child holding more of a key than its parent. */
 	assert_int_equal(devwl_policy_mkdir(p, "/w/x"), 0);
-	assert_int_equal(write_str(p, "/w", DEVWL_ALLOW, "c 4:4 w"), 0);
+	assert_int_equal(write_str(p, "/w", DEVWL_FILE_ALLOW, "c 4:4 w"), 0);
 	assert_show(p, "/w/x", "behavior allow\ndeny b 8:* w\ndeny c 4:4 rw\n");
 	assert_show(p, "/w", "behavior allow\ndeny b 8:* w\ndeny c 4:4 r\n");
 	/* Waivers: set on one node, inherited, turned back on below. */
@@ -737,11 +737,11 @@ static void test_devwl_policy_to_string_reordered(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	assert_int_equal(write_str(p, "/", DEVWL_DENY, "c 1:1 r"), 0);
-	assert_int_equal(write_str(p, "/", DEVWL_DENY, "c 2:2 r"), 0);
+	assert_int_equal(write_str(p, "/", DEVWL_FILE_DENY, "c 1:1 r"), 0);
+	assert_int_equal(write_str(p, "/", DEVWL_FILE_DENY, "c 2:2 r"), 0);
 	assert_int_equal(devwl_policy_mkdir(p, "/a"), 0);
-	assert_int_equal(write_str(p, "/", DEVWL_ALLOW, "c 1:1 r"), 0);
-	assert_int_equal(write_str(p, "/", DEVWL_DENY, "c 1:1 r"), 0);
+	assert_int_equal(write_str(p, "/", DEVWL_FILE_ALLOW, "c 1:1 r"), 0);
+	assert_int_equal(write_str(p, "/", DEVWL_FILE_DENY, "c 1:1 r"), 0);
 	assert_show(p, "/", "behavior allow\ndeny c 2:2 r\ndeny c 1:1 r\n");
 	assert_show(p, "/a", "behavior allow\ndeny c 1:1 r\ndeny c 2:2 r\n");
 	assert_int_equal(assert_round_trip(p), 1);
@@ -789,7 +789,8 @@ static struct devwl_policy *random_policy(unsigned *seed, int ops)
 			struct devwl_rule r;
 			random_rule(seed, &r);
 			/* Refusals are part of the game: they leave the tree as it was. */
-			devwl_node_update(node, rand_r(seed) % 2 ? DEVWL_ALLOW : DEVWL_DENY, &r);
+			devwl_node_update(
+				node, rand_r(seed) % 2 ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY, &r);
 		}
 	}
 	return p;

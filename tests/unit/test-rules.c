@@ -408,10 +408,54 @@ static void test_kspace_matches_kernel_ctype(void **state)
 	(void)state;
 	for (unsigned c = 0; c < 256; c++) {
 		bool want = c == ' ' || (c >= 9 && c <= 13) || c == 0xa0;
-		if (devwl_kspace((unsigned char)c) != want)
-			fail_msg("devwl_kspace(0x%02x) = %d, want %d", c,
-				 devwl_kspace((unsigned char)c), want);
+		if (rules_kspace((unsigned char)c) != want)
+			fail_msg("rules_kspace(0x%02x) = %d, want %d", c,
+				 rules_kspace((unsigned char)c), want);
 	}
+}
+
+/* Sorted by rules_key_cmp, equal keys found whatever their access: what has_key() and
+ * cgroupdev's v1 diff rely on. */
+static void test_rules_key_cmp_orders_type_major_minor(void **state)
+{
+	struct devwl_rule v[] = {
+		{DEVWL_DEV_CHAR, DEVWL_ACC_READ, 1, 5},
+		{DEVWL_DEV_BLOCK, DEVWL_ACC_READ, 8, 0},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MASK, 1, 3},
+		{DEVWL_DEV_ALL, DEVWL_ACC_MASK, DEVWL_ANY, DEVWL_ANY},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MKNOD, 0, DEVWL_ANY},
+	};
+	const struct devwl_rule want[] = {
+		{DEVWL_DEV_BLOCK, DEVWL_ACC_READ, 8, 0},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MKNOD, 0, DEVWL_ANY},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_MASK, 1, 3},
+		{DEVWL_DEV_CHAR, DEVWL_ACC_READ, 1, 5},
+		{DEVWL_DEV_ALL, DEVWL_ACC_MASK, DEVWL_ANY, DEVWL_ANY},
+	};
+	const struct devwl_rule key = {DEVWL_DEV_CHAR, DEVWL_ACC_WRITE, 1, 3};
+	const struct devwl_rule *hit = NULL;
+
+	(void)state;
+	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), rules_key_cmp);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_true(rule_eq(&v[i], &want[i]));
+	hit = bsearch(&key, v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), rules_key_cmp);
+	assert_ptr_equal(hit, &v[2]);
+}
+
+/* The library writes struct devwl_error whole: a caller's garbage in the reserved tail
+ * would otherwise read as a member added later (devwl.h). */
+static void test_rule_parse_error_reserved_zeroed(void **state)
+{
+	struct devwl_rule r;
+	struct devwl_error err;
+
+	(void)state;
+	memset(&err, 0xa5, sizeof(err));
+	assert_int_equal(devwl_rule_parse("x 1:3 r", 7, &r, &err), -EINVAL);
+	assert_int_equal(err.code, -EINVAL);
+	for (size_t i = 0; i < sizeof(err.reserved) / sizeof(err.reserved[0]); i++)
+		assert_int_equal(err.reserved[i], 0);
 }
 
 int main(void)
@@ -426,6 +470,8 @@ int main(void)
 		cmocka_unit_test(test_rule_format_einval),
 		cmocka_unit_test(test_rule_format_round_trip_all),
 		cmocka_unit_test(test_kspace_matches_kernel_ctype),
+		cmocka_unit_test(test_rules_key_cmp_orders_type_major_minor),
+		cmocka_unit_test(test_rule_parse_error_reserved_zeroed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

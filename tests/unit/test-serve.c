@@ -78,17 +78,18 @@ static void test_serve_node_copy_random(void **state)
 		for (size_t i = 0; i < 5; i++) {
 			assert_int_equal(devwl_policy_mkdir(p, paths[i]), 0);
 			if (rand_r(&seed) % 2)
-				(void)devwl_policy_write(p, paths[i], DEVWL_DENY, "a", 1, NULL);
+				(void)devwl_policy_write(p, paths[i], DEVWL_FILE_DENY, "a", 1,
+							 NULL);
 		}
 		for (int w = 0; w < 40; w++) {
 			char rule[64];
 
 			rule_text(&seed, rule, sizeof(rule));
 			/* Refusals (EPERM, EINVAL) are part of the game: the hierarchy decides. */
-			(void)devwl_policy_write(p,
-						 rand_r(&seed) % 6 ? paths[rand_r(&seed) % 5] : "/",
-						 rand_r(&seed) % 2 ? DEVWL_ALLOW : DEVWL_DENY, rule,
-						 strlen(rule), NULL);
+			(void)devwl_policy_write(
+				p, rand_r(&seed) % 6 ? paths[rand_r(&seed) % 5] : "/",
+				rand_r(&seed) % 2 ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY, rule,
+				strlen(rule), NULL);
 		}
 		devwl_node_set_mknod_needs_cap(devwl_policy_find(p, "/d/e"), rand_r(&seed) % 2);
 		assert_int_equal(devwl_policy_foreach(p, compare_copy, NULL), 0);
@@ -104,12 +105,12 @@ static void test_serve_node_copy_is_private(void **state)
 	(void)state;
 	assert_int_equal(devwl_policy_mkdir(p, "/c"), 0);
 	n = devwl_policy_find(p, "/c");
-	assert_int_equal(devwl_node_write(n, DEVWL_DENY, "a", 1, NULL), 0);
-	assert_int_equal(devwl_node_write(n, DEVWL_ALLOW, "c 1:3 rw", 8, NULL), 0);
+	assert_int_equal(devwl_node_write(n, DEVWL_FILE_DENY, "a", 1, NULL), 0);
+	assert_int_equal(devwl_node_write(n, DEVWL_FILE_ALLOW, "c 1:3 rw", 8, NULL), 0);
 	copy = serve_node_copy(n);
 	assert_non_null(copy);
 	/* A revocation on the original does not reach the copy: the loop makes a new one. */
-	assert_int_equal(devwl_node_write(n, DEVWL_DENY, "c 1:3 rw", 8, NULL), 0);
+	assert_int_equal(devwl_node_write(n, DEVWL_FILE_DENY, "c 1:3 rw", 8, NULL), 0);
 	assert_int_equal(devwl_node_check(n, DEVWL_DEV_CHAR, 1, 3, DEVWL_ACC_READ), 0);
 	assert_int_equal(devwl_node_check(devwl_policy_find(copy, "/"), DEVWL_DEV_CHAR, 1, 3,
 					  DEVWL_ACC_READ),

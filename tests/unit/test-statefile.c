@@ -52,13 +52,13 @@ static void fixture_init(struct fixture *f)
 	f->d.policy = devwl_policy_new();
 	assert_non_null(f->d.policy);
 	assert_int_equal(devwl_policy_mkdir(f->d.policy, "/c"), 0);
-	assert_int_equal(devwl_policy_write(f->d.policy, "/c", DEVWL_DENY, "a", 1, &err), 0);
-	assert_int_equal(devwl_policy_write(f->d.policy, "/c", DEVWL_ALLOW, "c 1:3 rwm", 9, &err),
-			 0);
+	assert_int_equal(devwl_policy_write(f->d.policy, "/c", DEVWL_FILE_DENY, "a", 1, &err), 0);
+	assert_int_equal(
+		devwl_policy_write(f->d.policy, "/c", DEVWL_FILE_ALLOW, "c 1:3 rwm", 9, &err), 0);
 	/* The kernel's order: a node's behaviour changes only while it has no children. */
 	assert_int_equal(devwl_policy_mkdir(f->d.policy, "/c/x"), 0);
-	assert_int_equal(devwl_policy_write(f->d.policy, "/c/x", DEVWL_DENY, "c 1:3 w", 7, &err),
-			 0);
+	assert_int_equal(
+		devwl_policy_write(f->d.policy, "/c/x", DEVWL_FILE_DENY, "c 1:3 w", 7, &err), 0);
 	f->d.cfg.policy_file = "/etc/devwl/policy.json";
 	f->d.policy_text = strdup("{\"version\": 1}\n");
 	assert_non_null(f->d.policy_text);
