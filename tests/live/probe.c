@@ -114,12 +114,13 @@ static void poke(char *out, size_t size, const char *path, const char *addr)
 	char *end = NULL;
 	unsigned long long at = strtoull(addr, &end, 16);
 	unsigned char b = 0;
-	long fd = syscall(SYS_open, path, O_RDWR | O_CLOEXEC);
+	long fd = -1;
 
 	if (!*addr || *end) {
 		fprintf(stderr, "probe: poke: bad address %s\n", addr);
 		exit(2);
 	}
+	fd = syscall(SYS_open, path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(out, size, "%s", strerrorname_np(errno));
 		return;
