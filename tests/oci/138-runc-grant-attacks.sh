@@ -8,7 +8,10 @@
 #           cgroup with its node and answers granted opens CONTINUE
 #   kernel  the mknod-only profile (kernel mode): no open traps
 #   behalf  the full profile under --kernel-mode=never: devwld opens granted devices on
-#           the container's behalf, with its credential (as for a non-root runtime)
+#           the container's behalf, with its credential (as for a non-root runtime). A
+#           container in the host's pid namespace starts only if devwld can tell that its
+#           procfs is its own (runc's init opens its exec fifo through /proc/self/fd),
+#           also where a security module keeps the host's pid 1 from devwld.
 # 1. /proc/PID/mem, directly and through /proc/self/root, of the container's init, and of
 #    a host root process and devwld from containers that see the host's processes (its
 #    /proc bound in; the host's pid namespace): EACCES without CAP_SYS_PTRACE. An fd that
@@ -135,11 +138,6 @@ ll_ops=(landlock /bin /etc /proc ';' open /tmp/zero rdonly ';'
 	open /etc/passwd rdonly ';' open /tmp/file rdonly ';' open /proc/self/root/tmp/file rdonly)
 ll_want=$(printf '%s\n' ok EACCES EACCES EACCES EACCES "ok rdev=0:0 type=f cloexec=0" EACCES EACCES)
 
-# Whether root may read the host's /proc/1/ns/pid: devwld tells by it that the procfs of a
-# container in the host's pid namespace is its caller's own, and refuses what it cannot
-# tell (the runc init's exec fifo, opened through /proc/self/fd) where the host guards it.
-pid1_ns=$(readlink -v /proc/1/ns/pid 2>&1)
-
 # host_mem HOW ID PROC: from container ID of setup HOW, where PROC is the host's procfs,
 # the memory of a host root process and of devwld (the test's shell without devwld),
 # also through /proc/self/root: EACCES.
@@ -155,10 +153,6 @@ host_mem() {
 # run_setup HOW: every check in the containers of setup HOW.
 run_setup() {
 	local how=$1 own=$1-own-$$ kinds="own hostproc hostpid" kind pid addr out mode
-	if [ "$how" = behalf ] && [ "${pid1_ns#pid:}" = "$pid1_ns" ]; then
-		echo "# $how: no container in the host's pid namespace: /proc/1/ns/pid: $pid1_ns"
-		kinds="own hostproc"
-	fi
 	for kind in $kinds; do
 		container "$how" "$kind"
 	done
@@ -178,7 +172,7 @@ run_setup() {
 	[ "$out" = "$(printf 'EACCES\nEACCES\nEACCES')" ] ||
 		fail "$how: the memory of the container's init: $(tr '\n' '|' <<<"$out")"
 	host_mem "$how" "$how-hostproc-$$" /hostproc
-	[[ $kinds != *hostpid* ]] || host_mem "$how" "$how-hostpid-$$" /proc
+	host_mem "$how" "$how-hostpid-$$" /proc
 	pass "$how: /proc/PID/mem of the container's init, a host root process and devwld, also through /proc/self/root: EACCES"
 
 	out=$(attack "$own" "$DEFAULT_CAPS" open /tmp/kmsg rdonly)
