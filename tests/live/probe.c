@@ -31,6 +31,14 @@
  *                                           DIRs, written nowhere; ok or the errno name
  *   probe stat PATH                         lstat: "ok rdev=MAJ:MIN type=X mode=OOOO
  *                                           uid=U gid=G"
+ *   probe poke PATH ADDR                    open PATH O_RDWR (a /proc/PID/mem) and write
+ *                                           back the byte at hex ADDR: the errno name, or
+ *                                           "ok write=ok" (or write=ERRNO) if it opened
+ *   probe userns                            unshare user and mount namespaces, root in
+ *                                           the new one mapped to the caller: ok or errno
+ *   probe fusemount DEV DIR                 open DEV O_RDWR and mount FUSE on DIR with it
+ *                                           (no server: unmounted at once): ok,
+ *                                           open=ERRNO or mount=ERRNO
  *
  * FLAGS: comma list of rdonly,wronly,rdwr,path,cloexec,nofollow,creat,excl,trunc,
  * directory,nonblock (or "-" for 0).
@@ -47,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -58,6 +67,7 @@
 #include <linux/sched.h>
 #include <linux/landlock.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <signal.h>
 
 static long last_fd = -1; /* what the previous operation returned, for "%L" */
@@ -95,6 +105,84 @@ static long landlock_beneath(char **dirs, int n)
 		r = -errno;
 	close((int)rs);
 	return r;
+}
+
+/* Write back one byte of an opened file (a /proc/PID/mem) at addr: what a writable fd
+ * on another process's memory allows, shown without changing it. */
+static void poke(char *out, size_t size, const char *path, const char *addr)
+{
+	char *end = NULL;
+	unsigned long long at = strtoull(addr, &end, 16);
+	unsigned char b = 0;
+	long fd = -1;
+
+	if (!*addr || *end) {
+		fprintf(stderr, "probe: poke: bad address %s\n", addr);
+		exit(2);
+	}
+	fd = syscall(SYS_open, path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(out, size, "%s", strerrorname_np(errno));
+		return;
+	}
+	if (pread((int)fd, &b, 1, (off_t)at) != 1)
+		snprintf(out, size, "ok fd=%ld read=%s", fd, strerrorname_np(errno));
+	else if (pwrite((int)fd, &b, 1, (off_t)at) != 1)
+		snprintf(out, size, "ok fd=%ld write=%s", fd, strerrorname_np(errno));
+	else
+		snprintf(out, size, "ok fd=%ld write=ok", fd);
+	close((int)fd);
+}
+
+/* Write text to a /proc/self file: 0 or -errno. */
+static long write_proc(const char *file, const char *text)
+{
+	int fd = open(file, O_WRONLY | O_CLOEXEC);
+	ssize_t len = (ssize_t)strlen(text);
+	long r = fd < 0 ? -errno : write(fd, text, (size_t)len) == len ? 0 : -errno;
+
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* Root of new user and mount namespaces, mapped to the caller's ids. 0 or -errno. */
+static long enter_userns(void)
+{
+	char uid_map[32], gid_map[32];
+	long r = 0;
+
+	snprintf(uid_map, sizeof(uid_map), "0 %u 1", (unsigned int)getuid());
+	snprintf(gid_map, sizeof(gid_map), "0 %u 1", (unsigned int)getgid());
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return -errno;
+	r = write_proc("/proc/self/setgroups", "deny");
+	if (r == 0)
+		r = write_proc("/proc/self/uid_map", uid_map);
+	if (r == 0)
+		r = write_proc("/proc/self/gid_map", gid_map);
+	return r;
+}
+
+/* Mount FUSE with an fd on dev opened here: the kernel takes it only from an opener in the
+ * mounter's user namespace. No server answers; the mount goes at once. */
+static void fuse_mount(char *out, size_t size, const char *dev, const char *dir)
+{
+	char opts[128];
+	long fd = syscall(SYS_open, dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(out, size, "open=%s", strerrorname_np(errno));
+		return;
+	}
+	snprintf(opts, sizeof(opts), "fd=%ld,rootmode=40000,user_id=0,group_id=0", fd);
+	if (mount("devwl-probe", dir, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
+		snprintf(out, size, "mount=%s", strerrorname_np(errno));
+	} else {
+		snprintf(out, size, "ok");
+		umount2(dir, MNT_DETACH);
+	}
+	close((int)fd);
 }
 
 struct flagname {
@@ -480,6 +568,16 @@ static int run_op(struct op *op)
 				 minor(st.st_rdev), type_char(st.st_mode),
 				 (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid,
 				 (unsigned int)st.st_gid);
+	} else if (strcmp(cmd, "poke") == 0) {
+		NEED(3);
+		poke(op->out, sizeof(op->out), argv[1], argv[2]);
+	} else if (strcmp(cmd, "userns") == 0) {
+		ret = enter_userns();
+		snprintf(op->out, sizeof(op->out), "%s",
+			 ret < 0 ? strerrorname_np((int)-ret) : "ok");
+	} else if (strcmp(cmd, "fusemount") == 0) {
+		NEED(3);
+		fuse_mount(op->out, sizeof(op->out), argv[1], argv[2]);
 	} else if (strcmp(cmd, "thread") == 0) {
 		struct op sub = {.argv = argv + 1, .argc = argc - 1};
 		pthread_t t;
