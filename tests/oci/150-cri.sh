@@ -16,9 +16,8 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 . "$HERE/clients.sh"
+. "$HERE/containerd.sh"
 
-client_cmd containerd containerd
-client_cmd ctr containerd
 # Debian's python3, where python3-grpcio is, whatever python3 comes first in PATH.
 PY=/usr/bin/python3
 [ -x "$PY" ] && "$PY" -c 'import grpc' 2>/dev/null ||
@@ -30,10 +29,11 @@ PROFILE_SRC=$EXAMPLES/k8s/seccomp-mknod-only.json
 [ -f "$PROFILE_SRC" ] || fail "no $PROFILE_SRC"
 D=$CLIENT_DIR
 
+# cri_call METHOD [REQUEST-JSON]: the response (or the error) in CRI_OUT; its status.
+cri_call() { CRI_OUT=$(timeout 120 "$PY" "$CRI_CLIENT" "$D/containerd.sock" "$@" 2>&1); }
 # cri METHOD [REQUEST-JSON]: the response in CRI_OUT, or fail naming the call.
 cri() {
-	CRI_OUT=$(timeout 120 "$PY" "$CRI_CLIENT" "$D/containerd.sock" "$@" 2>&1) ||
-		fail "CRI $1: $CRI_OUT; containerd.log: $(tail -5 "$D/containerd.log")"
+	cri_call "$@" || fail "CRI $1: $CRI_OUT; containerd.log: $(tail -5 "$D/containerd.log")"
 }
 # CRI's containers live in containerd's namespace k8s.io (of this containerd only).
 c() { timeout 60 ctr -a "$D/containerd.sock" -n k8s.io "$@"; }
@@ -55,40 +55,13 @@ jq --arg lp "$T/listen.sock" '.listenerPath = $lp' "$PROFILE_SRC" >"$T/k8s-profi
 	fail "jq on $PROFILE_SRC"
 PROFILE=$T/k8s-profile.json
 
-client_stop() {
-	local id
-	if [ -S "$D/containerd.sock" ]; then
-		for id in $(c containers list -q 2>/dev/null); do
-			c task kill -s KILL "$id" >/dev/null 2>&1
-			c task delete -f "$id" >/dev/null 2>&1
-			c containers delete "$id" >/dev/null 2>&1
-		done
-	fi
-	[ -n "${CTD_PID:-}" ] && stop_pids TERM "$CTD_PID"
-}
-client_note_paths /run/containerd
-
 IMAGE=docker.io/library/devwl-busybox:cri
 # The streaming server (exec, attach, port-forward) listens on TCP whatever the config
 # says; port 0 lets the kernel pick a free one. restrict_oom_score_adj: the pause
 # container's -998 needs CAP_SYS_RESOURCE, which a test host in a container may lack; no
 # lower than containerd's own, as for a containerd that runs in a user namespace.
-cat >"$D/config.toml" <<TOML
-version = 2
-root = "$D/root"
-state = "$D/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
-[grpc]
-  address = "$D/containerd.sock"
-[ttrpc]
-  address = "$D/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$D/opt"
+containerd_config
+cat >>"$CTD_CONFIG" <<TOML
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$IMAGE"
   stream_server_address = "127.0.0.1"
@@ -107,19 +80,16 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dir = "$D/cni/bin"
     conf_dir = "$D/cni/net.d"
 TOML
-containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 &
-CTD_PID=$!
-for ((i = 0; i < 600; i++)); do
-	c version >/dev/null 2>&1 && break
-	kill -0 "$CTD_PID" 2>/dev/null ||
-		skip "containerd cannot start here: $(tail -3 "$D/containerd.log")"
-	sleep 0.1
-done
-c version >/dev/null 2>&1 || skip "containerd not ready after 60 s: $(tail -3 "$D/containerd.log")"
+containerd_start
 c plugins ls 2>&1 | grep -q 'io.containerd.grpc.v1 *cri .* ok' ||
 	skip "containerd's CRI plugin did not load here:" \
 		"$(grep -m1 'failed to load plugin io.containerd.grpc.v1.cri' "$D/containerd.log")"
 VERSION=$(containerd --version | awk '{print $3}')
+# The CRI service answers "not initialized yet" for a while after containerd is up.
+wait_until 60 cri_call Version '{"version": "v1"}' ||
+	fail "the CRI service not ready after 60 s: $CRI_OUT"
+CRI_VERSION=$(jq -r '"\(.runtime_name) \(.runtime_version), API \(.runtime_api_version)"' <<<"$CRI_OUT")
+echo "# containerd $VERSION (CRI: $CRI_VERSION), runc $(runc --version | sed -n 's/^runc version //p')"
 
 # The pause image and the workloads' image: busybox, sleeping unless told otherwise.
 client_oci_archive "$IMAGE" '["sleep", "1000000"]'
@@ -127,15 +97,11 @@ c images import --snapshotter native "$T/busybox-oci.tar" >"$T/import.out" 2>&1 
 	fail "ctr images import: $(cat "$T/import.out")"
 # The CRI plugin learns of imported images from containerd's events: as kubelet does,
 # ask ImageStatus before using the image (else RunPodSandbox would try to pull it).
-for ((i = 0; i < 300; i++)); do
+image_seen() {
 	cri ImageStatus "$(jq -nc --arg i "$IMAGE" '{image: {image: $i}}')"
-	jq -e .image.id <<<"$CRI_OUT" >/dev/null && break
-	sleep 0.1
-done
-jq -e .image.id <<<"$CRI_OUT" >/dev/null || fail "the CRI plugin never saw $IMAGE: $CRI_OUT"
-cri Version '{"version": "v1"}'
-CRI_VERSION=$(jq -r '"\(.runtime_name) \(.runtime_version), API \(.runtime_api_version)"' <<<"$CRI_OUT")
-echo "# containerd $VERSION (CRI: $CRI_VERSION), runc $(runc --version | sed -n 's/^runc version //p')"
+	jq -e .image.id <<<"$CRI_OUT" >/dev/null
+}
+wait_until 60 image_seen || fail "the CRI plugin never saw $IMAGE: $CRI_OUT"
 
 # Kernel mode is asked for by the profile (mode=kernel); every container here has a
 # cgroup of its own below CGROUP_PARENT, so it is in force wherever the host can program
