@@ -7,7 +7,6 @@ grpcio only carries the bytes.
 
   cri-client.py SOCKET METHOD [REQUEST-JSON]   call METHOD, print its response as JSON
   cri-client.py --decode MESSAGE               decode stdin as MESSAGE, print it as JSON
-  cri-client.py --encode MESSAGE JSON          encode JSON as MESSAGE to stdout
 
 A request field this client does not know is refused, naming it; a response may carry
 fields it does not know (newer runtimes do), which are skipped, but bytes that are not
@@ -147,7 +146,7 @@ def encode_scalar(where, typ, num, v):
                 raise Bad(f"{where}: {v!r} is not one of {', '.join(names)}")
             v = names.index(v)
         typ = "int32"
-    if typ in ("string", "bytes"):
+    if typ == "string":
         if not isinstance(v, str):
             raise Bad(f"{where}: wants a string, not {json.dumps(v)}")
         return length_delimited(num, v.encode())
@@ -265,7 +264,7 @@ def decode(msg, data, what=None, base=0):
             continue
         if typ in SCHEMA:
             v = decode(typ, val[0], at, val[1])
-        elif typ in ("string", "bytes"):
+        elif typ == "string":
             try:
                 v = val[0].decode()
             except UnicodeDecodeError:
@@ -327,12 +326,6 @@ def main(argv):
     try:
         if len(argv) == 3 and argv[1] == "--decode" and argv[2] in SCHEMA:
             print(json.dumps(decode(argv[2], sys.stdin.buffer.read())))
-        elif len(argv) == 4 and argv[1] == "--encode" and argv[2] in SCHEMA:
-            try:
-                obj = json.loads(argv[3])
-            except json.JSONDecodeError as e:
-                raise Bad(f"{argv[2]}: not JSON: {e}") from None
-            sys.stdout.buffer.write(encode(argv[2], obj))
         elif len(argv) in (3, 4) and not argv[1].startswith("--"):
             resp = call(argv[1], argv[2], argv[3] if len(argv) == 4 else "{}", 60)
             print(json.dumps(resp))
