@@ -10,9 +10,8 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 . "$HERE/clients.sh"
+. "$HERE/containerd.sh"
 
-client_cmd containerd containerd
-client_cmd ctr containerd
 D=$CLIENT_DIR
 # The namespace is also the parent of ctr's cgroups (/NAMESPACE/ID): client_cleanup's.
 c() { timeout 60 ctr -a "$D/containerd.sock" -n "$CGROUP_PARENT" "$@"; }
@@ -21,46 +20,10 @@ client_policy
 client_profile
 start_devwld
 
-client_stop() {
-	local id
-	if [ -S "$D/containerd.sock" ]; then
-		for id in $(c containers list -q 2>/dev/null); do
-			c task kill -s KILL "$id" >/dev/null 2>&1
-			c task delete -f "$id" >/dev/null 2>&1
-			c containers delete "$id" >/dev/null 2>&1
-		done
-	fi
-	[ -n "${CTD_PID:-}" ] && stop_pids TERM "$CTD_PID"
-}
-client_note_paths /run/containerd
 # The shims keep runc's state in /run/containerd/runc/NAMESPACE whatever the config says.
 client_own "/run/containerd/runc/$CGROUP_PARENT"
-cat >"$D/config.toml" <<TOML
-version = 2
-root = "$D/root"
-state = "$D/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.snapshotter.v1.aufs"]
-[grpc]
-  address = "$D/containerd.sock"
-[ttrpc]
-  address = "$D/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$D/opt"
-TOML
-containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 &
-CTD_PID=$!
-for ((i = 0; i < 300; i++)); do
-	c version >/dev/null 2>&1 && break
-	kill -0 "$CTD_PID" 2>/dev/null || skip "containerd cannot start here: $(tail -3 "$D/containerd.log")"
-	sleep 0.1
-done
-c version >/dev/null 2>&1 || skip "containerd not ready after 30 s: $(tail -3 "$D/containerd.log")"
+containerd_config io.containerd.grpc.v1.cri
+containerd_start
 VERSION=$(c version | awk '/^Server:/ {s = 1} s && $1 == "Version:" {print $2; exit}')
 echo "# containerd $VERSION, runc $(runc --version | sed -n 's/^runc version //p')"
 

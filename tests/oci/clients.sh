@@ -50,17 +50,20 @@ client_rootfs_tar() {
 	tar -C "$T/rootfs" -cf "$T/busybox.tar" . || fail "tar of the rootfs"
 }
 
-# The same root file system as a one-layer OCI image archive named REF (ctr image import).
+# The same root file system as a one-layer OCI image archive named REF (ctr image import),
+# running CMD (a JSON array, default ["sh"]) unless told otherwise. Its PATH is the image's
+# to give, as in any real image: the CRI plugin, unlike ctr, adds none.
 client_oci_archive() {
-	local ref=$1 o=$T/oci layer cfg man d
+	local ref=$1 cmd=${2:-'["sh"]'} o=$T/oci layer cfg man d
 	client_rootfs_tar
 	mkdir -p "$o/blobs/sha256"
 	d=$(sha256sum "$T/busybox.tar" | cut -d' ' -f1)
 	cp "$T/busybox.tar" "$o/blobs/sha256/$d"
 	layer=$(jq -nc --arg d "sha256:$d" --argjson s "$(stat -c %s "$T/busybox.tar")" \
 		'{mediaType: "application/vnd.oci.image.layer.v1.tar", digest: $d, size: $s}')
-	jq -nc --arg d "sha256:$d" '{architecture: "amd64", os: "linux",
-		config: {Cmd: ["sh"]}, rootfs: {type: "layers", diff_ids: [$d]}}' >"$o/config"
+	jq -nc --arg d "sha256:$d" --argjson cmd "$cmd" '{architecture: "amd64", os: "linux",
+		config: {Env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], Cmd: $cmd},
+		rootfs: {type: "layers", diff_ids: [$d]}}' >"$o/config"
 	cfg=$(jq -nc --arg d "sha256:$(sha256sum "$o/config" | cut -d' ' -f1)" \
 		--argjson s "$(stat -c %s "$o/config")" \
 		'{mediaType: "application/vnd.oci.image.config.v1+json", digest: $d, size: $s}')
