@@ -38,12 +38,14 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+# Interrupted (ctest's timeout, ^C): exit, so that the EXIT trap purges.
+trap 'exit 1' INT TERM HUP
 
 # dpkg ARGS, waiting up to two minutes for a lock that another apt or dpkg holds.
 dpkg_wait() {
 	for _ in $(seq 60); do
 		dpkg "$@" >"$T/dpkg.out" 2>&1 && return 0
-		grep -q 'lock' "$T/dpkg.out" || break
+		grep -q 'locked by another process' "$T/dpkg.out" || break
 		sleep 2
 	done
 	cat "$T/dpkg.out"
