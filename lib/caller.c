@@ -537,6 +537,44 @@ static bool is_number(const char *s, size_t len)
 }
 
 /*
+ * Where pid 1 of a procfs instance is kept from us (a security module guarding it), its
+ * pid namespace shows through the entry numbered as the caller is in its own namespace:
+ * that entry's ns/pid link, but only if the instance numbers that process in one pid
+ * namespace alone (NSpid: one number), i.e. the process lives in the instance's own
+ * namespace. The link's length, or -1. Uses c->status as scratch: target_read_creds()
+ * has taken what it needs from the caller's status already.
+ */
+static ssize_t own_entry_ns(struct devwl_caller *c, int proc_root, pid_t ns_tgid, char *buf,
+			    size_t size)
+{
+	_cleanup_close_ int fd = -1;
+	char path[48];
+	const char *p = NULL;
+	size_t len = 0;
+
+	*put_str(put_uint(path, (unsigned long)ns_tgid), "/status") = '\0';
+	fd = openat(proc_root, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = read(fd, c->status + len, sizeof(c->status) - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (len += (size_t)n) == sizeof(c->status) - 1)
+			return -1; /* unread, or a line cut short */
+		if (n == 0)
+			break;
+	}
+	c->status[len] = '\0';
+	p = status_field(c->status, "\nNSpid:\t");
+	if (!p || strcspn(p, " \t\n") != strcspn(p, "\n"))
+		return -1;
+	*put_str(put_uint(path, (unsigned long)ns_tgid), "/ns/pid") = '\0';
+	return readlinkat(proc_root, path, buf, size);
+}
+
+/*
  * The caller's tgid (and tid) as the procfs instance at proc_root numbers them: the host
  * ids on our own procfs; on another instance its innermost ids, but only once that
  * instance is shown to belong to the caller's own pid namespace (its pid 1 lives there).
@@ -562,6 +600,8 @@ static int caller_ids_in(struct devwl_caller *c, struct devwl_target *t, int pro
 	*put_str(put_uint(path, (unsigned long)t->creds.tgid), "/ns/pid") = '\0';
 	a = readlinkat(c->host_proc, path, mine, sizeof(mine) - 1);
 	b = readlinkat(proc_root, "1/ns/pid", theirs, sizeof(theirs) - 1);
+	if (b < 0 && a > 0)
+		b = own_entry_ns(c, proc_root, t->creds.ns_tgid, theirs, sizeof(theirs) - 1);
 	if (a <= 0 || a != b || memcmp(mine, theirs, (size_t)a) != 0)
 		return -EPERM;
 	*ret_tgid = t->creds.ns_tgid;
