@@ -28,7 +28,7 @@ int devwl_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int devwl_read_all(int fd, size_t max, char **ret_text)
+ssize_t devwl_read_all(int fd, size_t max, char **ret_text)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -53,7 +53,7 @@ int devwl_read_all(int fd, size_t max, char **ret_text)
 	}
 	buf[len] = '\0';
 	*ret_text = TAKE_PTR(buf);
-	return 0;
+	return (ssize_t)len;
 }
 
 int devwl_write_file_atomic(const char *file, const char *text, int mode)

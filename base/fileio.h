@@ -4,13 +4,15 @@
 #define DEVWL_FILEIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* write(2) all of buf, across short writes and EINTR. 0 or -errno. */
 int devwl_write_all(int fd, const char *buf, size_t len);
 
 /* Read fd to its end, at most max bytes, into a NUL-terminated heap string (caller
- * frees). 0, -E2BIG (more than max), -ENOMEM, or -errno of read(2). */
-int devwl_read_all(int fd, size_t max, char **ret_text);
+ * frees). Its length (a NUL read is kept: the length says where the text ends), -E2BIG
+ * (more than max), -ENOMEM, or -errno of read(2). */
+ssize_t devwl_read_all(int fd, size_t max, char **ret_text);
 
 /*
  * Replace file with text so that a crash leaves the old or the new file, never a mix:

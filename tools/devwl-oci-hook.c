@@ -42,10 +42,10 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* devwl_read_all(), saying what went wrong with what. */
+/* devwl_read_all(), saying what went wrong with what (max fits an int). */
 static int read_all(int fd, size_t max, const char *what, char **ret_text)
 {
-	int r = devwl_read_all(fd, max, ret_text);
+	int r = (int)devwl_read_all(fd, max, ret_text);
 
 	if (r == -E2BIG)
 		fprintf(stderr, "devwl-oci-hook: %s is over %zu bytes\n", what, max);

@@ -560,8 +560,8 @@ static int cmd_batch(int argc, char **argv)
 }
 
 /*
- * allow|deny NODE NAME [ACCESS] with a device name (devwl_devname_resolve()): resolved here, so devwld gets the
- * kernel's rules, and each rule is printed as it is written.
+ * allow|deny NODE NAME [ACCESS] with a device name (devwl_devname_resolve()): resolved here, so
+ * devwld gets the kernel's rules, and each rule is printed as it is written.
  */
 static int cmd_named(int argc, char **argv)
 {

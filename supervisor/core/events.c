@@ -28,6 +28,7 @@
 #include "events.h"
 #include "list.h"
 #include "log.h"
+#include "thread.h"
 #include "util.h"
 
 #define EVENTS_BUFFER (256 * 1024)
@@ -207,7 +208,7 @@ int events_subscribe(int fd, bool all, const char *container)
 	pthread_mutex_lock(&ev.lock);
 	if (!ev.started) {
 		ev.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (ev.wake < 0 || pthread_create(&ev.thread, NULL, events_thread, NULL) != 0) {
+		if (ev.wake < 0 || devwl_thread_start(&ev.thread, events_thread, NULL) < 0) {
 			r = ev.wake < 0 ? negerrno() : -EAGAIN;
 			if (ev.wake >= 0)
 				close(ev.wake);

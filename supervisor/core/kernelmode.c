@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "audit-line.h"
 #include "baseline.h"
 #include "devwld.h"
 #include "kernelmode.h"
@@ -112,36 +112,23 @@ const char *kernelmode_name(const struct container *c)
 static void audit_mode(struct devwld *d, const struct container *c)
 {
 	const struct kernel_cg *k = c->kernel;
-	struct json_object *o = json_object_new_object();
-	const char *text;
+	const struct audit_mode m = {
+		.container = c->id,
+		.node = c->node_path,
+		.mode = kernelmode_name(c),
+		.cgroup = k->cg ? k->dir : NULL,
+		.version = k->version,
+		.size = k->size,
+		.reason = k->cg ? NULL : k->reason,
+	};
+	_cleanup_free_ char *line = NULL;
+	int n;
 
-	if (!o || !d->audit.out)
-		goto out;
-	json_object_object_add(o, "event", json_object_new_string("mode"));
-	json_object_object_add(o, "container", json_object_new_string(c->id));
-	json_object_object_add(o, "node", json_object_new_string(c->node_path));
-	json_object_object_add(o, "mode", json_object_new_string(kernelmode_name(c)));
-	if (k->cg) {
-		json_object_object_add(o, "cgroup", json_object_new_string(k->dir));
-		json_object_object_add(o, k->version == 2 ? "instructions" : "writes",
-				       json_object_new_int(k->size));
-	} else {
-		json_object_object_add(o, "reason", json_object_new_string(k->reason));
-	}
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	if (text) {
-		size_t n = strlen(text);
-		char *line = malloc(n + 2);
-
-		if (line) {
-			memcpy(line, text, n);
-			line[n] = '\n';
-			(void)sink_write(d->audit.out, line, n + 1);
-			free(line);
-		}
-	}
-out:
-	json_object_put(o);
+	if (!d->audit.out || !(line = malloc(AUDIT_LINE_MAX)))
+		return;
+	n = audit_mode_format(&m, line, AUDIT_LINE_MAX);
+	if (n > 0)
+		(void)sink_write(d->audit.out, line, (size_t)n);
 }
 
 /* Not programmed, with the reason: loudly, since nothing traps this container's opens. */

@@ -41,6 +41,7 @@
 #include "state.h"
 #include "statefile.h"
 #include "store.h"
+#include "thread.h"
 #include "util.h"
 
 /* A policy text is at most 16 MiB; the hierarchy and the table come on top. */
@@ -168,11 +169,11 @@ static struct state_writer *writer_get(struct devwld *d)
 		goto fail;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	r = thread_start(&w->thread, writer_main, w);
-	if (r != 0) {
+	r = devwl_thread_start(&w->thread, writer_main, w);
+	if (r < 0) {
 		pthread_cond_destroy(&w->cond);
 		pthread_mutex_destroy(&w->lock);
-		errno = r;
+		errno = -r;
 		goto fail;
 	}
 	/* Unwatched, finished writes are still seen each round (state_flush). */

@@ -16,6 +16,7 @@
 
 #include "defaults.h"
 #include "devwld.h"
+#include "fileio.h"
 #include "keeper_link.h"
 #include "log.h"
 #include "nodepath.h"
@@ -49,47 +50,27 @@ int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *
 		 struct devwl_error *err)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
 	struct stat st;
+	ssize_t len;
+	const char *nul;
 
 	if (fstat(fd, &st) < 0)
 		return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return devwl_error_set(err, -EINVAL, 0, "%s: not a regular file", file);
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb;
-
-			cap = cap ? cap * 2 : (size_t)st.st_size + 4096;
-			if (cap > max + 2)
-				cap = max + 2;
-			nb = realloc(buf, cap);
-			if (!nb)
-				return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", file);
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return devwl_error_set(err, negerrno(), 0, "%s: %s", file, strerror(errno));
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max)
-			return devwl_error_set(err, -E2BIG, 0, "%s: larger than %zu bytes", file,
-					       max);
-	}
-	if (!buf)
+	len = devwl_read_all(fd, max, &buf);
+	if (len == -E2BIG)
+		return devwl_error_set(err, -E2BIG, 0, "%s: larger than %zu bytes", file, max);
+	if (len < 0)
+		return devwl_error_set(err, (int)len, 0, "%s: %s", file, strerror((int)-len));
+	if (len == 0)
 		return devwl_error_set(err, -EINVAL, 0, "%s: empty", file);
-	buf[len] = '\0';
-	if (memchr(buf, '\0', len))
-		return devwl_error_set(err, -EINVAL, (size_t)((char *)memchr(buf, '\0', len) - buf),
-				       "%s: contains a NUL byte", file);
+	nul = memchr(buf, '\0', (size_t)len);
+	if (nul)
+		return devwl_error_set(err, -EINVAL, (size_t)(nul - buf), "%s: contains a NUL byte",
+				       file);
 	*ret_text = TAKE_PTR(buf);
-	*ret_len = len;
+	*ret_len = (size_t)len;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "audit.h"
 #include "util.h"
 
@@ -44,15 +45,8 @@ static struct audit_series *series_of(struct audit *a, const char *path, size_t 
 	/* "other" has room of its own beyond the bound: one per syscall and verdict. */
 	if (a->nseries >= AUDIT_SERIES_MAX + (strcmp(path, "other") ? 0 : 64))
 		return NULL;
-	if (a->nseries == a->series_cap) {
-		size_t cap = a->series_cap ? 2 * a->series_cap : 16;
-
-		s = realloc(a->series, cap * sizeof(*s));
-		if (!s)
-			return NULL;
-		a->series = s;
-		a->series_cap = cap;
-	}
+	if (ARRAY_RESERVE(a->series, a->series_cap, a->nseries + 1) < 0)
+		return NULL;
 	s = &a->series[a->nseries];
 	*s = (struct audit_series){
 		.subtree = strndup(path, len), .syscall = ev->syscall, .verdict = ev->verdict};

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "array.h"
 #include "edits.h"
 #include "util.h"
 
@@ -112,15 +113,8 @@ int edits_add(struct edits *e, const char *line, size_t len)
 	char *copy;
 
 	/* Room first: a change that cannot be kept leaves the list as it was. */
-	if (e->n == e->size) {
-		size_t size = e->size ? 2 * e->size : 16;
-		struct edit *v = realloc(e->v, size * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		e->v = v;
-		e->size = size;
-	}
+	if (ARRAY_RESERVE(e->v, e->size, e->n + 1) < 0)
+		return -ENOMEM;
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "devwl.h"
 #include "kernelmode.h"
 #include "mapping.h"
@@ -154,21 +155,16 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_AUDIT_ALL:
 			o->cfg.audit_all = true;
 			break;
-		case OPT_ALLOW_UID: {
-			uid_t *n;
-
+		case OPT_ALLOW_UID:
 			if (parse_uint(optarg, UINT32_MAX - 1, &v) < 0) {
 				fprintf(stderr, "devwld: bad uid '%s'\n", optarg);
 				return 2;
 			}
-			n = realloc(o->uids, (o->cfg.n_listen_uids + 1) * sizeof(*n));
-			if (!n)
+			if (ARRAY_RESERVE(o->uids, o->uids_cap, o->cfg.n_listen_uids + 1) < 0)
 				return 1;
-			o->uids = n;
 			o->uids[o->cfg.n_listen_uids++] = (uid_t)v;
 			o->cfg.listen_uids = o->uids;
 			break;
-		}
 		case OPT_K8S:
 		case OPT_DEFAULT: {
 			struct devwl_error err = {0};

@@ -11,7 +11,8 @@
 struct options {
 	struct devwld_config cfg;
 	bool no_audit;
-	uid_t *uids;	  /* cfg.listen_uids' memory */
+	uid_t *uids; /* cfg.listen_uids' memory */
+	size_t uids_cap;
 	char *state_file; /* cfg.state_file's, when it is the default beside the control socket */
 };
 

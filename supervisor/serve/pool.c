@@ -263,8 +263,6 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 int spawn(struct serve *s)
 {
 	struct worker *w = calloc(1, sizeof(*w));
-	sigset_t all, old;
-	pthread_attr_t attr;
 	pthread_t t;
 	int r;
 
@@ -283,15 +281,11 @@ int spawn(struct serve *s)
 		goto fail;
 	}
 	devwl_notify_set_recv_hook(w->notify, on_recv, w);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&t, &attr, worker_main, w);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = devwl_thread_start(&t, worker_main, w);
 	if (r < 0)
 		goto fail;
+	/* Nobody joins a handler: a retired or abandoned one frees its own. */
+	pthread_detach(t);
 	list_add_tail(&w->link, &s->workers);
 	s->live++;
 	return 0;

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "serve.h"
 #include "store.h"
+#include "thread.h"
 #include "util.h"
 
 /* A notification that keeps failing for a reason other than a vanished target would

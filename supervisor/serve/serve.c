@@ -53,7 +53,6 @@ int serve_init(struct devwld *d)
 {
 	struct serve *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;
-	sigset_t all, old;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int r = 0;
 
@@ -94,10 +93,7 @@ int serve_init(struct devwld *d)
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0)
 		return r;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&s->watchdog, NULL, watchdog_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = devwl_thread_start(&s->watchdog, watchdog_main, s);
 	if (r < 0)
 		return r;
 	s->watchdog_running = true;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sink.h"
+#include "thread.h"
 
 struct sink {
 	pthread_mutex_t lock;
@@ -84,19 +85,6 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int thread_start(pthread_t *ret_thread, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int r;
-
-	/* Signals are the loop's (signalfd): none may land on this thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = pthread_create(ret_thread, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return r;
-}
-
 struct sink *sink_new(int fd, bool own_fd, size_t capacity)
 {
 	struct sink *s = calloc(1, sizeof(*s));
@@ -117,14 +105,14 @@ struct sink *sink_new(int fd, bool own_fd, size_t capacity)
 	pthread_cond_init(&s->more, NULL);
 	pthread_cond_init(&s->drained, &attr);
 	pthread_condattr_destroy(&attr);
-	r = thread_start(&s->thread, writer, s);
-	if (r != 0) {
+	r = devwl_thread_start(&s->thread, writer, s);
+	if (r < 0) {
 		pthread_cond_destroy(&s->drained);
 		pthread_cond_destroy(&s->more);
 		pthread_mutex_destroy(&s->lock);
 		free(s->buf);
 		free(s);
-		errno = r;
+		errno = -r;
 		return NULL;
 	}
 	return s;

@@ -20,9 +20,6 @@
 
 struct sink;
 
-/* pthread_create() for a helper thread that blocks every signal; 0 or an errno. */
-int thread_start(pthread_t *ret_thread, void *(*fn)(void *), void *arg);
-
 /*
  * Start writing to fd (owned: closed by sink_free when own_fd). Returns NULL with errno
  * set (ENOMEM, or what pthread_create fails with). The thread blocks every signal.

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "array.h"
 #include "strset.h"
 
 static int strset_cmp(const void *a, const void *b)
@@ -22,20 +23,17 @@ ssize_t strset_find(const struct strset *s, const char *str)
 int strset_add(struct strset *s, const char *str)
 {
 	size_t i = 0;
-	char **v;
 
 	if (strset_find(s, str) >= 0)
 		return 0;
-	v = realloc(s->v, (s->n + 1) * sizeof(*v));
-	if (!v)
+	if (ARRAY_RESERVE(s->v, s->cap, s->n + 1) < 0)
 		return -ENOMEM;
-	s->v = v;
 	while (i < s->n && strcmp(s->v[i], str) < 0)
 		i++;
-	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(*v));
+	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(*s->v));
 	s->v[i] = strdup(str);
 	if (!s->v[i]) {
-		memmove(s->v + i, s->v + i + 1, (s->n - i) * sizeof(*v));
+		memmove(s->v + i, s->v + i + 1, (s->n - i) * sizeof(*s->v));
 		return -ENOMEM;
 	}
 	s->n++;

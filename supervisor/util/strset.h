@@ -8,7 +8,7 @@
 
 struct strset {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 /* Add a copy of str (nothing if it is there): 0 or -ENOMEM. */
 int strset_add(struct strset *s, const char *str);

@@ -37,7 +37,7 @@ static void test_read_all_whole_file(void **state)
 	char *text = NULL;
 
 	(void)state;
-	assert_int_equal(devwl_read_all(fd, len, &text), 0);
+	assert_int_equal(devwl_read_all(fd, len, &text), len);
 	for (size_t i = 0; i < len; i++)
 		if (text[i] != (char)(i * 7))
 			fail_msg("byte %zu is 0x%02x", i, (unsigned char)text[i]);
