@@ -145,7 +145,7 @@ static pid_t tgid_of(pid_t tid)
 	return p ? (pid_t)strtol(p + 7, NULL, 10) : 0;
 }
 
-static const char *decision_name(enum devwl_verdict v)
+const char *audit_decision_name(enum devwl_verdict v)
 {
 	switch (v) {
 	case DEVWL_VERDICT_CONTINUE:
@@ -224,7 +224,7 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 		puts_(&o, ",\"device\":null");
 	printf_(&o, ",\"access\":\"%s%s%s\",\"decision\":\"%s\"",
 		ev->access & DEVWL_ACC_READ ? "r" : "", ev->access & DEVWL_ACC_WRITE ? "w" : "",
-		ev->access & DEVWL_ACC_MKNOD ? "m" : "", decision_name(ev->verdict));
+		ev->access & DEVWL_ACC_MKNOD ? "m" : "", audit_decision_name(ev->verdict));
 	if (ev->error != 0) {
 		ename = strerrorname_np(ev->error);
 		if (ename)

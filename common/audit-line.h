@@ -56,6 +56,9 @@ int audit_line(const struct devwl_event *ev, const char *container, const char *
  * The record that says who enforces a container's devices (devwl-run(1), devwld(8)):
  * {"event":"mode", then each field that is set, in this order, and a newline.
  */
+/* "continue", "allow", "deny" or "error": the "decision" of a record, and the metrics'. */
+const char *audit_decision_name(enum devwl_verdict v);
+
 struct audit_mode {
 	const char *container, *node; /* devwld's: the container and its node */
 	const char *mode;	      /* "kernel", "authoritative", ... */

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit-line.h"
 #include "clock.h"
 #include "devwld.h"
 #include "events.h"
@@ -84,20 +85,6 @@ static void one(FILE *f, const char *name, const char *type, const char *help, u
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static const char *decision_name(enum devwl_verdict v)
-{
-	switch (v) {
-	case DEVWL_VERDICT_CONTINUE:
-		return "continue";
-	case DEVWL_VERDICT_ALLOW:
-		return "allow";
-	case DEVWL_VERDICT_DENY:
-		return "deny";
-	default:
-		return "error";
-	}
-}
-
 static void put_decisions(FILE *f, const struct audit_tally *t)
 {
 	uint64_t cum = 0;
@@ -108,7 +95,8 @@ static void put_decisions(FILE *f, const struct audit_tally *t)
 		fputs("devwl_decisions_total{subtree=\"", f);
 		put_label(f, t->series[i].subtree);
 		fprintf(f, "\",syscall=\"%s\",decision=\"%s\"} %llu\n", t->series[i].syscall,
-			decision_name(t->series[i].verdict), (unsigned long long)t->series[i].n);
+			audit_decision_name(t->series[i].verdict),
+			(unsigned long long)t->series[i].n);
 	}
 	head(f, "devwl_handling_seconds", "histogram",
 	     "Time from a notification's receipt to its answer.");
