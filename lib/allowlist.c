@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "allowlist.h"
+#include "array.h"
 #include "rules.h"
 #include "util.h"
 
@@ -154,14 +155,8 @@ static int ex_add(struct ex_list *l, const struct devwl_rule *r)
 		e->access |= r->access;
 		return 0;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4;
-		struct devwl_rule *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (ARRAY_RESERVE(l->v, l->cap, l->n + 1) < 0)
+		return -ENOMEM;
 	l->v[l->n++] = *r;
 	if (l->n >= EX_INDEX_MIN && l->n * 2 <= l->nslots) {
 		ex_index_put(l, (uint32_t)(l->n - 1));

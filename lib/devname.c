@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "devwl.h"
+#include "fileio.h"
 #include "rules.h"
 #include "util.h"
 
@@ -51,6 +52,7 @@ static int parse_access(const char *s, size_t len, uint8_t *ret)
 	return 0;
 }
 
+/* One more rule: a name resolves to a handful, grown one at a time. */
 static int push(struct devwl_rule **v, size_t *n, const struct devwl_rule *rule)
 {
 	struct devwl_rule *nv = realloc(*v, (*n + 1) * sizeof(**v));
@@ -118,41 +120,16 @@ static int majors_named(const char *text, uint8_t type, const char *pattern, str
 	return 0;
 }
 
-/* /proc/devices says its size is 0: read to EOF. */
+/* /proc/devices says its size is 0: read to EOF, 1 MiB at most. */
 static int read_proc_devices(char **ret)
 {
 	_cleanup_close_ int fd = open("/proc/devices", O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, size = 0;
+	ssize_t len;
 
 	if (fd < 0)
 		return negerrno();
-	for (;;) {
-		ssize_t got;
-
-		if (size - len < 4096) {
-			char *nb = NULL;
-
-			if (size > (1 << 20))
-				return -EFBIG;
-			nb = realloc(buf, size + 8192);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-			size += 8192;
-		}
-		got = read(fd, buf + len, size - len - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return negerrno();
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	return 0;
+	len = devwl_read_all(fd, 1 << 20, ret);
+	return len == -E2BIG ? -EFBIG : len < 0 ? (int)len : 0;
 }
 
 DEVWL_EXPORT int devwl_devname_resolve(const char *text, size_t len, const char *proc_devices,

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "allowlist.h"
+#include "array.h"
 #include "devwl.h"
 #include "fileio.h"
 #include "jsonutil.h"
@@ -40,14 +41,8 @@ struct ops {
 
 static int ops_push(struct ops *o, enum devwl_file file, const struct devwl_rule *rule)
 {
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 8;
-		struct op *v = realloc(o->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		o->v = v;
-		o->cap = cap;
-	}
+	if (ARRAY_RESERVE(o->v, o->cap, o->n + 1) < 0)
+		return -ENOMEM;
 	o->v[o->n++] = (struct op){.file = file, .rule = *rule};
 	return 0;
 }
@@ -762,7 +757,7 @@ DEVWL_EXPORT int devwl_policy_load_file(const char *file, struct devwl_policy **
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
+	ssize_t len;
 	char e[64];
 	struct stat st;
 
@@ -777,38 +772,14 @@ DEVWL_EXPORT int devwl_policy_load_file(const char *file, struct devwl_policy **
 		return devwl_error_set(err, -E2BIG, 0, "%s: %lld bytes, more than the %u allowed",
 				       file, (long long)st.st_size, POLICY_SIZE_MAX);
 	/* Read to EOF rather than trusting st_size: pipes and /proc files have none. */
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 2) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			char *nbuf;
-			if (ncap > (size_t)POLICY_SIZE_MAX + 2)
-				ncap = (size_t)POLICY_SIZE_MAX + 2;
-			if (ncap <= cap)
-				return devwl_error_set(err, -E2BIG, 0,
-						       "%s: more than the %u bytes allowed", file,
-						       POLICY_SIZE_MAX);
-			nbuf = realloc(buf, ncap);
-			if (!nbuf)
-				return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", file);
-			buf = nbuf;
-			cap = ncap;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			int r;
-			if (errno == EINTR)
-				continue;
-			r = negerrno();
-			return devwl_error_set(err, r, 0, "%s: %s", file, errname(r, e, sizeof(e)));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	return load_text(buf, len, file, ret_policy, err);
+	len = devwl_read_all(fd, POLICY_SIZE_MAX, &buf);
+	if (len == -E2BIG)
+		return devwl_error_set(err, -E2BIG, 0, "%s: more than the %u bytes allowed", file,
+				       POLICY_SIZE_MAX);
+	if (len < 0)
+		return devwl_error_set(err, (int)len, 0, "%s: %s", file,
+				       errname((int)len, e, sizeof(e)));
+	return load_text(buf, (size_t)len, file, ret_policy, err);
 }
 
 /* ---- writing policies back --------------------------------------------------------------- */
