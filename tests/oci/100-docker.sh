@@ -38,7 +38,8 @@ client_note_paths /etc/docker /run/docker /run/containerd
 jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" '{runtimes: {
 	devwl: {path: $p, runtimeArgs: ["--devwl-listener=" + $l]},
 	"devwl-apps": {path: $p, runtimeArgs: ["--devwl-listener=" + $l,
-		"--devwl-metadata=node=/apps/docker"]}}}' >"$D/daemon.json"
+		"--devwl-metadata=node=/apps/docker"]},
+	"devwl-typo": {path: $p, runtimeArgs: ["--devwl-listner=" + $l]}}}' >"$D/daemon.json"
 dockerd --config-file "$D/daemon.json" --iptables=false --ip-masq=false --ip-forward=false \
 	--bridge=none --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/docker.pid" \
 	-H "unix://$D/docker.sock" --storage-driver vfs --exec-opt native.cgroupdriver=cgroupfs \
@@ -94,6 +95,13 @@ id=$(sed -n 's|^devwld: container \([0-9a-f]*\): node /apps/docker.*|\1|p' "$T/d
 [ -n "$id" ] || fail "no container on /apps/docker: $(tail -5 "$T/devwld.log")"
 client_check "$T/apps.out" "$id" /apps/docker "docker --runtime devwl-apps"
 wait_gone "$id"
+
+# --- 3b. a typo in runtimeArgs: Docker shows the wrapper's own words ---------------------------
+dk "${RUN[@]}" --rm --runtime devwl-typo devwl-busybox:test true >"$T/typo.out" 2>&1 &&
+	fail "docker run --runtime devwl-typo started a container"
+grep -q "devwl-runc: unknown option --devwl-listner=" "$T/typo.out" ||
+	fail "docker's error for a typo in runtimeArgs: $(cat "$T/typo.out")"
+pass "a typo in the wrapper's runtimeArgs: docker run says which option, not \"unable to retrieve OCI runtime error\""
 
 # --- 4. the wrapper leaves containers without a NOTIFY profile alone ---------------------
 n=$(grep -c ': node ' "$T/devwld.log")

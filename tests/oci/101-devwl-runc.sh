@@ -66,5 +66,13 @@ grep -q "devwl-runc: cannot read" "$T/m.err" || fail "message: $(cat "$T/m.err")
 w --devwl-listner=/x create id-typo 2>"$T/typo.err" && fail "a misspelt option ran"
 grep -q "unknown option --devwl-listner=/x" "$T/typo.err" || fail "message: $(cat "$T/typo.err")"
 [ -e "$T/args" ] && fail "the runtime ran for a refused container"
+# runc's --log file gets the refusal in runc's format: that file is what Docker shows.
+w --devwl-listner=/x --log "$T/log.json" --log-format json create id-typo 2>/dev/null &&
+	fail "a misspelt option ran"
+jq -e 'select(.level == "error") | .msg | test("unknown option --devwl-listner=/x")' \
+	"$T/log.json" >/dev/null || fail "--log json: $(cat "$T/log.json" 2>&1)"
+w --devwl-listner=/x --log="$T/log.txt" create id-typo 2>/dev/null && fail "a misspelt option ran"
+grep -q '^time=".*" level=error msg="devwl-runc: unknown option' "$T/log.txt" ||
+	fail "--log text: $(cat "$T/log.txt" 2>&1)"
 pass "malformed or missing config.json, a misspelt --devwl- option: refused, the runtime never runs"
 exit 0
