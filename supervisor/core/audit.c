@@ -192,7 +192,7 @@ int audit_tally(struct audit *a, struct audit_tally *ret)
 	ret->sum_ns = a->sum_ns;
 	ret->nseries = a->nseries;
 	ret->series = malloc((a->nseries ? a->nseries : 1) * sizeof(*ret->series));
-	if (ret->series)
+	if (ret->series && a->nseries)
 		memcpy(ret->series, a->series, a->nseries * sizeof(*ret->series));
 	pthread_mutex_unlock(&a->lock);
 	return ret->series ? 0 : -ENOMEM;
