@@ -13,7 +13,8 @@
 /*
  * The linux.seccomp.listenerMetadata string of the config.json text[0..len): 1 and a heap
  * copy in *ret (caller frees), 0 when the config has none, -EINVAL (not a JSON object, a
- * member of the wrong type, a NUL byte in the string) or -ENOMEM, with the reason in err.
+ * member of the wrong type, a NUL byte in the string), -E2BIG (len over INT_MAX) or
+ * -ENOMEM, with the reason in err.
  */
 int oci_config_metadata(const char *text, size_t len, char **ret, struct devwl_error *err);
 
