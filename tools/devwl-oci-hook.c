@@ -3,8 +3,11 @@
  * devwl-oci-hook: an OCI hook (createRuntime and poststop) that makes a container's
  * devwl node live exactly as long as the container. It reads the container state the
  * runtime writes to stdin and hands it to devwld over the control socket, which maps
- * it to a node with the same rules it uses for listener connections (annotation
- * org.devwl.node, Kubernetes annotations, /containers/ID) and creates or removes it.
+ * it to a node with the function it maps listener connections with (annotation
+ * org.devwl.node, listenerMetadata node=PATH, Kubernetes annotations, /containers/ID)
+ * and creates or removes it. A runtime gives a hook no listenerMetadata: the hook adds
+ * the bundle's (config.json) to the state as "metadata", where devwld reads it, so the
+ * hook and the listener choose the same node.
  *
  *   "hooks": {
  *     "createRuntime": [{"path": "/usr/libexec/devwl/devwl-oci-hook",
@@ -25,6 +28,8 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "jsonutil.h"
+#include "ocibundle.h"
 #include "util.h"
 
 /* Container states are small; anything near this is not one. */
@@ -52,6 +57,35 @@ static int read_all(int fd, size_t max, const char *what, char **ret_text)
 	else if (r < 0)
 		fprintf(stderr, "devwl-oci-hook: reading %s: %s\n", what, strerror(-r));
 	return r;
+}
+
+/*
+ * Put the listenerMetadata of the state's bundle into state as "metadata", replacing
+ * whatever was there: devwld must see what the runtime gives its listener, nothing else.
+ * A bundle without one, or unreadable, adds none (said on stderr, not fatal: the
+ * container then maps as one without metadata). 0 or -ENOMEM.
+ */
+static int add_metadata(struct json_object *state)
+{
+	_cleanup_free_ char *meta = NULL;
+	struct devwl_error err = {0};
+	struct json_object *bundle = NULL;
+	int r;
+
+	json_object_object_del(state, "metadata");
+	if (!json_object_object_get_ex(state, "bundle", &bundle) ||
+	    !json_object_is_type(bundle, json_type_string) || json_string_has_nul(bundle)) {
+		fputs("devwl-oci-hook: the state names no bundle; no listenerMetadata\n", stderr);
+		return 0;
+	}
+	r = oci_bundle_metadata(json_object_get_string(bundle), &meta, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		fprintf(stderr, "devwl-oci-hook: no listenerMetadata: %s\n", err.msg);
+	if (r <= 0)
+		return 0;
+	return json_add(state, "metadata", json_object_new_string(meta));
 }
 
 int main(int argc, char **argv)
@@ -97,6 +131,11 @@ int main(int argc, char **argv)
 	if (!obj || !json_object_is_type(obj, json_type_object)) {
 		fputs("devwl-oci-hook: the container state on stdin is not a JSON object\n",
 		      stderr);
+		json_object_put(obj);
+		return 1;
+	}
+	if (add_metadata(obj) < 0) {
+		fputs("devwl-oci-hook: out of memory\n", stderr);
 		json_object_put(obj);
 		return 1;
 	}

@@ -2,8 +2,9 @@
 /*
  * The OCI state a runtime sends the seccomp listener (runtime-spec "container process
  * state": the state under "state", the pid and listenerMetadata beside it) or a hook
- * gets on stdin (the state itself), converted out of JSON at once. Pure: no I/O; the
- * listener (listener.c) and devwlctl's attach (control.c) read the bytes.
+ * gets on stdin (the state itself, to which devwl-oci-hook adds "metadata"), converted
+ * out of JSON at once. Pure: no I/O; the listener (listener.c) and devwlctl's attach
+ * (control.c) read the bytes.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -66,17 +67,17 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 				return devwl_error_set(err, -EINVAL, 0, "\"pid\" out of range");
 			out.pid = (pid_t)pid;
 		}
-		if (json_object_object_get_ex(obj, "metadata", &v)) {
-			if (!json_object_is_type(v, json_type_string))
-				return devwl_error_set(err, -EINVAL, 0,
-						       "\"metadata\" is not a string");
-			if (json_string_has_nul(v))
-				return devwl_error_set(err, -EINVAL, 0,
-						       "\"metadata\" holds a NUL byte");
-		}
 	} else if (json_object_object_get_ex(obj, "pid", &v) &&
 		   json_object_is_type(v, json_type_int)) {
 		out.pid = (pid_t)json_object_get_int(v);
+	}
+	/* Beside the state from a runtime; in it from devwl-oci-hook, which read it out of
+	 * the bundle's config.json (a runtime gives hooks none): one rule for both. */
+	if (json_object_object_get_ex(obj, "metadata", &v)) {
+		if (!json_object_is_type(v, json_type_string))
+			return devwl_error_set(err, -EINVAL, 0, "\"metadata\" is not a string");
+		if (json_string_has_nul(v))
+			return devwl_error_set(err, -EINVAL, 0, "\"metadata\" holds a NUL byte");
 	}
 	if (!json_object_object_get_ex(state, "id", &v) ||
 	    !json_object_is_type(v, json_type_string) || json_string_has_nul(v) ||
@@ -90,7 +91,7 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 	out.id = strdup(json_object_get_string(v));
 	if (!out.id)
 		goto fail;
-	if (listener && json_object_object_get_ex(obj, "metadata", &v) &&
+	if (json_object_object_get_ex(obj, "metadata", &v) &&
 	    !(out.metadata = strdup(json_object_get_string(v))))
 		goto fail;
 	if (anno) {

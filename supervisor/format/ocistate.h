@@ -36,7 +36,8 @@ void oci_state_clear(struct oci_state *st);
 /*
  * Convert a parsed OCI state (the object json_tokener produced) into st. For a listener
  * message (listener true) the top-level object carries "state"; for a hook it is the
- * state itself. Errors: -EINVAL with a reason in err.
+ * state itself. "metadata" (listenerMetadata) is read from the top-level object in both.
+ * Errors: -EINVAL with a reason in err.
  */
 struct json_object;
 int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state *st,

@@ -14,6 +14,9 @@
  *                                     the first and only line of its connection
  *   hook-create STATE-JSON            the OCI hook: create the container's node
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
+ *                                     (STATE-JSON: the runtime's state, one line, plus
+ *                                     "metadata": the bundle's listenerMetadata, mapped
+ *                                     as the listener's by store_node_path())
  *
  * A connection is served until the client half-closes and every answer is written;
  * answers are buffered and written without blocking, and reading pauses while they

@@ -108,7 +108,18 @@ static void test_oci_state_from_json_hook(void **state)
 	assert_string_equal(st.id, "h1");
 	assert_int_equal(st.pid, 7);
 	assert_string_equal(oci_annotation(&st, "a"), "b");
+	assert_null(st.metadata);
 	oci_state_clear(&st);
+	/* devwl-oci-hook adds the bundle's listenerMetadata to the state: read as the
+	 * listener's, with the listener's checks. */
+	assert_int_equal(
+		state_of("{\"id\":\"h1\",\"metadata\":\"node=/m mode=kernel\"}", false, &st, &err),
+		0);
+	assert_string_equal(st.metadata, "node=/m mode=kernel");
+	oci_state_clear(&st);
+	expect_state_error("{\"id\":\"h1\",\"metadata\":1}", false, "\"metadata\" is not a string");
+	expect_state_error("{\"id\":\"h1\",\"metadata\":\"a\\u0000b\"}", false,
+			   "\"metadata\" holds a NUL byte");
 }
 
 /* An id of n bytes of c under "state", as a listener message. */
