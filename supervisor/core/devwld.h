@@ -54,7 +54,8 @@ struct cproc {
 	struct source src;
 	struct container *container;
 	struct list_head link; /* in container->procs */
-	pid_t pid;	       /* as the runtime said; 0 from crun exec */
+	pid_t pid;	       /* as the runtime said; from crun exec (which sends 0), the
+				* one its calls show (cproc_pid_known), once one does */
 	uid_t peer_uid;
 	pid_t peer_pid;
 	unsigned int errors; /* failures in a row */

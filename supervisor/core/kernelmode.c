@@ -46,6 +46,7 @@ struct kernel_cg {
 	char *applied; /* devwl_node_show() of what was applied last */
 	int size;      /* the last apply: instructions (v2) or writes (v1) */
 	char reason[256];
+	bool await_pid; /* wanted, but no process of it came with a pid yet (crun exec) */
 };
 
 int kernelmode_parse(const char *s, enum kernel_when *ret)
@@ -251,8 +252,9 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 	struct stat st;
 	int r;
 
+	k->await_pid = pid <= 0;
 	if (pid <= 0)
-		return; /* crun exec: no pid; the container's first process had one */
+		return; /* crun exec: no pid; a call of it names it (kernelmode_pid_known) */
 	/* Pinned first: a pid that dies and is reused while we look is caught below. */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0) {
@@ -369,6 +371,13 @@ void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t 
 		return;
 	/* Whether it asked is not recorded: a failure is loud, to be sure. */
 	take(d, c, pid, peer_uid, true);
+}
+
+void kernelmode_pid_known(struct devwld *d, struct container *c, pid_t pid)
+{
+	/* take() has ruled on it already: only the pid was missing. */
+	if (c->kernel && c->kernel->await_pid && !c->kernel->cg)
+		program(d, c, pid);
 }
 
 void kernelmode_policy_changed(struct devwld *d)

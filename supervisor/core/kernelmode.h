@@ -47,6 +47,9 @@ bool kernelmode_holds(const struct container *c, pid_t pid);
 /* A container a previous worker had in kernel mode (the state file or the keeper's
  * record): program it again, refused as kernelmode_attach() refuses. */
 void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid);
+/* A process of c attached without a pid made a call as pid (the kernel's word): program
+ * c's cgroup now if that pid was all it waited for. */
+void kernelmode_pid_known(struct devwld *d, struct container *c, pid_t pid);
 /* The hierarchy may have changed: every programmed cgroup whose node changed is applied
  * again before this returns, so a revocation reaches running containers at once. */
 void kernelmode_policy_changed(struct devwld *d);

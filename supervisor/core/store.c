@@ -419,13 +419,15 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	p->has_slot = d->keeper.table != NULL;
 	p->slot = slot;
 	p->tag = tag;
-	/* crun exec hands over its process without a pid (0): "process 0" named nobody. */
+	/* crun exec hands over its process without a pid (0): "process 0" named nobody.
+	 * The first call answered with the caller's credentials names it (cproc_pid_known);
+	 * one the kernel decides, or a CONTINUE that needed none, does not. */
 	if (p->pid > 0)
 		log_msg("container %s: process %d attached (%u in all)", c->id, (int)p->pid,
 			c->nprocs);
 	else
-		log_msg("container %s: a process attached, pid unknown (its runtime sent none, as"
-			" crun exec does) (%u in all)",
+		log_msg("container %s: a process attached, pid unknown until a call of it shows"
+			" it (its runtime sent none, as crun exec does) (%u in all)",
 			c->id, c->nprocs);
 	kernelmode_attach(d, c, st, peer_uid);
 	/* In the next write (within STATE_INTERVAL_MS); until then a successor after a
@@ -456,6 +458,19 @@ int container_restore(struct devwld *d, const char *id, const char *node_path, b
 	p->slot = slot;
 	p->tag = tag;
 	return 0;
+}
+
+void cproc_pid_known(struct devwld *d, struct cproc *p, pid_t pid)
+{
+	if (p->pid > 0 || pid <= 0)
+		return;
+	p->pid = pid;
+	/* kernelmode_holds() said no for pid 0: ask again for the real one. */
+	p->held_known = false;
+	log_msg("container %s: process %d attached (the pid its calls show)", p->container->id,
+		(int)pid);
+	kernelmode_pid_known(d, p->container, pid);
+	changed(d);
 }
 
 void cproc_gone(struct devwld *d, struct cproc *p)

@@ -50,6 +50,9 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
  * peer_uid; fd is taken over. */
 int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,
 		      pid_t pid, uid_t peer_uid, pid_t peer_pid, uint32_t slot, uint64_t tag);
+/* p attached without a pid (crun exec) and a call of it was answered with the credentials
+ * of pid: the kernel's word for who it is, kept, logged and given to kernel mode. */
+void cproc_pid_known(struct devwld *d, struct cproc *p, pid_t pid);
 void cproc_gone(struct devwld *d, struct cproc *p);
 /* Forget a container and every process of it (poststop). */
 void container_drop(struct devwld *d, struct container *c);

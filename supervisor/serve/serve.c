@@ -242,6 +242,9 @@ static bool job_account(struct devwld *d, struct job *j)
 				p->container->notifications++;
 			audit_event(&d->audit, &res->ev, &view, res->reason,
 				    alive ? p->container->node : NULL);
+			/* A process its runtime sent without a pid is named by its calls. */
+			if (alive && res->ev.pid > 0)
+				cproc_pid_known(d, p, res->ev.pid);
 			if (alive)
 				p->errors = 0;
 		} else if (r == -ENOENT) {
