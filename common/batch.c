@@ -278,8 +278,8 @@ static int write_rule(struct devwl_node *node, enum devwl_file file, const struc
 }
 
 /*
- * A device name (devwl_devname_resolve()) is the writes of the rules it resolves to, in order, up to
- * the first refused one; one answer for the line, as for a rule.
+ * A device name (devwl_devname_resolve()) is the writes of the rules it resolves to, in order, up
+ * to the first refused one; one answer for the line, as for a rule.
  */
 static int write_named(struct devwl_node *node, enum devwl_file file, const char *name, size_t len,
 		       FILE *out)
