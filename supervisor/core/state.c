@@ -267,10 +267,13 @@ int state_text(struct devwld *d, char **ret_text)
 		.ondemand = d->ondemand,
 		.edits = d->edits,
 	};
-	size_t i = 0;
+	size_t i = 0, n = 0;
 	int r = 0;
 
-	view.containers = calloc(d->ncontainers ? d->ncontainers : 1, sizeof(*view.containers));
+	/* Sized by the lists themselves, not by counters kept beside them. */
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next)
+		n++;
+	view.containers = calloc(n ? n : 1, sizeof(*view.containers));
 	if (!view.containers)
 		return -ENOMEM;
 	for (struct list_head *l = d->containers.next; l != &d->containers && r >= 0;
@@ -283,7 +286,10 @@ int state_text(struct devwld *d, char **ret_text)
 					       .owner = c->owner_uid,
 					       .created = c->created_node,
 					       .kernel = kernelmode_wanted(c)};
-		sc->procs = calloc(c->nprocs ? c->nprocs : 1, sizeof(*sc->procs));
+		n = 0;
+		for (struct list_head *pl = c->procs.next; pl != &c->procs; pl = pl->next)
+			n++;
+		sc->procs = calloc(n ? n : 1, sizeof(*sc->procs));
 		if (!sc->procs) {
 			r = -ENOMEM;
 			break;
