@@ -167,9 +167,9 @@ static uint64_t percentile(const struct audit *a, double q)
 	return 0;
 }
 
-void audit_counts(struct audit *a, struct audit_counts *ret)
+/* Under a->lock. */
+static void counts_locked(const struct audit *a, struct audit_counts *ret)
 {
-	pthread_mutex_lock(&a->lock);
 	*ret = (struct audit_counts){
 		.notifications = a->notifications,
 		.continued = a->continued,
@@ -181,13 +181,21 @@ void audit_counts(struct audit *a, struct audit_counts *ret)
 		.p50_ns = percentile(a, 0.50),
 		.p99_ns = percentile(a, 0.99),
 	};
+}
+
+void audit_counts(struct audit *a, struct audit_counts *ret)
+{
+	pthread_mutex_lock(&a->lock);
+	counts_locked(a, ret);
 	pthread_mutex_unlock(&a->lock);
 }
 
 int audit_tally(struct audit *a, struct audit_tally *ret)
 {
-	audit_counts(a, &ret->counts);
+	/* One snapshot: the histogram's +Inf bucket (the notifications) must never be
+	 * below the buckets' own sum, as it could be with an event between two locks. */
 	pthread_mutex_lock(&a->lock);
+	counts_locked(a, &ret->counts);
 	memcpy(ret->le, a->le, sizeof(ret->le));
 	ret->sum_ns = a->sum_ns;
 	ret->nseries = a->nseries;
