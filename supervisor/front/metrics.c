@@ -56,7 +56,6 @@ struct metrics {
 	struct stat unix_st; /* the unix socket we made: unlinked at exit only while it is */
 	struct list_head conns;
 	unsigned int nconns;
-	uint64_t served, refused;
 };
 
 /* ---- the exposition ---------------------------------------------------------------- */
@@ -255,7 +254,6 @@ static int respond(struct devwld *d, struct metrics_conn *c, bool complete)
 		return -ENOMEM;
 	}
 	c->out_len = strlen(c->out);
-	c->m->served++;
 	return 0;
 }
 
@@ -317,7 +315,6 @@ static void metrics_accept(struct devwld *d)
 			return;
 		c = m->nconns < METRICS_CONNS_MAX ? calloc(1, sizeof(*c)) : NULL;
 		if (!c) {
-			m->refused++;
 			close(fd);
 			continue;
 		}
