@@ -518,6 +518,59 @@ int devwl_handoff_send(const char *socket_path, int notify_fd, const char *node,
 int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *node,
 			    const char *id, int timeout_ms);
 
+/* ---------------------------------------------------------------------------------- */
+/* Device nodes placed in a running process's root (hot-plug into a container)         */
+
+/* Flags of struct devwl_place. */
+#define DEVWL_PLACE_MKDIR (1u << 0) /* make missing parent directories */
+
+/* What devwl_node_place() makes, and where. Zero it, then fill it in. */
+struct devwl_place {
+	const char *path; /* absolute, as the target sees it; no "." or "..", no symlink */
+	int type;	  /* 'c' or 'b' */
+	uint32_t major, minor;
+	mode_t mode;	      /* permission bits only (07777 at most), set exactly: no umask */
+	uid_t uid;	      /* owner as the TARGET sees it, mapped through its user namespace */
+	gid_t gid;	      /* (/proc/PID/uid_map, gid_map); (uid_t)-1, (gid_t)-1: its root */
+	unsigned int flags;   /* DEVWL_PLACE_* */
+	uint64_t reserved[4]; /* zero; later members come from here */
+};
+
+/*
+ * Make the device node place->path inside the root and mount namespace of the process
+ * pidfd refers to (pidfd_open(2)), with place's owner and mode, from any mount namespace
+ * (the caller's own included). The path is walked from that root one component at a time:
+ * a symbolic link anywhere in it is refused, and nothing after the walk looks the path up
+ * again, so the target cannot steer the call elsewhere by changing its files meanwhile.
+ * Missing parent directories are made with DEVWL_PLACE_MKDIR: 0755, owned by the owner of
+ * the target's "/". Needs, in the initial user namespace, CAP_MKNOD, CAP_CHOWN,
+ * CAP_FOWNER, CAP_DAC_OVERRIDE and CAP_SYS_PTRACE (for /proc/PID/root), and /proc mounted:
+ * devwld, running as root, has them.
+ * Returns 0 made; 1 the same device node (type and number) was there already, left as it
+ * is (owner and mode untouched).
+ * Errors: -EEXIST something else is at path; -ENOENT a parent directory is missing
+ * (without DEVWL_PLACE_MKDIR); -ENOTDIR a parent is not a directory; -ELOOP a component is
+ * a symbolic link; -EINVAL bad place (relative path, "." or "..", a trailing '/', bad type,
+ * mode or flags, reserved not zero, a number beyond the kernel's 12-bit major or 20-bit
+ * minor), or uid/gid has no mapping in the target's user namespace; -ENAMETOOLONG;
+ * -EBADF pidfd is not a pidfd; -ESRCH the process has exited (or is not in this pid
+ * namespace); -EPERM/-EACCES not privileged; -ENOMEM; others from mknodat(2),
+ * fchownat(2) and mkdirat(2). ret_err may be NULL; it names the process, the path and
+ * the component at fault (its byte offset in path).
+ */
+int devwl_node_place(int pidfd, const struct devwl_place *place, struct devwl_error *ret_err);
+
+/*
+ * Remove the device node path (as devwl_node_place() walks it) from the root of the
+ * process pidfd refers to, if it is that device: type 'c' or 'b', major:minor. A process
+ * that has the node open keeps it open and usable: the kernel revokes nothing.
+ * Returns 0 removed; 1 nothing there (path or a parent directory missing).
+ * Errors: -EEXIST something else is at path (left as it is); those of devwl_node_place()
+ * for the walk and the process, and of unlinkat(2). ret_err may be NULL.
+ */
+int devwl_node_unplace(int pidfd, const char *path, int type, uint32_t major, uint32_t minor,
+		       struct devwl_error *ret_err);
+
 /* Log callback for diagnostics the library cannot return (NULL: silent, the default). */
 enum devwl_log_level { DEVWL_LOG_ERR = 3, DEVWL_LOG_WARNING = 4, DEVWL_LOG_DEBUG = 7 };
 typedef void (*devwl_log_fn)(enum devwl_log_level level, const char *msg, void *userdata);

@@ -54,6 +54,17 @@ int main(void)
 	MEMBER(devwl_event, userns_ino);
 	MEMBER(devwl_event, reserved);
 
+	STRUCT(devwl_place);
+	MEMBER(devwl_place, path);
+	MEMBER(devwl_place, type);
+	MEMBER(devwl_place, major);
+	MEMBER(devwl_place, minor);
+	MEMBER(devwl_place, mode);
+	MEMBER(devwl_place, uid);
+	MEMBER(devwl_place, gid);
+	MEMBER(devwl_place, flags);
+	MEMBER(devwl_place, reserved);
+
 	ENUM(devwl_file);
 	VALUE(DEVWL_FILE_ALLOW);
 	VALUE(DEVWL_FILE_DENY);
@@ -90,5 +101,6 @@ int main(void)
 	VALUE(DEVWL_FILTER_MKNOD_ONLY);
 	VALUE(DEVWL_CGROUP_OWN_PARENT);
 	VALUE(DEVWL_CGROUP_TAKE_OVER);
+	VALUE(DEVWL_PLACE_MKDIR);
 	return 0;
 }

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The pure part of lib/place.c, apart so that the unit tests reach it. */
+#ifndef DEVWL_PLACE_H
+#define DEVWL_PLACE_H
+
+#include <stdint.h>
+
+/*
+ * Translate id of a user namespace into the reader's through the text of its
+ * /proc/PID/uid_map or gid_map (lines "FIRST LOWER COUNT"). 0 and *ret_id, -ENOENT no
+ * line maps id, -EINVAL a line that is not three numbers or whose range overflows.
+ */
+int place_idmap_lookup(const char *map, uint32_t id, uint32_t *ret_id);
+
+#endif
