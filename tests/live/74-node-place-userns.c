@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * devwl_node_place() into a target in a user namespace of its own (its ids are the host's
+ * PT_BASE.., its root dir owned by its root, as a user-namespace container's rootfs is):
+ * the owner asked is in the target's view, so the target sees exactly that uid and gid;
+ * (uid_t)-1 and (gid_t)-1 are its root; directories DEVWL_PLACE_MKDIR makes are owned by
+ * its root, not by the host's (nobody, to it); an id it has no mapping for is refused and
+ * nothing is made.
+ */
+#include "placetest.h"
+
+int main(void)
+{
+	struct devwl_error err = {0};
+	struct pt_target t;
+	struct stat st;
+	char buf[256], host[256];
+	int r = 0;
+
+	pt_need_kernel();
+	if (!pt_start(&t, true)) {
+		if (errno == EPERM || errno == EINVAL || errno == ENOSPC)
+			LT_SKIP("the kernel refuses a user namespace here (%s)", strerror(errno));
+		LT_DIE("unshare(CLONE_NEWUSER): %s", strerror(errno));
+	}
+
+	r = devwl_node_place(t.pidfd,
+			     &(struct devwl_place){.path = "/dev/devwl-74",
+						   .type = 'c',
+						   .major = 1,
+						   .minor = 3,
+						   .mode = 0620,
+						   .uid = 1000,
+						   .gid = 5},
+			     &err);
+	LT_CHECK(r == 0, "place /dev/devwl-74 as 1000:5: %d %s", r, err.msg);
+	pt_ask(&t, buf, sizeof(buf), "stat /dev/devwl-74");
+	LT_CHECK(strcmp(buf, "c 0620 1000:5 1:3") == 0, "the target sees %s", buf);
+	pt_ask(&t, buf, sizeof(buf), "rw /dev/devwl-74");
+	LT_CHECK(strcmp(buf, "ok") == 0, "its root reads and writes it: %s", buf);
+
+	/* (uid_t)-1: its root; parents made for it are its root's too. */
+	r = devwl_node_place(t.pidfd,
+			     &(struct devwl_place){.path = "/dev/dri/by-path/card9",
+						   .type = 'c',
+						   .major = 1,
+						   .minor = 3,
+						   .mode = 0666,
+						   .uid = (uid_t)-1,
+						   .gid = (gid_t)-1,
+						   .flags = DEVWL_PLACE_MKDIR},
+			     &err);
+	LT_CHECK(r == 0, "place /dev/dri/by-path/card9 as its root: %d %s", r, err.msg);
+	pt_ask(&t, buf, sizeof(buf), "stat /dev/dri/by-path/card9");
+	LT_CHECK(strcmp(buf, "c 0666 0:0 1:3") == 0, "the target sees %s", buf);
+	pt_ask(&t, buf, sizeof(buf), "stat /dev/dri");
+	LT_CHECK(strcmp(buf, "d 0755 0:0 0:0") == 0, "/dev/dri as the target sees it: %s", buf);
+	pt_ask(&t, buf, sizeof(buf), "stat /dev/dri/by-path");
+	LT_CHECK(strcmp(buf, "d 0755 0:0 0:0") == 0, "/dev/dri/by-path: %s", buf);
+	/* And as the host sees them, through the target's root. */
+	snprintf(host, sizeof(host), "/proc/%d/root/dev/dri/by-path/card9", (int)t.pid);
+	LT_CHECK(lstat(host, &st) == 0 && st.st_uid == PT_BASE && st.st_gid == PT_BASE,
+		 "%s on the host: %s %u:%u", host, strerror(errno), (unsigned int)st.st_uid,
+		 (unsigned int)st.st_gid);
+
+	/* Ids it has no mapping for: refused, naming the id; nothing made. */
+	r = devwl_node_place(t.pidfd,
+			     &(struct devwl_place){.path = "/dev/devwl-74-x",
+						   .type = 'c',
+						   .major = 1,
+						   .minor = 3,
+						   .mode = 0666,
+						   .uid = PT_COUNT},
+			     &err);
+	LT_CHECK(r == -EINVAL && strstr(err.msg, "uid 65536 is not mapped"),
+		 "an unmapped uid: %d %s", r, err.msg);
+	r = devwl_node_place(t.pidfd,
+			     &(struct devwl_place){.path = "/dev/devwl-74-x",
+						   .type = 'c',
+						   .major = 1,
+						   .minor = 3,
+						   .mode = 0666,
+						   .gid = 4000000000u},
+			     &err);
+	LT_CHECK(r == -EINVAL && strstr(err.msg, "gid 4000000000 is not mapped"),
+		 "an unmapped gid: %d %s", r, err.msg);
+	pt_ask(&t, buf, sizeof(buf), "stat /dev/devwl-74-x");
+	LT_CHECK(strcmp(buf, "err stat ENOENT") == 0, "made all the same: %s", buf);
+
+	r = devwl_node_unplace(t.pidfd, "/dev/devwl-74", 'c', 1, 3, &err);
+	LT_CHECK(r == 0, "unplace /dev/devwl-74: %d %s", r, err.msg);
+	r = devwl_node_unplace(t.pidfd, "/dev/dri/by-path/card9", 'c', 1, 3, &err);
+	LT_CHECK(r == 0, "unplace /dev/dri/by-path/card9: %d %s", r, err.msg);
+	pt_stop(&t);
+	if (lt_failures)
+		fprintf(stderr, "%d check(s) failed\n", lt_failures);
+	else
+		printf("PASS\n");
+	return lt_failures ? 1 : 0;
+}
