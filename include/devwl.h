@@ -554,9 +554,9 @@ struct devwl_place {
  * mode or flags, reserved not zero, a number beyond the kernel's 12-bit major or 20-bit
  * minor), or uid/gid has no mapping in the target's user namespace; -ENAMETOOLONG;
  * -EBADF pidfd is not a pidfd; -ESRCH the process has exited (or is not in this pid
- * namespace); -EPERM/-EACCES not privileged; -ENOMEM; others from mknodat(2),
- * fchownat(2) and mkdirat(2). ret_err may be NULL; it names the process, the path and
- * the component at fault (its byte offset in path).
+ * namespace); -EPERM/-EACCES not privileged; -ENOMEM; -EIO its uid_map or gid_map is
+ * not an id map; others from mknodat(2), fchownat(2) and mkdirat(2). ret_err may be NULL;
+ * it names the process, the path and the component at fault (its byte offset in path).
  */
 int devwl_node_place(int pidfd, const struct devwl_place *place, struct devwl_error *ret_err);
 

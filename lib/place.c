@@ -373,6 +373,10 @@ static int walk_refusal(const struct target *t, const char *path, size_t off, si
 		if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
 			n = readlinkat(cur, name, link, sizeof(link) - 1);
 			link[n > 0 ? n : 0] = '\0';
+			/* The target wrote it: no line break of its reaches a one-line protocol. */
+			for (char *c = link; *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f)
+					*c = '?';
 			return devwl_error_set(err, -ELOOP, off,
 					       "process %d: %s: \"%.*s\" is a symbolic link (to "
 					       "\"%s\"): refused, a path is not followed through "
