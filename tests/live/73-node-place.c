@@ -179,6 +179,10 @@ static void symlinks(struct pt_target *t)
 	LT_CHECK(strncmp(buf, "err", 3) == 0,
 		 "MKDIR made /tmp/devwl-place-73-sub through a link: %s", buf);
 	LT_CHECK(!pt_host_has("/tmp/devwl-place-73-sub"), "the host has /tmp/devwl-place-73-sub");
+	/* The link's text is the target's: no line break of it reaches the message. */
+	r = place(t, pt_place("/dev/nllink/x", 'c', 1, 3, 0666, 0, 0, 0), &err);
+	LT_CHECK(r == -ELOOP && !strchr(err.msg, '\n') && strstr(err.msg, "/tmp?error"),
+		 "a link to a text with a line break: %d %s", r, err.msg);
 	/* A node as a parent: not a directory. */
 	r = place(t, pt_place("/dev/file/x", 'c', 1, 3, 0666, 0, 0, DEVWL_PLACE_MKDIR), &err);
 	LT_CHECK(r == -ENOTDIR && strstr(err.msg, "a regular file, not a directory"),

@@ -168,8 +168,9 @@ static inline void pt_write_file(const char *file, const char *text)
 
 /*
  * Start the target. Its tree: /dev/ (with a regular file "file", a symlink "tmplink" to
- * /tmp and "lnk" to /dev/null), /tmp/, /hostroot -> "/". userns: its ids are the host's
- * PT_BASE.. (its root dir owned by PT_BASE, as a user-namespace container's rootfs is).
+ * /tmp, "lnk" to /dev/null and "nllink" to a target with a line break), /tmp/,
+ * /hostroot -> "/". userns: its ids are the host's PT_BASE.. (its root dir owned by
+ * PT_BASE, as a user-namespace container's rootfs is).
  * Returns false, with errno, when the kernel refused a namespace.
  */
 static inline bool pt_start(struct pt_target *t, bool userns)
@@ -203,6 +204,7 @@ static inline bool pt_start(struct pt_target *t, bool userns)
 		pt_child_file(s, t->dir, "dev/tmplink", "/tmp");
 		pt_child_file(s, t->dir, "dev/lnk", "/dev/null");
 		pt_child_file(s, t->dir, "hostroot", "/");
+		pt_child_file(s, t->dir, "dev/nllink", "/tmp\nerror EPERM: injected");
 		if (chdir(t->dir) < 0)
 			pt_child_die(s, "chdir");
 		if (userns) {
