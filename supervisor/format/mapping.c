@@ -206,6 +206,7 @@ void mapping_clear(struct mapping *m)
 	for (size_t i = 0; i < m->nrules; i++)
 		rule_clear(&m->rules[i]);
 	free(m->rules);
+	free(m->start);
 	*m = (struct mapping){0};
 }
 
@@ -287,6 +288,68 @@ static int parse_rule(struct json_object *obj, size_t i, const char *file, struc
 	return 0;
 }
 
+/* "container_rules": ["deny c 188:* rwm", ...], each "allow RULE" or "deny RULE". */
+static int parse_start_rules(struct json_object *val, const char *file, const char *where,
+			     struct mapping *m, struct devwl_error *err)
+{
+	size_t n;
+
+	if (!json_object_is_type(val, json_type_array))
+		return devwl_error_set(err, -EINVAL, 0, "%s: %s: must be an array, not %s", file,
+				       where, type_word(val));
+	n = json_object_array_length(val);
+	m->start = calloc(n + 1, sizeof(*m->start));
+	if (!m->start)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(val, i);
+		struct start_rule *s = &m->start[i];
+		struct devwl_error e = {0};
+		const char *text, *rule;
+		int r;
+
+		if (!json_object_is_type(v, json_type_string))
+			return devwl_error_set(err, -EINVAL, 0,
+					       "%s: %s[%zu]: must be a string, not %s", file, where,
+					       i, type_word(v));
+		text = json_object_get_string(v);
+		if (!strncmp(text, "allow ", 6))
+			s->file = DEVWL_FILE_ALLOW;
+		else if (!strncmp(text, "deny ", 5))
+			s->file = DEVWL_FILE_DENY;
+		else
+			return devwl_error_set(err, -EINVAL, 0,
+					       "%s: %s[%zu]: \"%.64s\": must be \"allow RULE\" or "
+					       "\"deny RULE\"",
+					       file, where, i, text);
+		rule = text + (s->file == DEVWL_FILE_ALLOW ? 6 : 5);
+		r = devwl_rule_parse(rule, strlen(rule), &s->rule, &e);
+		if (r < 0)
+			return devwl_error_set(err, r, 0, "%s: %s[%zu]: \"%.64s\": %s", file, where,
+					       i, text, e.msg);
+		m->nstart++;
+	}
+	return 0;
+}
+
+int mapping_start_node(const struct mapping *m, struct devwl_node *node, struct devwl_error *err)
+{
+	for (size_t i = 0; i < m->nstart; i++) {
+		const struct start_rule *s = &m->start[i];
+		int r = devwl_node_update(node, s->file, &s->rule);
+
+		if (r < 0) {
+			char text[64] = "";
+
+			(void)devwl_rule_format(&s->rule, text, sizeof(text));
+			return devwl_error_set(err, r, 0, "container_rules: %s %s at %s: %s",
+					       s->file == DEVWL_FILE_ALLOW ? "allow" : "deny", text,
+					       devwl_node_path(node), strerror(-r));
+		}
+	}
+	return 0;
+}
+
 /* "node_annotation" or "node_metadata" (where names it): true, false or templates. */
 static int parse_node_source(struct json_object *v, const char *file, const char *where,
 			     struct node_source *s, struct devwl_error *err)
@@ -346,6 +409,8 @@ int mapping_from_json(struct json_object *obj, const char *file, struct mapping 
 		} else if (!strcmp(key, "node_annotation") || !strcmp(key, "node_metadata")) {
 			r = parse_node_source(val, file, w,
 					      key[5] == 'a' ? &m.annotation : &m.metadata, err);
+		} else if (!strcmp(key, "container_rules")) {
+			r = parse_start_rules(val, file, w, &m, err);
 		} else if (!strcmp(key, "match")) {
 			size_t n;
 
@@ -371,7 +436,7 @@ int mapping_from_json(struct json_object *obj, const char *file, struct mapping 
 				err, -EINVAL, 0,
 				"%s: \"containers\": unknown key \"%.32s\" (known: "
 				"k8s_template, default_template, node_annotation, node_metadata, "
-				"match)",
+				"match, container_rules)",
 				file, key);
 		}
 		if (r < 0)

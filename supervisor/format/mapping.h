@@ -34,13 +34,26 @@ struct node_source {
 	size_t nunder;
 };
 
+/* A rule of "container_rules": written to each node made for a container, right after
+ * it starts as a copy of its parent (devwl-policy(5)). */
+struct start_rule {
+	enum devwl_file file; /* allow or deny */
+	struct devwl_rule rule;
+};
+
 struct mapping {
 	char *k8s_template;	/* NULL: the command line's, else the built-in one */
 	char *default_template; /* likewise */
 	struct node_source annotation, metadata;
 	struct map_rule *rules; /* first match wins */
 	size_t nrules;
+	struct start_rule *start; /* "container_rules", in order */
+	size_t nstart;
 };
+
+/* Write the "container_rules" of m to node, a node just made for a container. 0, or the
+ * write's error (-EPERM where the parent refuses an allow), named in err. */
+int mapping_start_node(const struct mapping *m, struct devwl_node *node, struct devwl_error *err);
 
 /* Where the containers of a peer other than root live (--allow-uid): PEER_SUBTREE/UID. */
 #define PEER_SUBTREE "/users"

@@ -196,10 +196,52 @@ static void test_mapping_from_json_errors(void **state)
 	expect_mapping_error("{\"node_metadata\": [\"/a/{nope}\"]}", "unknown placeholder");
 	expect_mapping_error("{\"node_annotation\": [\"/k8s/{namespace}/..\"]}", "not a node path");
 	expect_mapping_error("{\"default_template\": \"/c/{pod}\"}", "{pod} cannot be used here");
-	expect_mapping_error("{\"mystery\": 1}", "known: k8s_template, default_template, "
-						 "node_annotation, node_metadata, match");
+	expect_mapping_error("{\"mystery\": 1}",
+			     "known: k8s_template, default_template, "
+			     "node_annotation, node_metadata, match, container_rules");
+	expect_mapping_error("{\"container_rules\": \"deny a\"}", "must be an array");
+	expect_mapping_error("{\"container_rules\": [3]}", "[0]: must be a string");
+	expect_mapping_error("{\"container_rules\": [\"deny a\", \"grant c 1:3 r\"]}",
+			     "[1]: \"grant c 1:3 r\": must be \"allow RULE\" or \"deny RULE\"");
+	expect_mapping_error("{\"container_rules\": [\"deny c 1:3 rx\"]}", "\"deny c 1:3 rx\"");
 	expect_mapping_error("{\"match\": [{\"node\": \"/x\"}]}",
 			     "needs \"annotation\" and \"node\"");
+}
+
+/* "container_rules" are plain writes on the new node, in order: the kernel's semantics. */
+static void test_mapping_start_node(void **state)
+{
+	struct json_object *obj = json_tokener_parse(
+		"{\"container_rules\": [\"deny c 188:* rwm\", \"allow c 188:3 r\", "
+		"\"allow c 1:11 r\"]}");
+	struct devwl_policy *p = devwl_policy_new();
+	struct devwl_error err = {0};
+	struct mapping m = {0};
+	struct devwl_node *n;
+
+	(void)state;
+	assert_non_null(obj);
+	assert_int_equal(mapping_from_json(obj, "p.json", &m, &err), 0);
+	assert_int_equal(m.nstart, 3);
+	assert_int_equal(devwl_policy_mkdir(p, "/lab"), 0);
+	assert_int_equal(devwl_policy_write(p, "/lab", DEVWL_FILE_DENY, "a", 1, &err), 0);
+	assert_int_equal(devwl_policy_write(p, "/lab", DEVWL_FILE_ALLOW, "c 188:* rw", 10, &err),
+			 0);
+	assert_int_equal(devwl_policy_mkdir(p, "/lab/pod"), 0);
+	n = devwl_policy_find(p, "/lab/pod");
+	assert_int_equal(devwl_node_check(n, DEVWL_DEV_CHAR, 188, 3, DEVWL_ACC_READ), 1);
+	/* The parent refuses the third: the write fails, as the kernel's would, and is named. */
+	assert_int_equal(mapping_start_node(&m, n, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "allow c 1:11 r at /lab/pod"));
+	assert_int_equal(devwl_node_check(n, DEVWL_DEV_CHAR, 188, 0, DEVWL_ACC_READ), 0);
+	assert_int_equal(devwl_node_check(n, DEVWL_DEV_CHAR, 188, 3, DEVWL_ACC_READ), 1);
+	assert_int_equal(devwl_node_check(n, DEVWL_DEV_CHAR, 188, 3, DEVWL_ACC_WRITE), 0);
+	assert_int_equal(devwl_node_check(devwl_policy_find(p, "/lab"), DEVWL_DEV_CHAR, 188, 0,
+					  DEVWL_ACC_READ),
+			 1);
+	mapping_clear(&m);
+	devwl_policy_free(p);
+	json_object_put(obj);
 }
 
 static void test_template_check(void **state)
@@ -222,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_mapping_node_path_metadata_refused),
 		cmocka_unit_test(test_mapping_node_path_peer_confined),
 		cmocka_unit_test(test_mapping_from_json_errors),
+		cmocka_unit_test(test_mapping_start_node),
 		cmocka_unit_test(test_template_check),
 	};
 
