@@ -172,23 +172,31 @@ void audit_why_of(const struct devwl_event *ev, const char *reason, const struct
 	}
 }
 
+void audit_time(char buf[static AUDIT_TIME_MAX])
+{
+	struct timespec ts = {0};
+	struct tm tm = {0};
+	char tbuf[32] = "";
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, AUDIT_TIME_MAX, "%.20s.%09ldZ", tbuf, ts.tv_nsec);
+}
+
 int audit_format(const struct devwl_event *ev, const char *container, const char *node,
 		 const struct audit_why *why, char *buf, size_t size)
 {
 	struct out o = {.buf = buf, .size = size};
-	struct timespec ts = {0};
-	struct tm tm = {0};
-	char tbuf[32] = "";
+	char tbuf[AUDIT_TIME_MAX];
 	const char *ename = NULL;
 	pid_t pid = 0;
 
 	if (size == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
-	printf_(&o, "{\"time\":\"%s.%09ldZ\"", tbuf, ts.tv_nsec);
+	audit_time(tbuf);
+	printf_(&o, "{\"time\":\"%s\"", tbuf);
 	if (container) {
 		puts_(&o, ",\"container\":");
 		put_json_string(&o, container);

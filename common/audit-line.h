@@ -39,6 +39,10 @@ void audit_why_of(const struct devwl_event *ev, const char *reason, const struct
 int audit_format(const struct devwl_event *ev, const char *container, const char *node,
 		 const struct audit_why *why, char *buf, size_t size);
 
+/* The "time" of a record: now, UTC, to the nanosecond ("2026-12-05T09:41:02.123456789Z"). */
+#define AUDIT_TIME_MAX 40
+void audit_time(char buf[static AUDIT_TIME_MAX]);
+
 /* Escaped path (6 bytes per input byte at worst) + hex copy + the other fields, the
  * reason and rule included. */
 #define AUDIT_LINE_MAX (4096 * 8 + 8192 + 6 * EXPLAIN_MAX)

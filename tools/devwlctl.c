@@ -14,11 +14,12 @@
 #include <json-c/json.h>
 
 #include "batch.h"
+#include "devwlctl.h"
 #include "devwl.h"
 #include "fileio.h"
 #include "util.h"
 
-static const char *socket_path = "/run/devwl/control.sock";
+const char *socket_path = "/run/devwl/control.sock";
 
 static void usage(FILE *f)
 {
@@ -33,6 +34,13 @@ static void usage(FILE *f)
 	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS MODE OWNER\n"
 	      "                                     per line (OWNER: the runtimes' uid)\n"
+	      "  containers --devices               ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY per\n"
+	      "                                     attached device (OPEN-BY: pids or -)\n"
+	      "  attach CONTAINER DEVICE [PATH] [--access rwm] [--mode 0660] [--uid U]\n"
+	      "         [--gid G]                   give a running container a device: the\n"
+	      "                                     grant and its node at PATH (DEVICE: a\n"
+	      "                                     host path, or \"c MAJOR:MINOR\")\n"
+	      "  detach CONTAINER DEVICE|PATH       take it back: node removed, grant revoked\n"
 	      "  stats                              counters and handling times\n"
 	      "  metrics                            the same and more, as Prometheus text\n"
 	      "  reload                             reload the policy file (as SIGHUP); the\n"
@@ -168,11 +176,10 @@ static int cmd_daemon(int argc, char **argv)
 		{"reset", "reset", 0, false},
 		{"restart", "restart", 0, false},
 	};
-	_cleanup_free_ char *line = NULL, *answer = NULL;
-	size_t line_len = 0, answer_len = 0;
+	_cleanup_free_ char *line = NULL;
+	size_t line_len = 0;
 	FILE *f;
 	size_t i;
-	int r;
 
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[0], cmds[i].name))
@@ -204,6 +211,15 @@ static int cmd_daemon(int argc, char **argv)
 	fputc('\n', f);
 	if (fclose(f) != 0)
 		return 1;
+	return ctl_request(line, line_len);
+}
+
+int ctl_request(const char *line, size_t line_len)
+{
+	_cleanup_free_ char *answer = NULL;
+	size_t answer_len = 0;
+	FILE *f;
+	int r;
 
 	f = open_memstream(&answer, &answer_len);
 	if (!f)
@@ -628,6 +644,10 @@ int main(int argc, char **argv)
 		return cmd_restart(argc - i, argv + i);
 	if (!strcmp(argv[i], "events"))
 		return cmd_events(argc - i, argv + i);
+	if (!strcmp(argv[i], "attach") || !strcmp(argv[i], "detach"))
+		return cmd_attach(argc - i, argv + i);
+	if (!strcmp(argv[i], "containers") && argc - i == 2 && !strcmp(argv[i + 1], "--devices"))
+		return ctl_request("devices\n", 8);
 	if ((argc - i == 3 || argc - i == 4) &&
 	    (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
 	    devwl_devname_is_name(argv[i + 2], strlen(argv[i + 2])))

@@ -27,6 +27,7 @@
 
 struct devwld;
 struct container;
+struct attachment;
 struct serve_box;
 struct kernel_cg;
 struct serve;
@@ -76,9 +77,11 @@ struct container {
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
-	struct list_head link;	  /* in devwld.containers */
-	struct serve_box *serve;  /* the handler threads' view of it (serve.c), or NULL */
-	struct kernel_cg *kernel; /* its device cgroup, in kernel mode (kernelmode.c), or NULL */
+	struct list_head link;	     /* in devwld.containers */
+	struct serve_box *serve;     /* the handler threads' view of it (serve.c), or NULL */
+	struct kernel_cg *kernel;    /* its device cgroup, in kernel mode (kernelmode.c), or NULL */
+	struct attachment *attached; /* devices attached while it runs (attach.c) */
+	size_t nattached;
 };
 
 struct devwld_config {

@@ -83,24 +83,16 @@ static bool append(struct subscriber *s, const char *line, size_t n)
 	return true;
 }
 
-void events_publish(const struct devwl_event *e, const char *container, const char *node,
-		    const struct audit_why *why)
+/* A formatted line to every subscriber that wants it (cont: a CONTINUE answer). */
+static void publish(const char *line, size_t n, const char *container, bool cont)
 {
-	char line[AUDIT_LINE_MAX];
 	bool woke = false;
-	int n;
 
-	if (atomic_load_explicit(&ev.nsubs, memory_order_relaxed) == 0)
-		return;
-	n = audit_format(e, container, node, why, line, sizeof(line));
-	if (n <= 0)
-		return;
 	pthread_mutex_lock(&ev.lock);
 	for (size_t i = 0; i < EVENTS_MAX; i++) {
 		struct subscriber *s = ev.subs[i];
 
-		if (!s || (e->verdict == DEVWL_VERDICT_CONTINUE && !s->all) ||
-		    (s->container && strcmp(s->container, container)))
+		if (!s || (cont && !s->all) || (s->container && strcmp(s->container, container)))
 			continue;
 		if (s->missed) {
 			char note[64];
@@ -108,7 +100,7 @@ void events_publish(const struct devwl_event *e, const char *container, const ch
 					 (unsigned long long)s->missed);
 
 			/* The note and the line together, or neither. */
-			if (EVENTS_BUFFER - s->len < (size_t)m + (size_t)n) {
+			if (EVENTS_BUFFER - s->len < (size_t)m + n) {
 				s->missed++;
 				ev.dropped++;
 				continue;
@@ -116,7 +108,7 @@ void events_publish(const struct devwl_event *e, const char *container, const ch
 			append(s, note, (size_t)m);
 			s->missed = 0;
 		}
-		if (!append(s, line, (size_t)n)) {
+		if (!append(s, line, n)) {
 			s->missed++;
 			ev.dropped++;
 			continue;
@@ -126,6 +118,27 @@ void events_publish(const struct devwl_event *e, const char *container, const ch
 	pthread_mutex_unlock(&ev.lock);
 	if (woke)
 		wake();
+}
+
+void events_publish(const struct devwl_event *e, const char *container, const char *node,
+		    const struct audit_why *why)
+{
+	char line[AUDIT_LINE_MAX];
+	int n;
+
+	if (atomic_load_explicit(&ev.nsubs, memory_order_relaxed) == 0)
+		return;
+	n = audit_format(e, container, node, why, line, sizeof(line));
+	if (n <= 0)
+		return;
+	publish(line, (size_t)n, container, e->verdict == DEVWL_VERDICT_CONTINUE);
+}
+
+void events_publish_line(const char *line, size_t n, const char *container)
+{
+	if (atomic_load_explicit(&ev.nsubs, memory_order_relaxed) == 0)
+		return;
+	publish(line, n, container, false);
 }
 
 /* Send what a subscriber has; false when it is gone. Lock held. */

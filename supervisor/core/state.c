@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "attach.h"
 #include "devwld.h"
 #include "fileio.h"
 #include "keeper_table.h"
@@ -285,7 +286,9 @@ int state_text(struct devwld *d, char **ret_text)
 					       .node = c->node_path,
 					       .owner = c->owner_uid,
 					       .created = c->created_node,
-					       .kernel = kernelmode_wanted(c)};
+					       .kernel = kernelmode_wanted(c),
+					       .attached = c->attached,
+					       .nattached = c->nattached};
 		n = 0;
 		for (struct list_head *pl = c->procs.next; pl != &c->procs; pl = pl->next)
 			n++;
@@ -553,6 +556,17 @@ static void commit(struct devwld *d, struct saved *s)
 				kernelmode_restore(d, container_find(d, c->owner, c->id), p->pid,
 						   p->peer_uid);
 		}
+	}
+	/* The devices attached to them: their grants are in the hierarchy restored. */
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		struct saved_container *sc = &s->containers[i];
+		struct container *c = container_find(d, sc->owner, sc->id);
+
+		for (size_t j = 0; c && !c->nattached && j < sc->nattached; j++)
+			if (attach_restore(c, &sc->attached[j]) < 0)
+				log_msg("state: container %s: out of memory restoring its attached"
+					" devices",
+					c->id);
 	}
 	/* Then those attached after the write, whose container may be one of the state's.
 	 * Only with a state: without one, the hierarchy they were served under (devwlctl's

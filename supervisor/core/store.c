@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attachment.h"
 #include "defaults.h"
 #include "devwld.h"
 #include "fileio.h"
@@ -163,10 +164,22 @@ static int top_level_default(struct devwl_policy *policy, const char *path)
 	return devwl_node_set_defaults(devwl_policy_find(policy, path));
 }
 
+/* A node just made for a container: its "container_rules" (start may be NULL: none).
+ * Only allows can fail, where the parent refuses them: such a write changes nothing, as
+ * in the kernel, so the container starts with what the copy and the rest gave it. */
+static void start_node(const struct mapping *start, struct devwl_node *node)
+{
+	struct devwl_error err = {0};
+
+	if (start && mapping_start_node(start, node, &err) < 0)
+		log_msg("node %s: %s", devwl_node_path(node), err.msg);
+}
+
 /* Find path, creating it and its missing ancestors (each inheriting from its parent);
- * the paths created are added to made. */
+ * the paths created are added to made. A node made for a container (start: the mapping
+ * whose "container_rules" it gets) gets them right after the copy. */
 static int ensure_node(struct devwl_policy *policy, const char *path, struct strset *made,
-		       struct devwl_node **ret_node, bool *ret_created)
+		       const struct mapping *start, struct devwl_node **ret_node, bool *ret_created)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct devwl_node *node;
@@ -203,6 +216,7 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct str
 		if (!node)
 			return -ENOENT;
 		created = true;
+		start_node(start, node);
 	}
 	*ret_node = node;
 	if (ret_created)
@@ -213,7 +227,7 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct str
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created)
 {
-	return ensure_node(d->policy, path, &d->ondemand, ret_node, ret_created);
+	return ensure_node(d->policy, path, &d->ondemand, &d->mapping, ret_node, ret_created);
 }
 
 bool store_forget_node(struct devwld *d, const char *path)
@@ -283,6 +297,7 @@ static void container_free(struct devwld *d, struct container *c)
 	if (!d->exiting)
 		log_msg("container %s: gone (%llu notifications)", c->id,
 			(unsigned long long)c->notifications);
+	attachments_free(c->attached, c->nattached);
 	free(c->id);
 	free(c->node_path);
 	free(c);
@@ -525,6 +540,15 @@ int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
 	return read_policy(d, ret_text, ret_len, NULL);
 }
 
+/* Is path the node of a running container? */
+static bool container_node(struct devwld *d, const char *path)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next)
+		if (!strcmp(container_of(l, struct container, link)->node_path, path))
+			return true;
+	return false;
+}
+
 /*
  * Apply the devwlctl changes e to fresh (a policy just loaded), in order; those that still
  * apply go to kept. A change to a node that is missing was made to a node made on demand
@@ -533,7 +557,7 @@ int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
  * logged and dropped: what the file says then stands.
  */
 static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_policy *fresh,
-			struct strset *made, struct edits *kept)
+			const struct mapping *start, struct strset *made, struct edits *kept)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		const struct edit *x = &e->v[i];
@@ -548,7 +572,8 @@ static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_po
 		r = edit_exec(fresh, x->line, x->len, f);
 		if (r == -ENOENT && strncmp(x->line, "mkdir ", 6) &&
 		    edit_target(x->line, x->len, node, sizeof(node)) >= 0 &&
-		    ensure_node(fresh, node, made, &(struct devwl_node *){NULL}, NULL) >= 0) {
+		    ensure_node(fresh, node, made, container_node(d, node) ? start : NULL,
+				&(struct devwl_node *){NULL}, NULL) >= 0) {
 			rewind(f);
 			r = edit_exec(fresh, x->line, x->len, f);
 		}
@@ -590,7 +615,7 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 		goto fail;
 	}
 	if (replay) {
-		r = replay_edits(d, &d->edits, fresh, &made, &kept);
+		r = replay_edits(d, &d->edits, fresh, &mapping, &made, &kept);
 		if (r < 0) {
 			reload_failed(d, ret_err, r, strerror(-r));
 			goto fail;
@@ -602,13 +627,18 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
 		struct container *c = container_of(l, struct container, link);
 
-		r = ensure_node(fresh, c->node_path, &made, &nodes[i], &created[i]);
+		r = ensure_node(fresh, c->node_path, &made, &mapping, &nodes[i], &created[i]);
 		if (r < 0) {
 			snprintf(err.msg, sizeof(err.msg), "container %s: node %s: %s", c->id,
 				 c->node_path, strerror(-r));
 			reload_failed(d, ret_err, r, err.msg);
 			goto fail;
 		}
+		if (attachments_regrant(c->attached, c->nattached, nodes[i]))
+			log_msg("container %s: the policy reloaded refuses devices attached to it:"
+				" their nodes stay, their grants are gone (devwlctl containers "
+				"--devices marks them lapsed; detach removes the nodes)",
+				c->id);
 	}
 	i = 0;
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {

@@ -28,6 +28,9 @@ void saved_clear(struct saved *s)
 		free(s->containers[i].id);
 		free(s->containers[i].node);
 		free(s->containers[i].procs);
+		for (size_t j = 0; j < s->containers[i].nattached; j++)
+			free(s->containers[i].attached[j].path);
+		free(s->containers[i].attached);
 	}
 	free(s->containers);
 	*s = (struct saved){0};
@@ -67,6 +70,57 @@ static struct json_object *proc_json(const struct saved_proc *p)
 	return po;
 }
 
+static const char *access_word(uint8_t access, char buf[static 4])
+{
+	char *p = buf;
+
+	if (access & DEVWL_ACC_READ)
+		*p++ = 'r';
+	if (access & DEVWL_ACC_WRITE)
+		*p++ = 'w';
+	if (access & DEVWL_ACC_MKNOD)
+		*p++ = 'm';
+	*p = '\0';
+	return buf;
+}
+
+static struct json_object *attachment_json(const struct attachment *a)
+{
+	struct json_object *o = json_object_new_object();
+	char acc[4], added[4];
+	int r = o ? 0 : -ENOMEM;
+
+	if (r >= 0)
+		r = json_add(o, "type",
+			     json_object_new_string(a->type == DEVWL_DEV_BLOCK ? "b" : "c"));
+	if (r >= 0)
+		r = json_add(o, "major", json_object_new_int64(a->major));
+	if (r >= 0)
+		r = json_add(o, "minor", json_object_new_int64(a->minor));
+	if (r >= 0)
+		r = json_add(o, "access", json_object_new_string(access_word(a->access, acc)));
+	if (r >= 0)
+		r = json_add(o, "added", json_object_new_string(access_word(a->added, added)));
+	if (r >= 0 && a->lapsed)
+		r = json_add(o, "lapsed", json_object_new_boolean(true));
+	if (r >= 0)
+		r = json_add(o, "path", json_object_new_string(a->path));
+	if (r >= 0)
+		r = json_add(o, "mode", json_object_new_int64(a->mode));
+	/* (uid_t)-1, the container's root, as -1. */
+	if (r >= 0)
+		r = json_add(o, "uid",
+			     json_object_new_int64(a->uid == (uid_t)-1 ? -1 : (int64_t)a->uid));
+	if (r >= 0)
+		r = json_add(o, "gid",
+			     json_object_new_int64(a->gid == (gid_t)-1 ? -1 : (int64_t)a->gid));
+	if (r < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 static struct json_object *container_json(const struct saved_container *c)
 {
 	struct json_object *obj = json_object_new_object(), *procs = json_object_new_array();
@@ -89,6 +143,18 @@ static struct json_object *container_json(const struct saved_container *c)
 		r = json_add(obj, "procs", procs);
 	else
 		json_object_put(procs);
+	/* Absent means none, as for "kernel". */
+	if (r >= 0 && c->nattached) {
+		struct json_object *att = json_object_new_array();
+
+		r = att ? 0 : -ENOMEM;
+		for (size_t i = 0; r >= 0 && i < c->nattached; i++)
+			r = json_push(att, attachment_json(&c->attached[i]));
+		if (r >= 0)
+			r = json_add(obj, "attached", att);
+		else
+			json_object_put(att);
+	}
 	if (r < 0) {
 		json_object_put(obj);
 		return NULL;
@@ -246,6 +312,94 @@ static int parse_owner(struct json_object *co, struct saved_container *c, struct
 	return 0;
 }
 
+static int parse_access(struct json_object *ao, const char *key, uint8_t *ret,
+			struct devwl_error *err)
+{
+	struct json_object *v = NULL;
+	int r = get(ao, key, json_type_string, &v, false, err);
+
+	if (r < 0)
+		return r;
+	*ret = 0;
+	for (const char *p = json_object_get_string(v); *p; p++) {
+		uint8_t bit = *p == 'r'	  ? DEVWL_ACC_READ
+			      : *p == 'w' ? DEVWL_ACC_WRITE
+			      : *p == 'm' ? DEVWL_ACC_MKNOD
+					  : 0;
+
+		if (!bit || (*ret & bit))
+			return devwl_error_set(err, -EINVAL, 0,
+					       "an attachment's \"%s\" is no access", key);
+		*ret |= bit;
+	}
+	return 0;
+}
+
+/* uid or gid: -1 (the container's root) or an id. */
+static int parse_id(struct json_object *ao, const char *key, uint32_t *ret, struct devwl_error *err)
+{
+	struct json_object *v = NULL;
+	int64_t n;
+	int r = get(ao, key, json_type_int, &v, false, err);
+
+	if (r < 0)
+		return r;
+	n = json_object_get_int64(v);
+	if (n < -1 || n >= (int64_t)UINT32_MAX)
+		return devwl_error_set(err, -EINVAL, 0, "an attachment's \"%s\" is out of range",
+				       key);
+	*ret = n == -1 ? UINT32_MAX : (uint32_t)n;
+	return 0;
+}
+
+static int parse_attachment(struct json_object *ao, struct attachment *a, struct devwl_error *err)
+{
+	struct json_object *v = NULL;
+	uint64_t n = 0;
+	const char *t;
+	int r;
+
+	if (!json_object_is_type(ao, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "an attachment is not an object");
+	r = get(ao, "type", json_type_string, &v, false, err);
+	if (r < 0)
+		return r;
+	t = json_object_get_string(v);
+	if (strcmp(t, "c") && strcmp(t, "b"))
+		return devwl_error_set(err, -EINVAL, 0, "an attachment's \"type\" is not c or b");
+	a->type = t[0] == 'b' ? DEVWL_DEV_BLOCK : DEVWL_DEV_CHAR;
+	/* The kernel's dev_t: 12-bit majors, 20-bit minors. */
+	if ((r = get_uint(ao, "major", 4095, &n, err)) < 0)
+		return r;
+	a->major = (uint32_t)n;
+	if ((r = get_uint(ao, "minor", (1u << 20) - 1, &n, err)) < 0)
+		return r;
+	a->minor = (uint32_t)n;
+	if ((r = parse_access(ao, "access", &a->access, err)) < 0 ||
+	    (r = parse_access(ao, "added", &a->added, err)) < 0)
+		return r;
+	if (!a->access || (a->added & ~a->access))
+		return devwl_error_set(err, -EINVAL, 0, "an attachment's access is inconsistent");
+	if (json_object_object_get_ex(ao, "lapsed", NULL)) {
+		if ((r = get(ao, "lapsed", json_type_boolean, &v, false, err)) < 0)
+			return r;
+		a->lapsed = json_object_get_boolean(v);
+	}
+	if ((r = get(ao, "path", json_type_string, &v, false, err)) < 0)
+		return r;
+	t = json_object_get_string(v);
+	if (json_string_has_nul(v) || t[0] != '/' || strlen(t) >= 4096)
+		return devwl_error_set(err, -EINVAL, 0, "an attachment's \"path\" is no path");
+	if ((r = get_uint(ao, "mode", 07777, &n, err)) < 0)
+		return r;
+	a->mode = (mode_t)n;
+	if ((r = parse_id(ao, "uid", &a->uid, err)) < 0 ||
+	    (r = parse_id(ao, "gid", &a->gid, err)) < 0)
+		return r;
+	a->path = strdup(t);
+	return a->path ? 0 : -ENOMEM;
+}
+
 static int parse_container(struct json_object *co, struct saved_container *c,
 			   struct devwl_error *err)
 {
@@ -289,6 +443,25 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 		if (r < 0)
 			return r;
 		c->nprocs++;
+	}
+	if (json_object_object_get_ex(co, "attached", NULL)) {
+		struct json_object *att = NULL;
+
+		r = get(co, "attached", json_type_array, &att, false, err);
+		if (r < 0)
+			return r;
+		c->attached = calloc(json_object_array_length(att) + 1, sizeof(*c->attached));
+		if (!c->attached)
+			return -ENOMEM;
+		for (size_t i = 0; i < json_object_array_length(att); i++) {
+			r = parse_attachment(json_object_array_get_idx(att, i),
+					     &c->attached[c->nattached], err);
+			if (r < 0) {
+				free(c->attached[c->nattached].path);
+				return r;
+			}
+			c->nattached++;
+		}
 	}
 	return parse_owner(co, c, err);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attachment.h"
 #include "devwl.h"
 #include "edits.h"
 #include "strset.h"
@@ -30,6 +31,8 @@ struct saved_container {
 	bool kernel; /* in kernel mode (kernelmode.c) */
 	struct saved_proc *procs;
 	size_t nprocs;
+	struct attachment *attached; /* devices attached to it (attach.c) */
+	size_t nattached;
 };
 
 struct saved {

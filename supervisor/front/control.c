@@ -12,6 +12,12 @@
  *   restart                           as SIGUSR2: hand over to a new devwld (devwld(8))
  *   events [all] [container=ID]       "ok", then one audit line per decision (events.c);
  *                                     the first and only line of its connection
+ *   attach JSON                       a device into a running container (attach.c):
+ *                                     {"container","device","path","access","mode",
+ *                                     "uid","gid","parent_grant"}, all but the first
+ *                                     two optional
+ *   detach JSON                       {"container","device"}: a device or its path
+ *   devices                           the attached devices (attach_list()), then "."
  *   hook-create STATE-JSON            the OCI hook: create the container's node
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
  *                                     (STATE-JSON: the runtime's state, one line, plus
@@ -31,6 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "batch.h"
 #include "control.h"
 #include "devwld.h"
@@ -165,18 +172,30 @@ static void do_stats(struct devwld *d, FILE *out)
 	fputs(".\n", out);
 }
 
-static int hook_state(const char *text, size_t len, struct oci_state *st, struct devwl_error *err)
+/* The JSON value of a command's arguments, text[0..len) (not NUL-terminated); NULL with
+ * *ret json_tokener_success: out of memory (json-c 0.16 has no error for it). */
+static struct json_object *args_json(const char *text, size_t len, enum json_tokener_error *ret)
 {
-	enum json_tokener_error jerr = json_tokener_success;
 	json_tokener *tok = json_tokener_new();
 	struct json_object *obj;
+
+	*ret = json_tokener_success;
+	if (!tok)
+		return NULL;
+	obj = json_tokener_parse_ex(tok, text, (int)len);
+	*ret = json_tokener_get_error(tok);
+	json_tokener_free(tok);
+	return obj;
+}
+
+static int hook_state(const char *text, size_t len, struct oci_state *st, struct devwl_error *err)
+{
+	enum json_tokener_error jerr;
+	struct json_object *obj = args_json(text, len, &jerr);
 	int r;
 
-	if (!tok)
+	if (!obj && jerr == json_tokener_success)
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
-	obj = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	json_tokener_free(tok);
 	if (!obj) {
 		log_msg("control: hook state: %s", json_tokener_error_desc(jerr));
 		return devwl_error_set(err, -EINVAL, 0, "the container state is not JSON: %s",
@@ -243,6 +262,115 @@ out:
 	oci_state_clear(&st);
 }
 
+/* A member of an attach/detach object: a string, or an unsigned number up to max. */
+static int member(struct json_object *o, const char *key, bool number, unsigned long max,
+		  const char **ret_s, unsigned long *ret_n, struct devwl_error *err)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!number) {
+		if (!json_object_is_type(v, json_type_string))
+			return devwl_error_set(err, -EINVAL, 0, "\"%s\" must be a string", key);
+		*ret_s = json_object_get_string(v);
+		return 1;
+	}
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+	    (uint64_t)json_object_get_int64(v) > max)
+		return devwl_error_set(err, -EINVAL, 0, "\"%s\" must be a number from 0 to %lu",
+				       key, max);
+	*ret_n = (unsigned long)json_object_get_int64(v);
+	return 1;
+}
+
+static void do_attach(struct devwld *d, bool attach, const char *json, size_t len, FILE *out)
+{
+	static const char *const known[] = {"container", "device", "path", "access",
+					    "mode",	 "uid",	   "gid",  "parent_grant"};
+	struct attach_req req = {.uid = (uid_t)-1, .gid = (gid_t)-1};
+	struct devwl_error err = {0};
+	enum json_tokener_error jerr;
+	struct json_object *o = args_json(json, len, &jerr), *pg = NULL;
+	const char *acc = NULL;
+	unsigned long n = 0;
+	int r = 0;
+
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		r = devwl_error_set(&err, -EINVAL, 0, "%s: the arguments are no JSON object",
+				    attach ? "attach" : "detach");
+		goto out;
+	}
+	json_object_object_foreach (o, key, val) {
+		size_t i = 0;
+
+		(void)val;
+		while (i < (attach ? ARRAY_SIZE(known) : 2) && strcmp(key, known[i]))
+			i++;
+		if (i == (attach ? ARRAY_SIZE(known) : 2)) {
+			r = devwl_error_set(&err, -EINVAL, 0, "unknown argument \"%.32s\"", key);
+			goto out;
+		}
+	}
+	if ((r = member(o, "container", false, 0, &req.container, NULL, &err)) < 0 ||
+	    (r = member(o, "device", false, 0, &req.device, NULL, &err)) < 0 ||
+	    (r = member(o, "path", false, 0, &req.path, NULL, &err)) < 0 ||
+	    (r = member(o, "access", false, 0, &acc, NULL, &err)) < 0)
+		goto out;
+	if (!req.container || !req.device) {
+		r = devwl_error_set(&err, -EINVAL, 0, "a container and a device are needed");
+		goto out;
+	}
+	if (!attach) {
+		r = detach_device(d, req.container, req.device, &err);
+		goto out;
+	}
+	if (json_object_object_get_ex(o, "parent_grant", &pg)) {
+		if (!json_object_is_type(pg, json_type_boolean)) {
+			r = devwl_error_set(&err, -EINVAL, 0,
+					    "\"parent_grant\" must be true or false");
+			goto out;
+		}
+		req.parent_grant = json_object_get_boolean(pg);
+	}
+	if ((r = member(o, "mode", true, 07777, NULL, &n, &err)) < 0)
+		goto out;
+	req.mode_set = r > 0;
+	req.mode = (mode_t)n;
+	if ((r = member(o, "uid", true, UINT32_MAX - 1, NULL, &n, &err)) < 0)
+		goto out;
+	if (r > 0)
+		req.uid = (uid_t)n;
+	if ((r = member(o, "gid", true, UINT32_MAX - 1, NULL, &n, &err)) < 0)
+		goto out;
+	if (r > 0)
+		req.gid = (gid_t)n;
+	for (const char *p = acc; p && *p; p++) {
+		uint8_t bit = *p == 'r'	  ? DEVWL_ACC_READ
+			      : *p == 'w' ? DEVWL_ACC_WRITE
+			      : *p == 'm' ? DEVWL_ACC_MKNOD
+					  : 0;
+
+		if (!bit || (req.access & bit)) {
+			r = devwl_error_set(&err, -EINVAL, 0,
+					    "access \"%.8s\": r, w and m, each at most once", acc);
+			goto out;
+		}
+		req.access |= bit;
+	}
+	if (acc && !req.access) {
+		r = devwl_error_set(&err, -EINVAL, 0, "access \"\": give r, w or m");
+		goto out;
+	}
+	r = attach_device(d, &req, &err);
+out:
+	if (r < 0)
+		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
+	else
+		fputs("ok\n", out);
+	json_object_put(o);
+}
+
 /* A change to the hierarchy: carried out, and kept for reloads to apply again (edits.c). */
 static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 {
@@ -282,7 +410,8 @@ static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_ar
 /* Commands that only look: everything else may change what the state file holds. */
 static bool read_only(const char *line, size_t len)
 {
-	static const char *const cmds[] = {"containers", "stats", "list", "show", "check"};
+	static const char *const cmds[] = {"containers", "devices", "stats",
+					   "list",	 "show",    "check"};
 	size_t a = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
@@ -327,6 +456,12 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 			fputs("ok\n", out);
 	} else if (edit_is_change(line, len))
 		do_change(d, line, len, out);
+	else if (is_cmd(line, len, "attach", &a) && a < len)
+		do_attach(d, true, line + a, len - a, out);
+	else if (is_cmd(line, len, "detach", &a) && a < len)
+		do_attach(d, false, line + a, len - a, out);
+	else if (is_cmd(line, len, "devices", &a) && a == len)
+		attach_list(d, out);
 	else if (is_cmd(line, len, "hook-create", &a) && a < len)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)

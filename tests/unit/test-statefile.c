@@ -28,6 +28,7 @@ struct fixture {
 	struct devwld d;
 	struct container c[2];
 	struct cproc p[3];
+	struct attachment a[2];
 };
 
 static void add_proc(struct container *c, struct cproc *p, bool has_slot, uint32_t slot,
@@ -84,6 +85,25 @@ static void fixture_init(struct fixture *f)
 		 INT32_MAX);
 	/* Without a keeper slot it cannot come back: not written. */
 	add_proc(&f->c[1], &f->p[2], false, 7, 7, 7, 7, 7);
+	f->a[0] = (struct attachment){.type = DEVWL_DEV_BLOCK,
+				      .major = 7,
+				      .minor = (1u << 20) - 1,
+				      .access = DEVWL_ACC_READ | DEVWL_ACC_WRITE,
+				      .added = DEVWL_ACC_WRITE,
+				      .path = "/dev/loop\"7",
+				      .mode = 0660,
+				      .uid = (uid_t)-1,
+				      .gid = 6};
+	f->a[1] = (struct attachment){.type = DEVWL_DEV_CHAR,
+				      .major = 10,
+				      .minor = 229,
+				      .access = DEVWL_ACC_MKNOD,
+				      .lapsed = true,
+				      .path = "/dev/fuse",
+				      .uid = UINT32_MAX - 1,
+				      .gid = (gid_t)-1};
+	f->c[0].attached = f->a;
+	f->c[0].nattached = 2;
 }
 
 static void fixture_fini(struct fixture *f)
@@ -155,6 +175,22 @@ static void test_state_text_round_trip(void **state)
 	assert_int_equal(s.containers[0].procs[1].pid, INT32_MAX);
 	assert_int_equal(s.containers[0].procs[1].peer_uid, UINT32_MAX);
 	assert_int_equal(s.containers[0].procs[1].peer_pid, INT32_MAX);
+	assert_int_equal(s.containers[0].nattached, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct attachment *got = &s.containers[0].attached[i], *want = &f.a[i];
+
+		assert_int_equal(got->type, want->type);
+		assert_int_equal(got->major, want->major);
+		assert_int_equal(got->minor, want->minor);
+		assert_int_equal(got->access, want->access);
+		assert_int_equal(got->added, want->added);
+		assert_int_equal(got->lapsed, want->lapsed);
+		assert_string_equal(got->path, want->path);
+		assert_int_equal(got->mode, want->mode);
+		assert_int_equal(got->uid, want->uid);
+		assert_int_equal(got->gid, want->gid);
+	}
+	assert_int_equal(s.containers[1].nattached, 0);
 	assert_string_equal(s.containers[1].id, "a-b_c+d.e");
 	assert_string_equal(s.containers[1].node, "/c");
 	assert_false(s.containers[1].created);
@@ -278,6 +314,21 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "containers.0", "3", "a container is not an object");
 	expect_mutation_refused(t, "containers.0.id", "\"\"", "not a container id");
 	expect_mutation_refused(t, "containers.0.id", "\"a/b\"", "not a container id");
+	expect_mutation_refused(t, "containers.0.attached", "{}",
+				"\"attached\" has the wrong type");
+	expect_mutation_refused(t, "containers.0.attached.0", "1",
+				"an attachment is not an object");
+	expect_mutation_refused(t, "containers.0.attached.0.type", "\"a\"", "is not c or b");
+	expect_mutation_refused(t, "containers.0.attached.0.major", "4096", "\"major\"");
+	expect_mutation_refused(t, "containers.0.attached.0.minor", "1048576", "\"minor\"");
+	expect_mutation_refused(t, "containers.0.attached.0.access", "\"rr\"", "is no access");
+	expect_mutation_refused(t, "containers.0.attached.0.added", "\"m\"", "inconsistent");
+	expect_mutation_refused(t, "containers.0.attached.0.access", "\"\"", "inconsistent");
+	expect_mutation_refused(t, "containers.0.attached.1.path", "\"dev/fuse\"", "is no path");
+	expect_mutation_refused(t, "containers.0.attached.1.mode", "4096", "\"mode\"");
+	expect_mutation_refused(t, "containers.0.attached.1.uid", "-2", "out of range");
+	expect_mutation_refused(t, "containers.0.attached.1.gid", "4294967295", "out of range");
+	expect_mutation_refused(t, "containers.0.attached.1.lapsed", "1", "wrong type");
 	expect_mutation_refused(t, "containers.0.id", "\"a\\u0000b\"", "not a container id");
 	expect_mutation_refused(t, "containers.0.node", "\"c\"", "bad node");
 	expect_mutation_refused(t, "containers.0.node", "\"/c\\u0000/..\"", "bad node");

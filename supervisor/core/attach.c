@@ -1,0 +1,709 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Hot-plug: a device given to a running container, and taken back.
+ *
+ * An attachment is two things that must never exist one without the other: the grant on
+ * the container's node, and the device node in the container's filesystem. The grant
+ * comes first and is in force (the handlers' copies renewed, a kernel-mode cgroup
+ * programmed again) before the node appears, so the workload never sees a node it cannot
+ * open; a node that cannot be made takes the grant back. Detach removes the node first.
+ *
+ * The grant goes to a node of the container's own: one made for it alone, or else a leaf
+ * made under the node it maps to, so that a grant never reaches the other containers of
+ * that node, nor outlives the container in a node the policy file or devwlctl made. The
+ * leaf starts as a copy of its parent, as a new cgroup does, and the parent's rules bound
+ * the grant: an attach the ancestors refuse is refused, with the one that refuses named.
+ *
+ * Detach takes back what the grant added, not the whole rule: access the container had
+ * before the attach (from its parent, say) stays. Open file descriptors stay valid, as
+ * with the kernel's device cgroup: attach_list() shows who holds them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "audit-line.h"
+#include "devwld.h"
+#include "edits.h"
+#include "events.h"
+#include "explain.h"
+#include "log.h"
+#include "nodepath.h"
+#include "sink.h"
+#include "store.h"
+#include "util.h"
+
+#define ATTACH_MAX 256 /* per container */
+
+struct device {
+	int type;
+	uint32_t major, minor;
+	const char *host_path; /* NULL: none found */
+	char buf[PATH_MAX];
+	struct stat st; /* of host_path */
+};
+
+static char type_char(int type)
+{
+	return type == DEVWL_DEV_BLOCK ? 'b' : 'c';
+}
+
+static const char *access_text(uint8_t access, char buf[static 4])
+{
+	char *p = buf;
+
+	if (access & DEVWL_ACC_READ)
+		*p++ = 'r';
+	if (access & DEVWL_ACC_WRITE)
+		*p++ = 'w';
+	if (access & DEVWL_ACC_MKNOD)
+		*p++ = 'm';
+	*p = '\0';
+	return buf;
+}
+
+/* The container named by id or by a prefix of exactly one id (as Docker takes them). */
+static struct container *find_container(struct devwld *d, const char *name, struct devwl_error *err)
+{
+	struct container *found = NULL, *other = NULL;
+	size_t n = strlen(name);
+
+	if (!n) {
+		devwl_error_set(err, -EINVAL, 0, "no container named");
+		return NULL;
+	}
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		struct container *c = container_of(l, struct container, link);
+
+		if (!strcmp(c->id, name))
+			return c;
+		if (!strncmp(c->id, name, n)) {
+			if (found)
+				other = c;
+			else
+				found = c;
+		}
+	}
+	if (other)
+		devwl_error_set(err, -EINVAL, 0,
+				"\"%.64s\" names more than one container (%.64s, %.64s%s): give "
+				"more of the id",
+				name, found->id, other->id, d->ncontainers > 2 ? ", ..." : "");
+	else if (!found)
+		devwl_error_set(err, -ENOENT, 0,
+				"no container \"%.64s\" (devwlctl containers lists them)", name);
+	return other ? NULL : found;
+}
+
+/* The host's node for numbers, from sysfs's DEVNAME (NULL when there is none). */
+static const char *host_node_of(struct device *dev)
+{
+	char file[96], line[512];
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/sys/dev/%s/%u:%u/uevent",
+		 dev->type == DEVWL_DEV_BLOCK ? "block" : "char", dev->major, dev->minor);
+	f = fopen(file, "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "DEVNAME=", 8))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(dev->buf, sizeof(dev->buf), "/dev/%s", line + 8);
+		fclose(f);
+		/* The node must be that very device: a name is not proof. */
+		if (stat(dev->buf, &dev->st) < 0 ||
+		    dev->st.st_rdev != makedev(dev->major, dev->minor) ||
+		    !(dev->type == DEVWL_DEV_BLOCK ? S_ISBLK(dev->st.st_mode)
+						   : S_ISCHR(dev->st.st_mode)))
+			return NULL;
+		return dev->buf;
+	}
+	fclose(f);
+	return NULL;
+}
+
+/* A host path, or "c MAJOR:MINOR"/"b MAJOR:MINOR": one device, numbers exact. */
+static int resolve_device(const char *text, struct device *dev, struct devwl_error *err)
+{
+	*dev = (struct device){0};
+	if (text[0] == '/') {
+		if (stat(text, &dev->st) < 0)
+			return devwl_error_set(err, negerrno(), 0, "device %.256s: %s", text,
+					       strerror(errno));
+		if (!S_ISCHR(dev->st.st_mode) && !S_ISBLK(dev->st.st_mode))
+			return devwl_error_set(err, -EINVAL, 0,
+					       "%.256s is not a device node (a character or block"
+					       " special file)",
+					       text);
+		dev->type = S_ISBLK(dev->st.st_mode) ? DEVWL_DEV_BLOCK : DEVWL_DEV_CHAR;
+		dev->major = major(dev->st.st_rdev);
+		dev->minor = minor(dev->st.st_rdev);
+		dev->host_path = text;
+		return 0;
+	}
+	if (!strncmp(text, "char-", 5) || !strncmp(text, "block-", 6))
+		return devwl_error_set(
+			err, -EINVAL, 0,
+			"%.64s names every device of a driver; attach makes one node:"
+			" name its /dev path or \"c MAJOR:MINOR\"",
+			text);
+	if ((text[0] == 'c' || text[0] == 'b') && text[1] == ' ') {
+		struct devwl_rule rule;
+		char buf[64];
+		struct devwl_error e = {0};
+		int r;
+
+		/* The kernel's grammar, with an access the parser needs and we ignore. */
+		snprintf(buf, sizeof(buf), "%.40s r", text);
+		r = devwl_rule_parse(buf, strlen(buf), &rule, &e);
+		if (r < 0 || strchr(text + 2, ' '))
+			return devwl_error_set(err, -EINVAL, 0, "device \"%.64s\": %s", text,
+					       r < 0 ? e.msg : "one device: TYPE MAJOR:MINOR");
+		if (rule.major == DEVWL_ANY || rule.minor == DEVWL_ANY)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "device \"%.64s\": attach makes one node, for one "
+					       "device: no \"*\"",
+					       text);
+		dev->type = rule.type;
+		dev->major = rule.major;
+		dev->minor = rule.minor;
+		dev->host_path = host_node_of(dev);
+		return 0;
+	}
+	return devwl_error_set(err, -EINVAL, 0,
+			       "device \"%.64s\": a host path (/dev/...) or \"c MAJOR:MINOR\" /"
+			       " \"b MAJOR:MINOR\"",
+			       text);
+}
+
+static uint8_t access_of(const struct devwl_node *node, const struct device *dev)
+{
+	return attachment_access(node, dev->type, dev->major, dev->minor);
+}
+
+static bool node_shared(struct devwld *d, const struct container *c)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *o = container_of(l, struct container, link);
+
+		if (o != c && !strcmp(o->node_path, c->node_path))
+			return true;
+	}
+	return false;
+}
+
+/* The handlers and a kernel-mode cgroup decide by c's node as it is now. */
+static void node_changed(struct devwld *d)
+{
+	if (d->store_hooks.policy_changed)
+		d->store_hooks.policy_changed(d);
+	kernelmode_policy_changed(d);
+}
+
+/* Point c at the node at path (made for it, so it goes with c). */
+static void repoint(struct devwld *d, struct container *c, char *path, struct devwl_node *node)
+{
+	/* The handlers' copy of c names its node: a new one is made for the new node. */
+	if (d->store_hooks.container_gone)
+		d->store_hooks.container_gone(c);
+	devwl_node_unref(c->node);
+	devwl_node_ref(node);
+	c->node = node;
+	free(c->node_path);
+	c->node_path = path;
+	c->created_node = true;
+}
+
+/*
+ * Give c a node of its own if it has none: a leaf named for it under the node it maps
+ * to. *ret_old: the path it had (heap) if it moved, for undo_leaf().
+ */
+static int own_node(struct devwld *d, struct container *c, char **ret_old, struct devwl_error *err)
+{
+	_cleanup_free_ char *leaf = NULL;
+	struct devwl_node *node = NULL;
+	bool made = false;
+	int r;
+
+	*ret_old = NULL;
+	if (c->created_node && !node_shared(d, c))
+		return 0;
+	if (asprintf(&leaf, "%s/%s", strcmp(c->node_path, "/") ? c->node_path : "", c->id) < 0)
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	if (devwl_node_path_valid(leaf) < 0)
+		return devwl_error_set(err, -EINVAL, 0,
+				       "container %s: its node %s is shared, and %.128s is no "
+				       "node path to make its own",
+				       c->id, c->node_path, leaf);
+	if (devwl_policy_find(d->policy, leaf))
+		return devwl_error_set(
+			err, -EEXIST, 0,
+			"container %s: its node %s is shared, and the node of its own"
+			" it would get, %s, exists already",
+			c->id, c->node_path, leaf);
+	r = store_ensure_node(d, leaf, &node, &made);
+	if (r < 0)
+		return devwl_error_set(err, r, 0, "container %s: cannot make node %s: %s", c->id,
+				       leaf, strerror(-r));
+	log_msg("container %s: node %s of its own, under %s, for its attached devices", c->id, leaf,
+		c->node_path);
+	*ret_old = strdup(c->node_path);
+	if (!*ret_old) {
+		store_forget_node(d, leaf);
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	}
+	repoint(d, c, TAKE_PTR(leaf), node);
+	return 0;
+}
+
+/* Back to the node c had before own_node() gave it a leaf (old: taken over). */
+static void undo_leaf(struct devwld *d, struct container *c, char *old, bool old_created)
+{
+	_cleanup_free_ char *leaf = NULL;
+	struct devwl_node *node;
+
+	if (!old)
+		return;
+	node = devwl_policy_find(d->policy, old);
+	if (!node) { /* cannot be: c's old node had others on it, or was the policy's */
+		free(old);
+		return;
+	}
+	leaf = strdup(c->node_path);
+	repoint(d, c, old, node);
+	c->created_node = old_created;
+	if (leaf)
+		store_forget_node(d, leaf);
+}
+
+static int pidfd_of(const struct container *c, pid_t *ret_pid)
+{
+	for (const struct list_head *l = c->procs.next; l != &c->procs; l = l->next) {
+		const struct cproc *p = container_of(l, const struct cproc, link);
+		int fd;
+
+		if (p->pid <= 0)
+			continue;
+		fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+		if (fd >= 0) {
+			*ret_pid = p->pid;
+			return fd;
+		}
+	}
+	return -ESRCH;
+}
+
+/* Is pid in a user namespace other than ours (its ids are not the host's)? */
+static bool own_userns(pid_t pid)
+{
+	char file[64];
+	struct stat a, b;
+
+	snprintf(file, sizeof(file), "/proc/%d/ns/user", (int)pid);
+	return stat(file, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 && a.st_ino != b.st_ino;
+}
+
+/* {"event":"attach"|"detach", ...} to the audit and `devwlctl events`. */
+static void record(struct devwld *d, const char *event, const struct container *c,
+		   const struct attachment *a, const char *container, const char *device,
+		   const char *result, const char *reason)
+{
+	struct json_object *o = json_object_new_object();
+	const char *s;
+	char acc[4], dev[64], now[AUDIT_TIME_MAX];
+
+	if (!o)
+		return;
+	audit_time(now);
+	json_object_object_add(o, "time", json_object_new_string(now));
+	json_object_object_add(o, "event", json_object_new_string(event));
+	json_object_object_add(o, "container", json_object_new_string(c ? c->id : container));
+	if (c)
+		json_object_object_add(o, "node", json_object_new_string(c->node_path));
+	if (a) {
+		snprintf(dev, sizeof(dev), "%c %u:%u", type_char(a->type), a->major, a->minor);
+		json_object_object_add(o, "device", json_object_new_string(dev));
+		json_object_object_add(o, "access",
+				       json_object_new_string(access_text(a->access, acc)));
+		json_object_object_add(o, "path", json_object_new_string(a->path));
+	} else if (device) {
+		json_object_object_add(o, "device", json_object_new_string(device));
+	}
+	json_object_object_add(o, "result", json_object_new_string(result));
+	if (reason)
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	s = json_object_to_json_string_ext(o,
+					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (s) {
+		size_t n = strlen(s);
+		char *line = malloc(n + 2);
+
+		if (line) {
+			memcpy(line, s, n);
+			line[n] = '\n';
+			if (d->audit.out)
+				(void)sink_write(d->audit.out, line, n + 1);
+			events_publish_line(line, n + 1, c ? c->id : container);
+			free(line);
+		}
+	}
+	json_object_put(o);
+}
+
+static struct attachment *find_attachment(struct container *c, const struct device *dev,
+					  const char *path)
+{
+	for (size_t i = 0; i < c->nattached; i++) {
+		struct attachment *a = &c->attached[i];
+
+		if (path ? !strcmp(a->path, path)
+			 : a->type == dev->type && a->major == dev->major && a->minor == dev->minor)
+			return a;
+	}
+	return NULL;
+}
+
+/* Take back what a granted: deny the access it added. */
+static void revoke_grant(struct container *c, const struct attachment *a)
+{
+	struct devwl_rule rule = {
+		.type = (uint8_t)a->type, .access = a->added, .major = a->major, .minor = a->minor};
+	int r;
+
+	if (!a->added || a->lapsed)
+		return;
+	r = devwl_node_update(c->node, DEVWL_FILE_DENY, &rule);
+	if (r < 0)
+		log_msg("container %s: revoking %c %u:%u on %s: %s", c->id, type_char(a->type),
+			a->major, a->minor, c->node_path, strerror(-r));
+}
+
+/*
+ * --parent-grant: the ancestors that refuse rule allow it, from the top down, each as a
+ * devwlctl allow would (kept across reloads as one): an explicit change of the policy,
+ * which detach does not take back.
+ */
+static int grant_ancestors(struct devwld *d, struct container *c, const struct devwl_rule *rule,
+			   const struct device *dev, struct devwl_error *err)
+{
+	const struct devwl_node *up[256];
+	size_t n = 0;
+
+	for (const struct devwl_node *a = devwl_node_parent(c->node); a && n < ARRAY_SIZE(up);
+	     a = devwl_node_parent(a))
+		up[n++] = a;
+	while (n--) {
+		_cleanup_free_ char *line = NULL, *answer = NULL;
+		char text[64];
+		size_t size = 0;
+		FILE *f;
+		int r;
+
+		if ((access_of(up[n], dev) & rule->access) == rule->access)
+			continue;
+		(void)devwl_rule_format(rule, text, sizeof(text));
+		if (asprintf(&line, "allow %s %s", devwl_node_path(up[n]), text) < 0 ||
+		    !(f = open_memstream(&answer, &size)))
+			return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+		r = edit_exec(d->policy, line, strlen(line), f);
+		fclose(f);
+		if (r >= 0)
+			r = edits_add(&d->edits, line, strlen(line));
+		if (r < 0)
+			return devwl_error_set(err, r, 0, "--parent-grant: %s: %.200s", line,
+					       answer ? answer : strerror(-r));
+		log_msg("container %s: --parent-grant: %s", c->id, line);
+	}
+	return 0;
+}
+
+static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,
+			 struct attachment *a, struct devwl_error *err)
+{
+	struct devwl_rule rule;
+	struct devwl_place place;
+	struct device dev;
+	_cleanup_free_ char *old = NULL;
+	_cleanup_close_ int pidfd = -1;
+	bool old_created = c->created_node;
+	char acc[4];
+	pid_t pid = 0;
+	uint8_t before;
+	int r;
+
+	r = resolve_device(req->device, &dev, err);
+	if (r < 0)
+		return r;
+	a->type = dev.type;
+	a->major = dev.major;
+	a->minor = dev.minor;
+	a->access = req->access ? req->access : DEVWL_ACC_READ | DEVWL_ACC_WRITE;
+	if (!req->path && !dev.host_path)
+		return devwl_error_set(err, -EINVAL, 0,
+				       "%c %u:%u has no node on the host to copy: give the PATH"
+				       " it gets in the container",
+				       type_char(dev.type), dev.major, dev.minor);
+	a->path = strdup(req->path ? req->path : dev.host_path);
+	if (!a->path)
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	if (a->path[0] != '/')
+		return devwl_error_set(err, -EINVAL, 0, "path %.256s: not absolute", a->path);
+	if (find_attachment(c, &dev, NULL) || find_attachment(c, NULL, a->path))
+		return devwl_error_set(err, -EEXIST, 0,
+				       "container %s has %c %u:%u or %.256s attached already "
+				       "(detach it first)",
+				       c->id, type_char(dev.type), dev.major, dev.minor, a->path);
+	if (c->nattached >= ATTACH_MAX)
+		return devwl_error_set(err, -ENOSPC, 0,
+				       "container %s has %d devices attached, "
+				       "the most devwld keeps",
+				       c->id, ATTACH_MAX);
+	pidfd = pidfd_of(c, &pid);
+	if (pidfd < 0)
+		return devwl_error_set(err, pidfd, 0,
+				       "container %s: no process of it left to reach its filesystem"
+				       " through",
+				       c->id);
+	/* The host node's owner and mode, as the container sees them: in a user namespace
+	 * the host's ids mean nothing, so its root owns the node. */
+	a->mode = req->mode_set ? req->mode : dev.host_path ? dev.st.st_mode & 07777 : 0600;
+	a->uid = req->uid;
+	a->gid = req->gid;
+	if (dev.host_path && !own_userns(pid)) {
+		if (req->uid == (uid_t)-1)
+			a->uid = dev.st.st_uid;
+		if (req->gid == (gid_t)-1)
+			a->gid = dev.st.st_gid;
+	}
+
+	r = own_node(d, c, &old, err);
+	if (r < 0)
+		return r;
+	rule = (struct devwl_rule){.type = (uint8_t)dev.type,
+				   .access = a->access,
+				   .major = dev.major,
+				   .minor = dev.minor};
+	before = access_of(c->node, &dev);
+	r = req->parent_grant ? grant_ancestors(d, c, &rule, &dev, err) : 0;
+	if (r < 0) {
+		undo_leaf(d, c, TAKE_PTR(old), old_created);
+		return r;
+	}
+	r = devwl_node_update(c->node, DEVWL_FILE_ALLOW, &rule);
+	if (r >= 0 && (access_of(c->node, &dev) & a->access) != a->access)
+		r = -EPERM; /* an allow-all node whose wider denial an exact allow cannot lift */
+	if (r < 0) {
+		char why[EXPLAIN_MAX];
+
+		explain_allow_refused(c->node, &rule, why, sizeof(why));
+		devwl_error_set(err, r, 0, "container %s: %c %u:%u %s refused at node %s: %s",
+				c->id, type_char(dev.type), dev.major, dev.minor,
+				access_text(a->access, acc), c->node_path,
+				why[0] ? why : strerror(-r));
+		undo_leaf(d, c, TAKE_PTR(old), old_created);
+		return r;
+	}
+	a->added = a->access & ~before;
+	node_changed(d);
+
+	place = (struct devwl_place){.path = a->path,
+				     .type = type_char(dev.type),
+				     .major = dev.major,
+				     .minor = dev.minor,
+				     .mode = a->mode,
+				     .uid = a->uid,
+				     .gid = a->gid,
+				     .flags = DEVWL_PLACE_MKDIR};
+	r = devwl_node_place(pidfd, &place, err);
+	if (r < 0) {
+		char why[sizeof(err->msg)];
+
+		memcpy(why, err->msg, sizeof(why));
+		devwl_error_set(err, r, 0, "container %s: %.480s", c->id, why);
+		revoke_grant(c, a);
+		undo_leaf(d, c, TAKE_PTR(old), old_created);
+		node_changed(d);
+		return r;
+	}
+	log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id, type_char(dev.type),
+		dev.major, dev.minor, access_text(a->access, acc), a->path, c->node_path,
+		r == 1 ? ", which was there already" : "");
+	return 0;
+}
+
+int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err)
+{
+	struct attachment a = {0};
+	struct container *c = find_container(d, req->container, err);
+	struct attachment *v;
+	int r;
+
+	if (!c) {
+		record(d, "attach", NULL, NULL, req->container, req->device, "refused", err->msg);
+		return err->code;
+	}
+	v = realloc(c->attached, (c->nattached + 1) * sizeof(*v));
+	if (!v)
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	c->attached = v;
+	r = attach_locked(d, c, req, &a, err);
+	if (r < 0) {
+		record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
+		free(a.path);
+		return r;
+	}
+	c->attached[c->nattached++] = a;
+	record(d, "attach", c, &a, NULL, NULL, "attached", NULL);
+	if (d->store_hooks.changed)
+		d->store_hooks.changed(d);
+	return 0;
+}
+
+int detach_device(struct devwld *d, const char *container, const char *what,
+		  struct devwl_error *err)
+{
+	struct container *c = find_container(d, container, err);
+	struct attachment *a;
+	struct device dev;
+	_cleanup_close_ int pidfd = -1;
+	pid_t pid;
+	int r = 0;
+
+	if (!c)
+		return err->code;
+	if (what[0] == '/')
+		a = find_attachment(c, NULL, what);
+	else if (resolve_device(what, &dev, err) >= 0)
+		a = find_attachment(c, &dev, NULL);
+	else
+		return err->code;
+	if (!a && what[0] == '/' && resolve_device(what, &dev, &(struct devwl_error){0}) >= 0)
+		a = find_attachment(c, &dev, NULL);
+	if (!a)
+		return devwl_error_set(err, -ENOENT, 0,
+				       "container %s has no device %.256s attached (devwlctl "
+				       "containers --devices lists them)",
+				       c->id, what);
+	/* The node first: once the grant is gone, nothing may be left to stumble on. */
+	pidfd = pidfd_of(c, &pid);
+	if (pidfd >= 0)
+		r = devwl_node_unplace(pidfd, a->path, type_char(a->type), a->major, a->minor, err);
+	if (pidfd < 0 || r < 0) {
+		/* The grant goes anyway: a detach must never leave the device usable. */
+		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
+			pidfd < 0 ? "no process left to reach its filesystem" : err->msg);
+	}
+	revoke_grant(c, a);
+	node_changed(d);
+	log_msg("container %s: %c %u:%u detached from %s", c->id, type_char(a->type), a->major,
+		a->minor, a->path);
+	record(d, "detach", c, a, NULL, NULL,
+	       r < 0 || pidfd < 0 ? "revoked, node left" : "detached", r < 0 ? err->msg : NULL);
+	free(a->path);
+	*a = c->attached[--c->nattached];
+	if (d->store_hooks.changed)
+		d->store_hooks.changed(d);
+	if (r < 0)
+		return r == -EEXIST ? 0 : r;
+	return 0;
+}
+
+/* Pids whose mount namespace is ns_ino's and that hold a file of the device open. */
+static void holders(ino_t ns_ino, const struct attachment *a, FILE *out)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	bool any = false;
+
+	while (proc && (e = readdir(proc))) {
+		char path[64];
+		struct stat st;
+		DIR *fds;
+		struct dirent *f;
+		int pid = atoi(e->d_name);
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+		if (stat(path, &st) < 0 || st.st_ino != ns_ino)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fds = opendir(path);
+		while (fds && (f = readdir(fds))) {
+			char fd[96];
+
+			snprintf(fd, sizeof(fd), "/proc/%d/fd/%.16s", pid, f->d_name);
+			if (f->d_name[0] == '.' || stat(fd, &st) < 0 ||
+			    !(a->type == DEVWL_DEV_BLOCK ? S_ISBLK(st.st_mode)
+							 : S_ISCHR(st.st_mode)) ||
+			    st.st_rdev != makedev(a->major, a->minor))
+				continue;
+			fprintf(out, "%s%d", any ? "," : "", pid);
+			any = true;
+			break;
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	if (!any)
+		fputc('-', out);
+}
+
+void attach_list(struct devwld *d, FILE *out)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		struct container *c = container_of(l, struct container, link);
+		char ns[64], acc[4];
+		struct stat st = {0};
+		pid_t pid = 0;
+		int fd = pidfd_of(c, &pid);
+
+		if (fd >= 0) {
+			snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
+			if (stat(ns, &st) < 0)
+				st.st_ino = 0;
+			close(fd);
+		}
+		for (size_t i = 0; i < c->nattached; i++) {
+			const struct attachment *a = &c->attached[i];
+
+			fprintf(out, "%s %c %u:%u %s %s%s ", c->id, type_char(a->type), a->major,
+				a->minor, access_text(a->access, acc), a->path,
+				a->lapsed ? " (lapsed)" : "");
+			if (st.st_ino)
+				holders(st.st_ino, a, out);
+			else
+				fputc('-', out);
+			fputc('\n', out);
+		}
+	}
+	fputs(".\n", out);
+}
+
+int attach_restore(struct container *c, const struct attachment *a)
+{
+	struct attachment *v = realloc(c->attached, (c->nattached + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	c->attached = v;
+	v[c->nattached] = *a;
+	v[c->nattached].path = strdup(a->path);
+	if (!v[c->nattached].path)
+		return -ENOMEM;
+	c->nattached++;
+	return 0;
+}

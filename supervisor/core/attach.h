@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Hot-plug (attach.c; devwlctl(1) attach, detach): a device given to a running container
+ * = the grant on the container's own node + the node made in its filesystem, taken back
+ * together. Loop thread only.
+ */
+#ifndef DEVWLD_ATTACH_H
+#define DEVWLD_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "attachment.h"
+#include "devwl.h"
+
+struct devwld;
+struct container;
+struct devwl_node;
+
+/* What devwlctl attach asks. Unset: path NULL, access 0, mode 0, uid/gid -1. */
+struct attach_req {
+	const char *container; /* an id, or a prefix of exactly one */
+	const char *device;    /* a host path, "c MAJOR:MINOR" or "b MAJOR:MINOR" */
+	const char *path;      /* in the container; default: the host node's path */
+	uint8_t access;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	bool mode_set;
+	bool parent_grant; /* allow it first on every ancestor that refuses it */
+};
+
+/* Attach: 0, or a negative errno with the reason in err (nothing half-done). */
+int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err);
+/* Detach what (a device as attach takes it, or the path in the container): 0, or a
+ * negative errno with the reason in err. */
+int detach_device(struct devwld *d, const char *container, const char *what,
+		  struct devwl_error *err);
+/* "ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY" lines (OPEN-BY: the pids of the container that
+ * hold the device open, comma-separated, or "-"), then ".". */
+void attach_list(struct devwld *d, FILE *out);
+/* Add a restored attachment to c (the state file; fields are copied). */
+int attach_restore(struct container *c, const struct attachment *a);
+#endif

@@ -1,0 +1,192 @@
+# Hot-plug (devwlctl attach/detach, devwld(8) HOT-PLUG) into running RT containers (runc
+# by default; 152 runs crun): a loop device the container is refused and does not have is
+# attached, read and written by the workload (its data checked on the host), seen by an
+# exec'ed process, kept across a reload and a planned restart, shown with who holds it
+# open, then detached: node gone, new opens refused, while an fd opened before stays
+# valid (the kernel revokes none). The hierarchy bounds it (an attach /lab refuses names
+# /lab), bad requests change nothing, a container on a shared node gets a leaf of its
+# own, and in kernel mode the device cgroup is reprogrammed before the node appears.
+# KM: devwld's --kernel-mode (auto: runc's containers get their device cgroup
+# programmed; never: every trapped open is devwld's to answer, on behalf where needed).
+RT=${RT:-runc}
+KM=${KM:-auto}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
+[ -e /dev/loop-control ] || skip "no /dev/loop-control (loop driver not loaded)"
+PROFILE=$HERE/../../examples/oci-hook/seccomp-mknod-only.json
+
+# The runtimes' default devices, plus the loop driver and FUSE on /lab; each container's
+# own node starts without them ("container_rules"), so only an attach gives them.
+cat >"$T/policy.json" <<'JSON'
+{ "version": 1,
+  "nodes": [
+    { "path": "/lab",
+      "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm", "allow c 1:8 rwm",
+                "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm",
+                "allow b 7:* rw", "allow c 10:229 rw"],
+      "mknod_needs_cap": false } ],
+  "containers": { "default_template": "/lab/{id}",
+                  "container_rules": ["deny b 7:* rwm", "deny c 10:229 rwm"] } }
+JSON
+truncate -s 1M "$T/disk" || fail "truncate"
+printf 'DEVWLDISK' | dd of="$T/disk" conv=notrunc status=none
+LOOP=$(losetup -f --show "$T/disk") || skip "losetup -f: no free loop device here"
+trap 'st=$?; losetup -d "$LOOP" 2>/dev/null; (exit $st); cleanup' EXIT
+lmin=$(($(stat -c '0x%T' "$LOOP")))
+start_devwld --kernel-mode "$KM"
+make_rootfs
+
+probe() {
+	$RT exec "${2:-$id}" sh -c "$1" >"$T/probe.out" 2>&1 </dev/null
+	cat "$T/probe.out"
+}
+eperm() { grep -q "Operation not permitted" "$T/probe.out"; }
+node_of() { ctl containers | awk -v id="$1" '$1 == id {print $2}'; }
+# start ID [JQ-FILTER]: a container running until /tmp/stop-ID exists.
+start() {
+	make_bundle "$1" "echo READY; while [ ! -e /tmp/stop-$1 ]; do sleep 0.1; done" "${2:-.}"
+	run_detached "$1" "$T/$1"
+	wait_until 60 sh -c '"$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" \
+		"$T/control.sock" "$1" || fail "$1 never reached devwld: $(cat "$T/$1.out")"
+}
+ctl events --json --follow >"$T/events.out" 2>&1 &
+CHILD_PIDS+=("$!")
+
+id=att-$RT-$$
+start "$id"
+[ "$(node_of "$id")" = "/lab/$id" ] || fail "node: $(ctl containers)"
+probe "test -e $LOOP && echo PRESENT; mknod /tmp/l b 7 $lmin && head -c 9 /tmp/l" >/dev/null
+grep -q PRESENT "$T/probe.out" && fail "$LOOP in the container before any attach"
+eperm || fail "b 7:$lmin before the attach: $(cat "$T/probe.out")"
+pass "$RT: before the attach $LOOP is absent and refused (container_rules took it from /lab/$id)"
+
+# Bad requests: each refused with its reason, nothing made.
+ln -s / "$T/rootfs/tmp/up"
+expect_refused() {
+	local want=$1
+	shift
+	ctl attach "$@" >"$T/ctl.out" 2>&1
+	[ $? = 1 ] || fail "attach $*: $(cat "$T/ctl.out")"
+	grep -q Usage "$T/ctl.out" && fail "attach $*: $(cat "$T/ctl.out")"
+	grep -q -- "$want" "$T/ctl.out" || fail "attach $*: $(cat "$T/ctl.out"), want '$want'"
+}
+expect_refused "no container" nosuch "$LOOP"
+expect_refused "not a device node" "$id" /etc/passwd
+expect_refused "/lab" "$id" /dev/kmsg
+expect_refused "symbolic link\|symlink" "$id" "$LOOP" /tmp/up/evil-node
+[ ! -e /evil-node ] || { rm -f /evil-node; fail "a node was made through the symlink on the host"; }
+expect_refused "EEXIST\|exists\|something else" "$id" "$LOOP" /dev/null
+expect_refused "access" "$id" "$LOOP" --access rx
+expect_refused "no node on the host\|PATH" "$id" "b 7:1000"
+[ "$(ctl containers --devices)" = "" ] || fail "after refusals: $(ctl containers --devices)"
+[ "$(probe 'cat /dev/null && echo NULL-OK')" = NULL-OK ] || fail "/dev/null changed: $(cat "$T/probe.out")"
+pass "$RT: unknown container, no device, a device /lab refuses (named), a path through a symlink, an occupied path, bad access: refused, nothing attached"
+
+# The explicit way up: --parent-grant allows it on /lab first (a policy change, kept).
+ctl attach "$id" /dev/kmsg --access w --parent-grant >"$T/ctl.out" 2>&1 || fail "--parent-grant: $(cat "$T/ctl.out")"
+ctl list /lab | grep -qx 'c 1:11 w' || fail "/lab after --parent-grant: $(ctl list /lab)"
+[ "$(probe 'echo devwl-attach-test >/dev/kmsg && echo WROTE')" = WROTE ] || fail "/dev/kmsg: $(cat "$T/probe.out")"
+ctl detach "$id" /dev/kmsg >/dev/null || fail "detach /dev/kmsg"
+ctl list /lab | grep -qx 'c 1:11 w' || fail "detach took the parent's grant: $(ctl list /lab)"
+pass "$RT: --parent-grant allowed c 1:11 w on /lab, then on the container; detach left /lab's"
+
+ctl attach "${id:0:12}" "$LOOP" --mode 0660 >"$T/ctl.out" 2>&1 || fail "attach: $(cat "$T/ctl.out")"
+[ "$(probe "head -c 9 $LOOP")" = DEVWLDISK ] || fail "reading $LOOP: $(cat "$T/probe.out")"
+probe "printf ATTACHED | dd of=$LOOP bs=512 seek=1 conv=notrunc,fsync 2>&1 && echo WROTE" >/dev/null
+grep -q WROTE "$T/probe.out" || fail "writing $LOOP: $(cat "$T/probe.out")"
+[ "$(dd if="$T/disk" bs=512 skip=1 count=1 status=none | head -c 8)" = ATTACHED ] ||
+	fail "the host's file does not hold what the container wrote"
+[ "$(probe "stat -c '%a %t:%T' $LOOP")" = "660 7:$(printf %x "$lmin")" ] ||
+	fail "node in the container: $(cat "$T/probe.out")"
+pass "$RT: attached by id prefix; the workload reads and writes $LOOP (data checked on the host)"
+
+# An exec'ed process holds it open: listed, and its fd outlives the detach.
+$RT exec -d "$id" sh -c "exec 3<$LOOP; while [ ! -e /tmp/stop-hold ]; do sleep 0.1; done; head -c 9 <&3 >/tmp/held" ||
+	fail "exec -d"
+wait_until 30 sh -c '"$0" --socket "$1" containers --devices | grep -q "^$2 b 7:$3 rw $4 [0-9]"' \
+	"$DEVWLCTL" "$T/control.sock" "$id" "$lmin" "$LOOP" ||
+	fail "containers --devices: $(ctl containers --devices)"
+pass "$RT: containers --devices lists the attachment and the pid holding it open"
+
+ctl reload >/dev/null || fail "reload"
+[ "$(probe "head -c 9 $LOOP")" = DEVWLDISK ] || fail "after a reload: $(cat "$T/probe.out")"
+gen() { ctl stats | awk '/^generation / {print $2}'; }
+g=$(gen)
+if ctl restart >/dev/null 2>&1; then
+	wait_until 60 sh -c '[ "$("$0" --socket "$1" stats | awk "/^generation / {print \$2}")" -gt "$2" ]' \
+		"$DEVWLCTL" "$T/control.sock" "$g" || fail "no new worker after devwlctl restart"
+	ctl containers --devices | grep -q "^$id b 7:$lmin " || fail "after restart: $(ctl containers --devices)"
+	[ "$(probe "head -c 9 $LOOP")" = DEVWLDISK ] || fail "after a restart: $(cat "$T/probe.out")"
+	pass "$RT: the attachment survives a reload and a planned restart"
+else
+	pass "$RT: the attachment survives a reload (no keeper here: restart not tried)"
+fi
+
+# A reload whose policy no longer allows it: the grant lapses (the node stays, marked),
+# and comes back with a policy that allows it again.
+cp "$T/policy.json" "$T/policy.keep"
+sed -i 's/"allow b 7:\* rw", //' "$T/policy.json"
+ctl reload >/dev/null || fail "reload without b 7:*"
+ctl containers --devices | grep -q "^$id b 7:$lmin rw $LOOP (lapsed) " || fail "not lapsed: $(ctl containers --devices)"
+probe "head -c 9 $LOOP" >/dev/null
+eperm || fail "a lapsed attachment still opens: $(cat "$T/probe.out")"
+cp "$T/policy.keep" "$T/policy.json"
+ctl reload >/dev/null || fail "reload with b 7:*"
+[ "$(probe "head -c 9 $LOOP")" = DEVWLDISK ] || fail "after the policy allowed it again: $(cat "$T/probe.out")"
+pass "$RT: a reload refusing the device lapses the attachment (marked, refused); one allowing it again restores it"
+
+ctl detach "$id" "$LOOP" >"$T/ctl.out" 2>&1 || fail "detach: $(cat "$T/ctl.out")"
+probe "test -e $LOOP && echo PRESENT; mknod /tmp/l2 b 7 $lmin && head -c 9 /tmp/l2" >/dev/null
+grep -q PRESENT "$T/probe.out" && fail "$LOOP still in the container after detach"
+eperm || fail "b 7:$lmin after detach: $(cat "$T/probe.out")"
+touch "$T/rootfs/tmp/stop-hold"
+wait_until 30 test -s "$T/rootfs/tmp/held" || fail "the holder never read"
+[ "$(cat "$T/rootfs/tmp/held")" = DEVWLDISK ] || fail "fd opened before the detach: $(cat "$T/rootfs/tmp/held")"
+[ -z "$(ctl containers --devices)" ] || fail "after detach: $(ctl containers --devices)"
+pass "$RT: detach removed the node and revoked the grant; an fd opened before stays valid"
+
+wait_until 10 grep -q '"event":"detach"' "$T/events.out" || fail "events: $(cat "$T/events.out")"
+for want in '"event":"attach".*"result":"attached"' '"event":"attach".*"result":"refused".*/lab' \
+	'"event":"detach".*"result":"detached"'; do
+	grep -q "$want" "$T/events.out" || fail "no $want in devwlctl events: $(cat "$T/events.out")"
+	grep -q "$want" "$T/audit.jsonl" || fail "no $want in the audit"
+done
+pass "$RT: attach, refused attach (with the reason) and detach in devwlctl events and the audit"
+
+# A shared node: the container gets a leaf of its own, its neighbour keeps /lab.
+meta() { jq --arg m "$1" '.linux.seccomp.listenerMetadata = $m'; }
+a=sh-a-$$ b=sh-b-$$
+start "$a" "$(printf '.linux.seccomp.listenerMetadata = "node=/lab"')"
+start "$b" "$(printf '.linux.seccomp.listenerMetadata = "node=/lab"')"
+ctl attach "$a" /dev/fuse >"$T/ctl.out" 2>&1 || fail "attach to $a: $(cat "$T/ctl.out")"
+[ "$(node_of "$a")" = "/lab/$a" ] && [ "$(node_of "$b")" = /lab ] ||
+	fail "nodes after attach: $(ctl containers)"
+[ "$(probe 'true </dev/fuse && echo OPENED' "$a")" = OPENED ] || fail "$a /dev/fuse: $(cat "$T/probe.out")"
+touch "$T/rootfs/tmp/stop-$a"
+wait_until 60 sh -c '! "$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" "$T/control.sock" "$a" ||
+	fail "$a did not go"
+ctl list "/lab/$a" >/dev/null 2>&1 && fail "/lab/$a outlived its container"
+[ -z "$(ctl containers --devices)" ] || fail "attachments of a gone container: $(ctl containers --devices)"
+pass "$RT: on a shared node the attach made /lab/$a for it alone, gone with it"
+
+# Kernel mode: the cgroup holds the grant before the node appears.
+k=km-$$
+start "$k" "$(jq -c --arg lp "$T/listen.sock" '.listenerPath = $lp | .listenerMetadata = "node=/lab/km mode=kernel"' "$PROFILE" |
+	sed 's/^/.linux.seccomp = /')"
+mode=$(ctl containers | awk -v id="$k" '$1 == id {print $5}')
+case $mode in
+kernel-v1 | kernel-v2)
+	n0=$(stat_of notifications)
+	ctl attach "$k" "$LOOP" >"$T/ctl.out" 2>&1 || fail "attach in kernel mode: $(cat "$T/ctl.out")"
+	[ "$(probe "head -c 9 $LOOP" "$k")" = DEVWLDISK ] || fail "kernel mode read: $(cat "$T/probe.out")"
+	[ "$(stat_of notifications)" = "$n0" ] || fail "the open was trapped in kernel mode"
+	ctl detach "$k" "$LOOP" >/dev/null || fail "detach in kernel mode"
+	probe "mknod /tmp/l3 b 7 $lmin; head -c 9 /tmp/l3" "$k" >/dev/null
+	eperm || fail "kernel mode after detach: $(cat "$T/probe.out")"
+	pass "$RT: kernel mode ($mode): attach opens natively (no notification), detach refused by the kernel"
+	;;
+*) echo "# kernel mode not in force here ($mode): $(grep -m1 "container $k: WARNING" "$T/devwld.log")" ;;
+esac
+touch "$T/rootfs/tmp/stop-$id" "$T/rootfs/tmp/stop-$b" "$T/rootfs/tmp/stop-$k"
+exit 0

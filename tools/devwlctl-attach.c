@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * devwlctl attach / detach (devwlctl(1)): the arguments checked here, for a message that
+ * names the bad one, and sent as one JSON object; devwld resolves the device, so the
+ * daemon's view of /dev decides, not the client's.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "devwlctl.h"
+#include "util.h"
+
+static void attach_usage(FILE *f, bool attach)
+{
+	if (attach)
+		fputs("Usage: devwlctl attach CONTAINER DEVICE [PATH] [--access rwm] [--mode "
+		      "MODE]\n"
+		      "                       [--uid UID] [--gid GID]\n"
+		      "\n"
+		      "Give a running container a device: the grant on its node and the device\n"
+		      "node at PATH in its filesystem (default: DEVICE's host path).\n"
+		      "DEVICE: a host path (/dev/fuse) or \"c MAJOR:MINOR\" / \"b MAJOR:MINOR\".\n"
+		      "  --access ACCESS  r, w, m [rw]\n"
+		      "  --mode MODE      the node's mode, octal [the host node's, else 0600]\n"
+		      "  --uid UID, --gid GID  its owner as the container sees it [the host\n"
+		      "                   node's; in a user namespace the container's root]\n"
+		      "  --parent-grant   allow it first on each ancestor node that refuses it\n"
+		      "                   (a policy change, kept as devwlctl allow; detach does\n"
+		      "                   not take it back)\n",
+		      f);
+	else
+		fputs("Usage: devwlctl detach CONTAINER DEVICE|PATH\n"
+		      "\n"
+		      "Take an attached device back: its node is removed from the container and\n"
+		      "the grant revoked. Open file descriptors stay valid (see containers\n"
+		      "--devices for who holds them).\n",
+		      f);
+}
+
+/* A number for --mode (octal), --uid, --gid: 0..max. */
+static int number(const char *opt, const char *s, int base, unsigned long max, unsigned long *ret)
+{
+	char *end = NULL;
+
+	errno = 0;
+	*ret = strtoul(s, &end, base);
+	if (!*s || *end || errno || *ret > max || s[0] == '-') {
+		fprintf(stderr, "devwlctl: %s '%s': %s from 0 to %lu\n", opt, s,
+			base == 8 ? "an octal mode" : "a number", max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"access", required_argument, NULL, 'a'},
+		{"mode", required_argument, NULL, 'm'},
+		{"uid", required_argument, NULL, 'u'},
+		{"gid", required_argument, NULL, 'g'},
+		{"parent-grant", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	bool attach = !strcmp(argv[0], "attach");
+	struct json_object *o = json_object_new_object();
+	unsigned long n;
+	const char *s;
+	int c, r = 2;
+
+	if (!o)
+		return 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			attach_usage(stdout, attach);
+			r = 0;
+			goto out;
+		}
+		if (!attach || c == '?')
+			goto usage;
+		switch (c) {
+		case 'a':
+			json_object_object_add(o, "access", json_object_new_string(optarg));
+			break;
+		case 'p':
+			json_object_object_add(o, "parent_grant", json_object_new_boolean(true));
+			break;
+		case 'm':
+			if (number("--mode", optarg, 8, 07777, &n) < 0)
+				goto out;
+			json_object_object_add(o, "mode", json_object_new_int64((int64_t)n));
+			break;
+		case 'u':
+		case 'g':
+			if (number(c == 'u' ? "--uid" : "--gid", optarg, 10, UINT32_MAX - 1, &n) <
+			    0)
+				goto out;
+			json_object_object_add(o, c == 'u' ? "uid" : "gid",
+					       json_object_new_int64((int64_t)n));
+			break;
+		}
+	}
+	if (argc - optind < 2 || argc - optind > (attach ? 3 : 2))
+		goto usage;
+	json_object_object_add(o, "container", json_object_new_string(argv[optind]));
+	json_object_object_add(o, "device", json_object_new_string(argv[optind + 1]));
+	if (argc - optind == 3)
+		json_object_object_add(o, "path", json_object_new_string(argv[optind + 2]));
+	s = json_object_to_json_string_ext(o,
+					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	{
+		_cleanup_free_ char *line = NULL;
+
+		if (!s || asprintf(&line, "%s %s\n", argv[0], s) < 0) {
+			r = 1;
+			goto out;
+		}
+		r = ctl_request(line, strlen(line));
+	}
+	goto out;
+usage:
+	attach_usage(stderr, attach);
+out:
+	json_object_put(o);
+	return r;
+}
