@@ -523,6 +523,11 @@ int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *
 
 /* Flags of struct devwl_place. */
 #define DEVWL_PLACE_MKDIR (1u << 0) /* make missing parent directories */
+/* If the target is in another user namespace, whose mounts are nodev (its /dev), bind a
+ * twin of the node from a tmpfs of devwl's own over it, so that the node opens; only where
+ * the target's device cgroup enforces the grant (doc/DESIGN.md, nodev mounts). Unplace
+ * unmounts it. */
+#define DEVWL_PLACE_TWIN (1u << 1)
 
 /* What devwl_node_place() makes, and where. Zero it, then fill it in. */
 struct devwl_place {

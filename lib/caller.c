@@ -1106,7 +1106,7 @@ int caller_may_open(int opath_fd, int oflags)
 }
 
 /* A tmpfs no path reaches (fsopen, fsmount: never attached), with one option set. */
-static int new_tmpfs(const char *key, const char *value)
+int caller_new_tmpfs(const char *key, const char *value)
 {
 	_cleanup_close_ int fs = -1;
 	int mnt = -1;
@@ -1129,7 +1129,7 @@ static int new_tmpfs(const char *key, const char *value)
 static int private_mount(struct devwl_caller *c)
 {
 	if (c->private_mnt < 0)
-		c->private_mnt = new_tmpfs("mode", "0711");
+		c->private_mnt = caller_new_tmpfs("mode", "0711");
 	return c->private_mnt;
 }
 
@@ -1230,7 +1230,7 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
  */
 static int twin_mount(void)
 {
-	return new_tmpfs("size", "4k");
+	return caller_new_tmpfs("size", "4k");
 }
 
 int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)

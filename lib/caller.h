@@ -88,6 +88,9 @@ struct devwl_caller {
 };
 
 int caller_init(struct devwl_caller *c);
+/* A tmpfs of devwl's own (fsopen, fsmount: never attached, noexec, nosuid), with one
+ * option key=value: its mount fd, or -errno. */
+int caller_new_tmpfs(const char *key, const char *value);
 void caller_done(struct devwl_caller *c);
 /* Close the cached root, which pins a container's root mount while it is kept. */
 void caller_forget(struct devwl_caller *c);

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 
 #include "devwl.h"
@@ -398,21 +399,75 @@ static int walk_refusal(const struct target *t, const char *path, size_t off, si
 			       path, (int)(off + len), path, strerror(-r));
 }
 
+/*
+ * Files are made with the fsuid and fsgid of their owner-to-be. A file system the
+ * target's user namespace mounted (a runtime's /dev tmpfs in a user-namespace container)
+ * refuses an inode whose owner it cannot map, EOVERFLOW, and host root is unmapped there.
+ * The change of fsuid drops the file system capabilities from the effective set, so they
+ * are set again from the permitted set; all of it is per thread, and undone by as_self().
+ */
+struct self {
+	bool changed;
+	uid_t fsuid;
+	gid_t fsgid;
+	struct __user_cap_data_struct caps[2];
+};
+
+static int capset_self(const struct __user_cap_data_struct caps[2])
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+
+	return syscall(SYS_capset, &hdr, caps) < 0 ? negerrno() : 0;
+}
+
+static int as_owner(uid_t uid, gid_t gid, struct self *self)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+
+	self->changed = false;
+	self->fsuid = (uid_t)syscall(SYS_setfsuid, -1);
+	self->fsgid = (gid_t)syscall(SYS_setfsgid, -1);
+	if (self->fsuid == uid && self->fsgid == gid)
+		return 0;
+	if (syscall(SYS_capget, &hdr, self->caps) < 0)
+		return negerrno();
+	self->changed = true;
+	syscall(SYS_setfsgid, gid);
+	syscall(SYS_setfsuid, uid);
+	if ((uid_t)syscall(SYS_setfsuid, -1) != uid || (gid_t)syscall(SYS_setfsgid, -1) != gid)
+		return -EPERM;
+	return capset_self(self->caps);
+}
+
+static void as_self(const struct self *self)
+{
+	if (!self->changed)
+		return;
+	syscall(SYS_setfsuid, self->fsuid);
+	syscall(SYS_setfsgid, self->fsgid);
+	(void)capset_self(self->caps);
+}
+
 /* Make the missing directory name under cur: 0755, owned as the target's "/". */
 static int make_dir(const struct target *t, const char *path, size_t off, size_t len, int cur,
 		    const char *name, struct devwl_error *err)
 {
 	_cleanup_close_ int fd = -1;
+	struct self self;
 	struct stat root;
 	int r = 0;
 
 	if (fstat(t->root, &root) < 0)
 		return devwl_error_set(err, negerrno(), 0, "process %d: its root: %m", (int)t->pid);
-	if (mkdirat(cur, name, 0) < 0) {
-		if (errno == EEXIST)
+	r = as_owner(root.st_uid, root.st_gid, &self);
+	if (r >= 0 && mkdirat(cur, name, 0) < 0)
+		r = negerrno();
+	as_self(&self);
+	if (r < 0) {
+		if (r == -EEXIST)
 			return 0; /* made meanwhile: the walk opens it like any other */
-		return devwl_error_set(err, negerrno(), off, "process %d: %s: making \"%.*s\": %m",
-				       (int)t->pid, path, (int)(off + len), path);
+		return devwl_error_set(err, r, off, "process %d: %s: making \"%.*s\": %s",
+				       (int)t->pid, path, (int)(off + len), path, strerror(-r));
 	}
 	fd = open_path_nofollow(cur, name);
 	if (fd < 0 || !is_fresh(cur, fd, S_IFDIR, 0))
@@ -494,6 +549,15 @@ static int judge_existing(const struct target *t, const char *path, size_t off,
 			       (int)t->pid, path, describe(st, what, sizeof(what)));
 }
 
+/* Is the target in a user namespace other than ours? */
+static bool other_userns(const struct target *t)
+{
+	struct stat a, b;
+
+	return fstatat(t->proc, "ns/user", &a, 0) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+	       (a.st_ino != b.st_ino || a.st_dev != b.st_dev);
+}
+
 static int place_in(const struct target *t, const struct devwl_place *p, uid_t uid, gid_t gid,
 		    struct devwl_error *err)
 {
@@ -501,6 +565,7 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 	dev_t rdev = makedev(p->major, p->minor);
 	_cleanup_close_ int dir = -1, fd = -1;
 	const char *name = NULL;
+	struct self self;
 	struct stat st;
 	size_t off = 0;
 	int r = 0;
@@ -515,8 +580,11 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 		return devwl_error_set(err, negerrno(), off, "process %d: %s: %m", (int)t->pid,
 				       p->path);
 	/* Permission bits 0 until the owner is set: nobody opens it as ours meanwhile. */
-	if (mknodat(dir, name, type, rdev) < 0) {
+	r = as_owner(uid, gid, &self);
+	if (r >= 0 && mknodat(dir, name, type, rdev) < 0)
 		r = negerrno();
+	as_self(&self);
+	if (r < 0) {
 		if (r == -EEXIST && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			return judge_existing(t, p->path, off, &st, type, rdev, err);
 		return devwl_error_set(
@@ -538,6 +606,16 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 				       (int)t->pid, p->path, (unsigned int)uid, (unsigned int)gid,
 				       (unsigned int)p->mode, strerror(-r));
 	}
+	if ((p->flags & DEVWL_PLACE_TWIN) && other_userns(t)) {
+		r = place_bind_twin(t->proc, fd);
+		if (r < 0) {
+			(void)unlinkat(dir, name, 0);
+			return devwl_error_set(err, r, off,
+					       "process %d: %s: binding a twin over the node (its "
+					       "user namespace's mounts are nodev): %s",
+					       (int)t->pid, p->path, strerror(-r));
+		}
+	}
 	return 0;
 }
 
@@ -557,9 +635,9 @@ DEVWL_EXPORT int devwl_node_place(int pidfd, const struct devwl_place *place,
 		return devwl_error_set(ret_err, -EINVAL, 0,
 				       "%s: mode %#o has more than permission bits (07777)",
 				       place->path, (unsigned int)place->mode);
-	if (place->flags & ~DEVWL_PLACE_MKDIR)
+	if (place->flags & ~(DEVWL_PLACE_MKDIR | DEVWL_PLACE_TWIN))
 		return devwl_error_set(ret_err, -EINVAL, 0, "%s: unknown flags %#x", place->path,
-				       place->flags & ~DEVWL_PLACE_MKDIR);
+				       place->flags & ~(DEVWL_PLACE_MKDIR | DEVWL_PLACE_TWIN));
 	for (size_t i = 0; i < ARRAY_SIZE(place->reserved); i++)
 		if (place->reserved[i])
 			return devwl_error_set(ret_err, -EINVAL, 0,
@@ -608,11 +686,23 @@ static int unplace_in(const struct target *t, const char *path, int type, uint32
 	 * The name may be swapped between the stat and the unlink; whoever can do that may
 	 * unlink the name themselves, and the target's root is all the walk reached.
 	 */
-	if (unlinkat(dir, path + off, 0) < 0)
-		return errno == ENOENT
-			       ? 1
-			       : devwl_error_set(err, negerrno(), off, "process %d: %s: unlink: %m",
-						 (int)t->pid, path);
+	r = unlinkat(dir, path + off, 0) < 0 ? negerrno() : 0;
+	if (r == -EBUSY) {
+		/* A mount point: the twin DEVWL_PLACE_TWIN bound over it goes first. */
+		_cleanup_close_ int fd = open_path_nofollow(dir, path + off);
+
+		r = fd < 0 ? negerrno() : place_unbind(t->proc, fd);
+		if (r < 0)
+			return devwl_error_set(err, r, off,
+					       "process %d: %s: unmounting its twin: %s",
+					       (int)t->pid, path, strerror(-r));
+		r = unlinkat(dir, path + off, 0) < 0 ? negerrno() : 0;
+	}
+	if (r == -ENOENT)
+		return 1;
+	if (r < 0)
+		return devwl_error_set(err, r, off, "process %d: %s: unlink: %s", (int)t->pid, path,
+				       strerror(-r));
 	return 0;
 }
 

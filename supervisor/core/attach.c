@@ -524,7 +524,11 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 				     .mode = a->mode,
 				     .uid = a->uid,
 				     .gid = a->gid,
-				     .flags = DEVWL_PLACE_MKDIR};
+				     /* Where the cgroup enforces the grant the kernel opens the
+				      * node, in the caller's context: on a user namespace's nodev
+				      * /dev only a twin of ours bound over it opens. */
+				     .flags = DEVWL_PLACE_MKDIR |
+					      (kernelmode_enforced(c) ? DEVWL_PLACE_TWIN : 0)};
 	r = devwl_node_place(pidfd, &place, err);
 	if (r < 0) {
 		char why[sizeof(err->msg)];

@@ -40,7 +40,7 @@ static void bad_requests(struct pt_target *t)
 		{"/dev/x", DEVWL_DEV_CHAR, 1, 0666, 0, -EINVAL, "not 'c' or 'b'"},
 		{"/dev/x", 'c', 4096, 0666, 0, -EINVAL, "12-bit major"},
 		{"/dev/x", 'c', 1, 010666, 0, -EINVAL, "permission bits"},
-		{"/dev/x", 'c', 1, 0666, 2, -EINVAL, "unknown flags"},
+		{"/dev/x", 'c', 1, 0666, 4, -EINVAL, "unknown flags"},
 	};
 	struct devwl_place p = pt_place("/dev/x", 'c', 1, 3, 0666, 0, 0, 0);
 	struct devwl_error err;

@@ -154,6 +154,23 @@ for want in '"event":"attach".*"result":"attached"' '"event":"attach".*"result":
 done
 pass "$RT: attach, refused attach (with the reason) and detach in devwlctl events and the audit"
 
+# A user-namespace container: the node devwld makes sits on the container's /dev, which
+# its runtime mounted inside the user namespace (nodev): an attached device must open all
+# the same (authoritative: opened through devwld's node as the caller; kernel mode: a twin
+# bound over the node).
+u=uns-$$
+cp -a "$T/rootfs" "$T/urootfs"
+chown -R 100000:100000 "$T/urootfs"
+start "$u" "$(printf '%s' '.root.path = "'"$T/urootfs"'" | .linux.namespaces += [{"type": "user"}]
+	| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+	| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]')"
+ctl attach "$u" "$LOOP" >"$T/ctl.out" 2>&1 || fail "attach to the userns container: $(cat "$T/ctl.out")"
+[ "$(probe "stat -c '%u %a' $LOOP" "$u")" = "0 $(stat -c %a "$LOOP")" ] ||
+	fail "owner and mode in the userns container: $(cat "$T/probe.out"), the host's: $(stat -c '%u %a' "$LOOP")"
+[ "$(probe "head -c 9 $LOOP" "$u")" = DEVWLDISK ] || fail "userns container reading $LOOP: $(cat "$T/probe.out")"
+pass "$RT: a user-namespace container opens its attached $LOOP (owned by its root)"
+touch "$T/urootfs/tmp/stop-$u"
+
 # A shared node: the container gets a leaf of its own, its neighbour keeps /lab.
 meta() { jq --arg m "$1" '.linux.seccomp.listenerMetadata = $m'; }
 a=sh-a-$$ b=sh-b-$$

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * DEVWL_PLACE_TWIN: a twin of a node devwl_node_place() made, bound over it, so that it
+ * opens although the file system holding it is nodev (one a user namespace mounted: a
+ * runtime's /dev of a user-namespace container). The twin sits on a tmpfs of its own that
+ * no path reaches and whose last reference the bind is, as for the twins of lib/caller.c
+ * (doc/DESIGN.md, nodev mounts).
+ *
+ * Binding into, and unmounting from, another mount namespace needs the calling thread in
+ * it. A throwaway thread does it (unshare(CLONE_FS), then setns), so the caller's thread
+ * never leaves its namespace and no child process is made that an embedder's waitpid(-1)
+ * could reap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "caller.h"
+#include "place.h"
+#include "thread.h"
+#include "util.h"
+
+/* umount2's MNT_DETACH: <sys/mount.h> and <linux/mount.h> clash in glibc 2.36. */
+#define PLACE_MNT_DETACH 2
+
+struct job {
+	int ns;	  /* the target's mount namespace */
+	int tree; /* the twin's detached mount: bind it; -1: unmount node */
+	int node; /* O_PATH fd of the node, in the target's namespace */
+	int r;
+};
+
+static void *in_ns(void *arg)
+{
+	struct job *j = arg;
+	char self[48];
+
+	if (unshare(CLONE_FS) < 0 || setns(j->ns, CLONE_NEWNS) < 0) {
+		j->r = negerrno();
+		return NULL;
+	}
+	if (j->tree >= 0) {
+		if (syscall(SYS_move_mount, j->tree, "", j->node, "",
+			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			j->r = negerrno();
+	} else {
+		/* The magic link names the mount the fd is on: the twin's, nothing else. */
+		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", j->node);
+		if (syscall(SYS_umount2, self, PLACE_MNT_DETACH) < 0)
+			j->r = negerrno();
+	}
+	return NULL;
+}
+
+static int run(struct job *j)
+{
+	pthread_t th;
+	int r = devwl_thread_start(&th, in_ns, j);
+
+	if (r < 0)
+		return r;
+	pthread_join(th, NULL);
+	return j->r;
+}
+
+int place_bind_twin(int proc, int node)
+{
+	_cleanup_close_ int ns = -1, mnt = -1, tree = -1;
+	struct stat st;
+	struct job j;
+
+	if (fstat(node, &st) < 0)
+		return negerrno();
+	ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return negerrno();
+	mnt = caller_new_tmpfs("size", "4k");
+	if (mnt < 0)
+		return mnt;
+	if (mknodat(mnt, "node", (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0 ||
+	    fchownat(mnt, "node", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(mnt, "node", st.st_mode & 07777, 0) < 0)
+		return negerrno();
+	tree = (int)syscall(SYS_open_tree, mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return negerrno();
+	j = (struct job){.ns = ns, .tree = tree, .node = node};
+	return run(&j);
+}
+
+int place_unbind(int proc, int node)
+{
+	_cleanup_close_ int ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
+	struct job j = {.ns = ns, .tree = -1, .node = node};
+
+	if (ns < 0)
+		return negerrno();
+	return run(&j);
+}
