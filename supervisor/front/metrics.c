@@ -116,9 +116,12 @@ static void put_containers(struct devwld *d, FILE *f)
 	static const char *const modes[] = {"kernel-v1", "kernel-v2", "unprogrammed",
 					    "authoritative"};
 	unsigned int n[ARRAY_SIZE(modes)] = {0};
+	uint64_t attached = 0;
 
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const char *mode = kernelmode_name(container_of(l, struct container, link));
+
+		attached += container_of(l, struct container, link)->nattached;
 
 		for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
 			if (!strcmp(mode, modes[i]))
@@ -127,6 +130,8 @@ static void put_containers(struct devwld *d, FILE *f)
 	head(f, "devwl_containers", "gauge", "Containers served, by how their opens are decided.");
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
 		fprintf(f, "devwl_containers{mode=\"%s\"} %u\n", modes[i], n[i]);
+	one(f, "devwl_attached_devices", "gauge",
+	    "Devices attached to running containers (devwlctl attach).", attached);
 	if (!d->cfg.metrics_containers)
 		return;
 	head(f, "devwl_container_notifications_total", "counter",

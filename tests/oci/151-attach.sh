@@ -99,7 +99,8 @@ grep -q WROTE "$T/probe.out" || fail "writing $LOOP: $(cat "$T/probe.out")"
 	fail "the host's file does not hold what the container wrote"
 [ "$(probe "stat -c '%a %t:%T' $LOOP")" = "660 7:$(printf %x "$lmin")" ] ||
 	fail "node in the container: $(cat "$T/probe.out")"
-pass "$RT: attached by id prefix; the workload reads and writes $LOOP (data checked on the host)"
+ctl metrics | grep -qx 'devwl_attached_devices 1' || fail "metrics: $(ctl metrics | grep attached)"
+pass "$RT: attached by id prefix; the workload reads and writes $LOOP (data checked on the host); devwl_attached_devices 1"
 
 # An exec'ed process holds it open: listed, and its fd outlives the detach.
 $RT exec -d "$id" sh -c "exec 3<$LOOP; while [ ! -e /tmp/stop-hold ]; do sleep 0.1; done; head -c 9 <&3 >/tmp/held" ||
