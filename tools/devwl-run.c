@@ -97,6 +97,7 @@ static void usage(FILE *f)
 	      "  -n, --node PATH        run in this node of the policy (default /; created,\n"
 	      "                         inheriting from its parent, if missing)\n"
 	      "  -a, --allow RULE       add \"TYPE MAJOR:MINOR ACCESS\" to the node's allow list\n"
+	      "                         (or a device name: \"/dev/fuse rw\", \"char-pts rw\")\n"
 	      "  -d, --deny RULE        remove it (both apply in order, after the policy)\n"
 	      "  -c, --drop-cap CAP     drop a capability (CAP_MKNOD or mknod) from the command\n"
 	      "  -A, --audit FILE       append one JSON line per decision to FILE (- = stderr)\n"
@@ -302,9 +303,30 @@ static int mkdir_p(struct devwl_policy *policy, const char *path)
 static int write_rule(struct devwl_node *node, enum devwl_file file, const char *text,
 		      const char *origin)
 {
+	_cleanup_free_ struct devwl_rule *rules = NULL;
 	struct devwl_error err = {0};
-	int r = devwl_node_write(node, file, text, strlen(text), &err);
+	size_t n = 0;
+	int r;
 
+	/* A device name (/dev/fuse, char-pts) is the rules it resolves to now, as a policy
+	 * file's are: the node holds numbers only. */
+	if (!devwl_devname_is_name(text, strlen(text))) {
+		r = devwl_node_write(node, file, text, strlen(text), &err);
+		goto out;
+	}
+	r = devwl_devname_resolve(text, strlen(text), NULL, &rules, &n, &err);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		r = devwl_node_update(node, file, &rules[i]);
+		if (r < 0) {
+			char s[DEVWL_RULE_STR_MAX];
+
+			devwl_rule_format(&rules[i], s, sizeof(s));
+			devwl_error_set(&err, r, 0, "%s (%s) %s", s, text,
+					r == -EPERM ? "is not allowed by the parent"
+						    : strerror(-r));
+		}
+	}
+out:
 	if (r < 0)
 		fprintf(stderr, "devwl-run: %s '%s' on %s: %s\n", origin, text,
 			devwl_node_path(node), err.msg[0] ? err.msg : strerror(-r));
