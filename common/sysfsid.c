@@ -38,7 +38,8 @@ static char *attr(const char *dir, const char *name)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO in a tree of the caller's must not hang the resolution. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	len = devwl_read_all(fd, 4096, &text);
@@ -112,13 +113,19 @@ static bool udev_is(const char *udev, char type, const char *mm, const char *key
 	char path[PATH_MAX], line[4096];
 	_cleanup_(fclosep) FILE *f = NULL;
 	size_t klen = strlen(key);
+	int fd;
 
 	if (!udev ||
 	    (size_t)snprintf(path, sizeof(path), "%s/%c%s", udev, type, mm) >= sizeof(path))
 		return false;
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return false;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return false;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "E:", 2) && !strncmp(line + 2, key, klen) &&

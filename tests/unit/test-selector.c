@@ -4,8 +4,9 @@
  * builds in a temporary directory: a USB serial adapter with its tty under a root hub, a
  * USB HID device with a hidraw node, a loop device with a partition and an unbound one, a
  * SCSI disk with a wwid and a partition, a virtio disk with a serial, udev's database for
- * the SCSI disk, by-id and by-path links, and a /sys/dev link that leaves the tree. Then
- * the grammar, its refusals, and the same selectors through the batch protocol.
+ * the SCSI disk, by-id and by-path links, FIFOs where files belong, and a /sys/dev link
+ * that leaves the tree. Then the grammar, its refusals, and the same selectors through
+ * the batch protocol.
  */
 #include <errno.h>
 #include <limits.h>
@@ -117,6 +118,15 @@ static int build_tree(void **state)
 	/* A virtio disk whose serial is its own attribute. */
 	device("devices/pci0000:00/virtio1/block/vda", "block", "254:0", "block");
 	put("sys/devices/pci0000:00/virtio1/block/vda/serial", "VIRT123\n");
+	/* FIFOs where a file is expected are read as nothing, never waited on. */
+	{
+		char fifo[PATH_MAX * 2];
+
+		snprintf(fifo, sizeof(fifo), "%s/sys/" USB1 "/1-2/serial", root);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		snprintf(fifo, sizeof(fifo), "%s/udev/b8:1", root);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+	}
 	/* Out of the tree: never followed. */
 	link_to("sys/dev/char/1:3", "!/sys/devices/virtual/mem/null");
 	put("sys/class/mem/.keep", "");
@@ -195,6 +205,8 @@ static void test_selector_resolve_usb(void **state)
 	/* Hex in either case; the ids are the nearest USB device's, never a hub above. */
 	expect("usb:046D:C52B r", "c 189:2 r\nc 240:0 r\n");
 	expect("usb:1d6b:0002 r", "c 189:0 r\n");
+	/* 1-2's serial is a FIFO: no serial, and no hang. */
+	expect("usb:046d:c52b:X r", "");
 }
 
 static void test_selector_resolve_subsystem(void **state)
