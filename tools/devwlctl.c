@@ -692,5 +692,15 @@ int main(int argc, char **argv)
 	    (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
 	    devwl_devname_is_name(argv[i + 2], strlen(argv[i + 2])))
 		return cmd_named(argc - i, argv + i);
+	/* A selector goes to devwld as written, which resolves it: "SELECTOR ACCESS" as one
+	 * argument or two. */
+	if (argc - i == 4 && (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
+	    selector_is(argv[i + 2], strlen(argv[i + 2]))) {
+		_cleanup_free_ char *rule = NULL;
+
+		if (asprintf(&rule, "%s %s", argv[i + 2], argv[i + 3]) < 0)
+			return 1;
+		return cmd_daemon(3, (char *[]){argv[i], argv[i + 1], rule, NULL});
+	}
 	return cmd_daemon(argc - i, argv + i);
 }
