@@ -10,7 +10,6 @@
 
 #include "cdi-spec.h"
 #include "jsonutil.h"
-#include "rulevec.h"
 #include "util.h"
 #include "yamljson.h"
 
@@ -60,18 +59,19 @@ bool cdi_name_valid(const char *s, size_t len)
 	return word(s, len, 253, "-_.", true);
 }
 
-/* MAJOR.MINOR.PATCH with an optional -PRERELEASE or +BUILD. */
+/* The released versions of the CDI specification, with or without a leading v: a newer
+ * one may mean what devwl does not know, and is refused as the CDI's own library does. */
 static bool version_valid(const char *s)
 {
-	for (int part = 0; part < 3; part++) {
-		if (!isdigit((unsigned char)*s))
-			return false;
-		while (isdigit((unsigned char)*s))
-			s++;
-		if (part < 2 && *s++ != '.')
-			return false;
-	}
-	return !*s || *s == '-' || *s == '+';
+	static const char *const known[] = {"0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0",
+					    "0.6.0", "0.7.0", "0.8.0", "1.0.0", "1.1.0"};
+
+	if (*s == 'v')
+		s++;
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(s, known[i]))
+			return true;
+	return false;
 }
 
 /* The string member key of obj, or NULL with *r set when it is missing (and required)
@@ -116,31 +116,63 @@ static int number_at(struct ctx *c, struct json_object *obj, const char *key, co
 	return 0;
 }
 
-static int node_type(struct ctx *c, const char *t, const char *field, uint8_t *ret)
+/*
+ * CDI's types: c and b get a cgroup rule; u (an unbuffered character device) and p (a
+ * FIFO) are valid nodes that the CDI gives none, and so neither does devwl.
+ */
+static int node_type(struct ctx *c, const char *t, const char *field, struct cdi_node *n)
 {
 	if (!t || !*t)
-		*ret = 0;
-	else if (!strcmp(t, "c") || !strcmp(t, "u"))
-		*ret = DEVWL_DEV_CHAR;
+		n->type = 0;
+	else if (!strcmp(t, "c"))
+		n->type = DEVWL_DEV_CHAR;
 	else if (!strcmp(t, "b"))
-		*ret = DEVWL_DEV_BLOCK;
-	else if (!strcmp(t, "p"))
-		return bad(c, field, "a FIFO (\"p\") is no device the cgroup controls");
+		n->type = DEVWL_DEV_BLOCK;
+	else if (!strcmp(t, "u") || !strcmp(t, "p"))
+		n->no_rule = true;
 	else
-		return bad(c, field, "\"%s\" is not c, u or b", t);
+		return bad(c, field, "\"%s\" is not c, b, u or p", t);
 	return 0;
 }
 
 static int node_access(struct ctx *c, const char *p, const char *field, uint8_t *ret)
 {
-	/* CDI: omitted or empty means rwm, "none" nothing. */
-	if (!p || !*p)
+	/* CDI: omitted or empty means rwm, "none" nothing; the letters may repeat. */
+	*ret = 0;
+	if (!p || !*p) {
 		*ret = DEVWL_ACC_MASK;
-	else if (!strcmp(p, "none"))
-		*ret = 0;
-	else if (rulevec_parse_access(p, strlen(p), ret) < 0)
-		return bad(c, field, "\"%s\" is not r, w and m, each at most once", p);
+		return 0;
+	}
+	if (!strcmp(p, "none"))
+		return 0;
+	for (const char *q = p; *q; q++) {
+		uint8_t bit = *q == 'r'	  ? DEVWL_ACC_READ
+			      : *q == 'w' ? DEVWL_ACC_WRITE
+			      : *q == 'm' ? DEVWL_ACC_MKNOD
+					  : 0;
+
+		if (!bit)
+			return bad(c, field, "\"%s\" is not made of r, w and m", p);
+		*ret |= bit;
+	}
 	return 0;
+}
+
+/* Does edits change the container at all? A device that does not is refused (the CDI's
+ * library refuses it too): any member but null or an empty array or object counts. */
+static bool edits_empty(struct json_object *edits)
+{
+	json_object_object_foreach (edits, key, v) {
+		(void)key;
+		if (!v || json_object_is_type(v, json_type_null))
+			continue;
+		if (json_object_is_type(v, json_type_array) && json_object_array_length(v) == 0)
+			continue;
+		if (json_object_is_type(v, json_type_object) && json_object_object_length(v) == 0)
+			continue;
+		return false;
+	}
+	return true;
 }
 
 static int parse_node(struct ctx *c, struct json_object *o, const char *at, struct cdi_node *n)
@@ -161,7 +193,7 @@ static int parse_node(struct ctx *c, struct json_object *o, const char *at, stru
 	if (r < 0)
 		return r;
 	type = string_at(c, o, "type", FIELD("type"), false, &r);
-	if (r < 0 || (r = node_type(c, type, f, &n->type)) < 0)
+	if (r < 0 || (r = node_type(c, type, f, n)) < 0)
 		return r;
 	perm = string_at(c, o, "permissions", FIELD("permissions"), false, &r);
 	if (r < 0 || (r = node_access(c, perm, f, &n->access)) < 0)
@@ -245,7 +277,7 @@ static int parse_devices(struct ctx *c, struct json_object *root, struct cdi_spe
 	if (!s->devs)
 		return devwl_error_set(c->err, -ENOMEM, 0, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = json_object_array_get_idx(devs, i);
+		struct json_object *d = json_object_array_get_idx(devs, i), *edits = NULL;
 		struct cdi_dev *dev = &s->devs[s->n_devs];
 		char at[64], f[80];
 		const char *name;
@@ -273,6 +305,10 @@ static int parse_devices(struct ctx *c, struct json_object *root, struct cdi_spe
 		r = parse_edits(c, d, at, &dev->nodes, &dev->n_nodes);
 		if (r < 0)
 			return r;
+		snprintf(f, sizeof(f), "devices[%zu].containerEdits", i);
+		if (!json_object_object_get_ex(d, "containerEdits", &edits) || !edits ||
+		    edits_empty(edits))
+			return bad(c, f, "missing or empty: a device changes the container");
 	}
 	return 0;
 }
@@ -288,7 +324,8 @@ static int parse_root(struct ctx *c, struct json_object *root, struct cdi_spec *
 	if (r < 0)
 		return r;
 	if (!version_valid(version))
-		return bad(c, "cdiVersion", "\"%s\" is not a version like 0.6.0", version);
+		return bad(c, "cdiVersion", "\"%s\" is no CDI version devwl knows (0.1.0 to 1.1.0)",
+			   version);
 	kind = string_at(c, root, "kind", "kind", true, &r);
 	if (r < 0)
 		return r;

@@ -18,6 +18,7 @@ struct cdi_node {
 	char *path;   /* hostPath, else path: where the node is on the host */
 	char *field;  /* where it was written, for messages: devices[0].containerEdits... */
 	uint8_t type; /* DEVWL_DEV_CHAR or _BLOCK; 0: read from the node by stat */
+	bool no_rule; /* type u or p: a node the CDI gives no cgroup rule */
 	bool has_major, has_minor;
 	uint32_t major, minor;
 	uint8_t access; /* permissions: DEVWL_ACC_* bits; rwm when omitted */

@@ -205,7 +205,7 @@ static int node_rule(const struct cdi_spec *spec, const struct cdi_node *n, uint
 	struct devwl_rule rule = {.type = n->type, .major = n->major, .minor = n->minor};
 
 	rule.access = n->access & access;
-	if (!rule.access)
+	if (!rule.access || n->no_rule)
 		return 0;
 	if (!n->type || !n->has_major || !n->has_minor) {
 		struct stat st;

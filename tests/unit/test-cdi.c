@@ -179,6 +179,7 @@ static void refused(const char *text, bool yaml, const char *want)
 	assert_null(spec);
 }
 
+#define ENV  "\"containerEdits\": {\"env\": [\"A=1\"]}"
 #define HEAD "{\"cdiVersion\": \"0.6.0\", \"kind\": \"a.b/c\", "
 #define NODE(x)                                                                                    \
 	HEAD "\"devices\": [{\"name\": \"d\", \"containerEdits\": {\"deviceNodes\": [" x "]}}]}"
@@ -193,23 +194,28 @@ static void test_cdi_spec_parse_refusals(void **state)
 	refused(HEAD "\"devices\": []}", false, "devices: empty");
 	refused(HEAD "\"devices\": {}}", false, "devices: not an array");
 	refused(HEAD "\"devices\": [{\"name\": \"-x\"}]}", false, "devices[0].name: \"-x\"");
-	refused(HEAD "\"devices\": [{\"name\": \"x\"}, {\"name\": \"x\"}]}", false,
-		"devices[1].name: \"x\" is already devices[0]");
+	refused(HEAD "\"devices\": [{\"name\": \"x\", " ENV "}, {\"name\": \"x\", " ENV "}]}",
+		false, "devices[1].name: \"x\" is already devices[0]");
+	refused(HEAD "\"devices\": [{\"name\": \"x\"}]}", false,
+		"devices[0].containerEdits: missing or empty");
+	refused(HEAD "\"devices\": [{\"name\": \"x\", \"containerEdits\": {\"deviceNodes\": [], "
+		     "\"env\": null}}]}",
+		false, "devices[0].containerEdits: missing or empty");
+	refused("{\"cdiVersion\": \"9.0.0\", \"kind\": \"a.b/c\"}", false,
+		"cdiVersion: \"9.0.0\" is no CDI version devwl knows");
 	refused(HEAD "\"devices\": [{\"name\": \"x\", \"containerEdits\": []}]}", false,
 		"devices[0].containerEdits: not an object");
 	refused(NODE("{\"type\": \"c\"}"), false, "deviceNodes[0].path: missing");
-	refused(NODE("{\"path\": \"/dev/x\", \"type\": \"p\"}"), false,
-		"deviceNodes[0].type: a FIFO");
 	refused(NODE("{\"path\": \"/dev/x\", \"type\": \"char\"}"), false,
-		"\"char\" is not c, u or b");
+		"\"char\" is not c, b, u or p");
 	refused(NODE("{\"path\": \"/dev/x\", \"major\": -1}"), false, "major: -1 is out of range");
 	refused(NODE("{\"path\": \"/dev/x\", \"minor\": 4294967295}"), false, "minor: 4294967295");
 	refused(NODE("{\"path\": \"/dev/x\", \"major\": \"1\"}"), false, "major: not an integer");
-	refused(NODE("{\"path\": \"/dev/x\", \"permissions\": \"rr\"}"), false,
-		"permissions: \"rr\"");
+	refused(NODE("{\"path\": \"/dev/x\", \"permissions\": \"rwz\"}"), false,
+		"permissions: \"rwz\" is not made of r, w and m");
 	refused(NODE("{\"path\": \"/dev/x\\u0000y\"}"), false, "path: holds a NUL byte");
 	refused("{\"cdiVersion\": ", false, "t: byte");
-	refused(HEAD "\"devices\": [{\"name\": \"d\"}]} x", false, "invalid JSON");
+	refused(HEAD "\"devices\": [{\"name\": \"d\", " ENV "}]} x", false, "invalid JSON");
 	/* YAML: a quoted number is a string; an alias bomb stops; a non-scalar key. */
 	refused("cdiVersion: 0.6.0\nkind: a.b/c\ndevices:\n- name: d\n  containerEdits:\n"
 		"    deviceNodes:\n    - {path: /dev/x, major: \"1\"}\n",
@@ -242,12 +248,23 @@ static void test_cdi_spec_parse_accepts(void **state)
 	assert_int_equal(spec->n_devs, 1);
 	assert_int_equal(spec->devs[0].n_nodes, 1);
 	assert_string_equal(spec->devs[0].nodes[0].path, "/dev/y");
-	assert_int_equal(spec->devs[0].nodes[0].type, DEVWL_DEV_CHAR);
+	/* u: no rule, as the CDI gives it none. */
+	assert_true(spec->devs[0].nodes[0].no_rule);
 	assert_int_equal(spec->devs[0].nodes[0].access, DEVWL_ACC_MASK);
 	cdi_spec_free(spec);
 	spec = NULL;
-	assert_int_equal(parse("cdiVersion: 1.0.0-rc1\nkind: x.io/y\ndevices:\n- name: 0\n", true,
-			       &spec, msg),
+	/* Letters may repeat, as the CDI's library lets them. */
+	assert_int_equal(parse(NODE("{\"path\": \"/dev/x\", \"type\": \"c\", \"permissions\": "
+				    "\"rrw\"}"),
+			       false, &spec, msg),
+			 0);
+	assert_int_equal(spec->devs[0].nodes[0].type, DEVWL_DEV_CHAR);
+	assert_int_equal(spec->devs[0].nodes[0].access, RW);
+	cdi_spec_free(spec);
+	spec = NULL;
+	assert_int_equal(parse("cdiVersion: v1.1.0\nkind: x.io/y\ndevices:\n- name: 0\n"
+			       "  containerEdits: {env: [A=1]}\n",
+			       true, &spec, msg),
 			 0);
 	assert_string_equal(spec->devs[0].name, "0");
 	assert_int_equal(spec->devs[0].n_nodes, 0);
