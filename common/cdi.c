@@ -107,8 +107,12 @@ static int enter(struct cdi_registry *reg, const struct cdi_spec *spec, size_t d
 				return -ENOMEM;
 			reg->ents = nv;
 			e = &nv[reg->n_ents++];
+			e->conflict = false;
 		}
-		*e = (struct entry){.spec = spec, .dev = &spec->devs[i], .dir = dir};
+		/* A conflict stays: which copy was meant is unknown, whatever a later
+		 * directory says (the CDI's library drops such a device too). */
+		*e = (struct entry){
+			.spec = spec, .dev = &spec->devs[i], .dir = dir, .conflict = e->conflict};
 	}
 	return 0;
 }

@@ -3,9 +3,9 @@
  * The CDI devices of a list of spec directories (/etc/cdi, /var/run/cdi), with the CDI
  * specification's precedence: a device of a later directory replaces one of the same
  * VENDOR/CLASS=NAME in an earlier one; the same device in two files of one directory is
- * a conflict, reported, and the device is then ignored (an earlier directory's copy is
- * not used in its place). A spec file that cannot be read is reported and skipped; the
- * others load.
+ * a conflict, reported, and the device is then ignored altogether, whatever another
+ * directory defines. A spec file that cannot be read is reported and skipped; the others
+ * load.
  */
 #ifndef DEVWL_CDI_H
 #define DEVWL_CDI_H

@@ -138,6 +138,11 @@ static void test_cdi_load_conflict(void **state)
 	expect(reg, "example.com/conf", "ok", RWM, "c 240:2 rwm\n");
 	expect(reg, "example.com/conf", "*", RWM, "c 240:2 rwm\n");
 	cdi_free(reg);
+	/* dynamic/conf.json's single x does not lift the conflict, before or after it. */
+	reg = load(true);
+	assert_int_equal(cdi_resolve(reg, "example.com/conf", "x", RWM, &rv, &err), -ENOENT);
+	assert_int_equal(rv.n, 0);
+	cdi_free(reg);
 }
 
 static void test_cdi_load_bad_specs(void **state)
