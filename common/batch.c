@@ -8,6 +8,7 @@
 #include "batch.h"
 #include "explain.h"
 #include "nodepath.h"
+#include "selector.h"
 #include "util.h"
 
 static int hexval(char c)
@@ -278,11 +279,12 @@ static int write_rule(struct devwl_node *node, enum devwl_file file, const struc
 }
 
 /*
- * A device name (devwl_devname_resolve()) is the writes of the rules it resolves to, in order, up
- * to the first refused one; one answer for the line, as for a rule.
+ * A device name (devwl_devname_resolve()) or a selector (selector.h) is the writes of the rules
+ * it resolves to, in order, up to the first refused one; one answer for the line, as for a
+ * rule. A selector matching no device writes nothing and is answered ok.
  */
-static int write_named(struct devwl_node *node, enum devwl_file file, const char *name, size_t len,
-		       FILE *out)
+static int write_named(const struct selector_env *env, struct devwl_node *node,
+		       enum devwl_file file, const char *name, size_t len, FILE *out)
 {
 	_cleanup_free_ struct devwl_rule *rules = NULL;
 	struct devwl_error err = {0};
@@ -290,7 +292,7 @@ static int write_named(struct devwl_node *node, enum devwl_file file, const char
 	size_t n = 0;
 	int r;
 
-	r = devwl_devname_resolve(name, len, NULL, &rules, &n, &err);
+	r = selector_resolve_rule(env, name, len, &rules, &n, &err);
 	if (r < 0)
 		return batch_reply_error(out, r, "%s \"%s\" on %s: %s",
 					 file == DEVWL_FILE_ALLOW ? "allow" : "deny",
@@ -313,14 +315,15 @@ int batch_plain_rule(const char *s, size_t len, struct devwl_rule *ret_rule)
 	if (!text)
 		return -ENOMEM;
 	n = batch_unescape(s, len, text);
-	if (n < 0 || devwl_devname_is_name(text, (size_t)n))
+	if (n < 0 || devwl_devname_is_name(text, (size_t)n) || selector_is(text, (size_t)n))
 		return -EINVAL;
 	return devwl_rule_parse(text, (size_t)n, ret_rule, NULL);
 }
 
 /* allow|deny NODE RULE, RULE at line[pos..len). */
-static int do_write(struct devwl_policy *policy, enum devwl_file file, const char *path,
-		    const char *line, size_t len, size_t pos, FILE *out)
+static int do_write(struct devwl_policy *policy, const struct selector_env *env,
+		    enum devwl_file file, const char *path, const char *line, size_t len,
+		    size_t pos, FILE *out)
 {
 	const char *verb = file == DEVWL_FILE_ALLOW ? "allow" : "deny";
 	_cleanup_free_ char *rule = malloc(len - pos + 1);
@@ -340,8 +343,8 @@ static int do_write(struct devwl_policy *policy, enum devwl_file file, const cha
 					 verb, path, quote(line + pos, len - pos, q, sizeof(q)));
 	if (!node)
 		return batch_reply_error(out, -ENOENT, "no node %s", path);
-	if (devwl_devname_is_name(rule, (size_t)n))
-		return write_named(node, file, rule, (size_t)n, out);
+	if (devwl_devname_is_name(rule, (size_t)n) || selector_is(rule, (size_t)n))
+		return write_named(env, node, file, rule, (size_t)n, out);
 	/* A zero-length write changes nothing and succeeds, as the kernel's does. */
 	if (n == 0) {
 		fputs("ok\n", out);
@@ -453,6 +456,12 @@ static int malformed(const char *line, size_t len, FILE *out)
 
 int batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
 {
+	return batch_exec_env(policy, NULL, line, len, out);
+}
+
+int batch_exec_env(struct devwl_policy *policy, const struct selector_env *env, const char *line,
+		   size_t len, FILE *out)
+{
 	char cmd[16], path[4096], q[QUOTE_MAX * 4 + 8];
 	size_t pos = 0, start;
 	int r;
@@ -486,8 +495,9 @@ int batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *
 			r = batch_reply_error(out, -EINVAL, "%s %s: expects a RULE after the node",
 					      cmd, path);
 		else
-			r = do_write(policy, cmd[0] == 'a' ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY,
-				     path, line, len, pos + 1, out);
+			r = do_write(policy, env,
+				     cmd[0] == 'a' ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY, path, line,
+				     len, pos + 1, out);
 	} else if (!strcmp(cmd, "list") || !strcmp(cmd, "show")) {
 		if (pos != len)
 			r = batch_reply_error(out, -EINVAL, "%s %s: nothing may follow the node",

@@ -14,6 +14,13 @@
  */
 int batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out);
 
+struct selector_env;
+
+/* The same, with the selectors of allow and deny lines (usb:..., cdi:...) resolved against
+ * env's roots (NULL: the host's, as batch_exec()). */
+int batch_exec_env(struct devwl_policy *policy, const struct selector_env *env, const char *line,
+		   size_t len, FILE *out);
+
 /*
  * Answer "error ENAME: REASON" for the negative errno r, REASON formatted from fmt
  * (control characters escaped: an answer is one line). Returns r.
@@ -34,7 +41,8 @@ int batch_unescape(const char *s, size_t len, char *out);
 void batch_escape(FILE *out, const char *s, size_t len);
 
 /* The one rule that the RULE text s[0..len) of an allow or deny line writes (escaped as
- * on the line): -EINVAL for a device name (several rules), a bad escape or a bad rule. */
+ * on the line): -EINVAL for a device name or selector (several rules), a bad escape or a
+ * bad rule. */
 int batch_plain_rule(const char *s, size_t len, struct devwl_rule *ret_rule);
 
 #endif

@@ -31,6 +31,7 @@
 #include "devwl.h"
 #include "audit-line.h"
 #include "fds.h"
+#include "selector.h"
 #include "util.h"
 
 #define EXIT_USAGE	 2
@@ -83,6 +84,7 @@ struct options {
 	enum run_mode mode;
 	bool keep_caps;
 	bool allow_io_uring;
+	bool verbose;
 	char **argv;
 };
 
@@ -97,6 +99,9 @@ static void usage(FILE *f)
 	      "  -n, --node PATH        run in this node of the policy (default /; created,\n"
 	      "                         inheriting from its parent, if missing)\n"
 	      "  -a, --allow RULE       add \"TYPE MAJOR:MINOR ACCESS\" to the node's allow list\n"
+	      "                         or a device by name (\"/dev/fuse rw\", \"char-pts rw\")\n"
+	      "                         or by what it is (\"usb:0403:6001 rw\", \"loop:FILE r\",\n"
+	      "                         \"cdi:VENDOR/CLASS=NAME rw\"...: devwl-policy(5))\n"
 	      "  -d, --deny RULE        remove it (both apply in order, after the policy)\n"
 	      "  -c, --drop-cap CAP     drop a capability (CAP_MKNOD or mknod) from the command\n"
 	      "  -A, --audit FILE       append one JSON line per decision to FILE (- = stderr)\n"
@@ -110,6 +115,7 @@ static void usage(FILE *f)
 	      "      --keep-caps        leave COMMAND every capability and a writable cgroup\n"
 	      "                         hierarchy: run as root, it can leave its baseline\n"
 	      "      --allow-io-uring   do not refuse io_uring_setup (io_uring bypasses devwl)\n"
+	      "  -v, --verbose          print the rules each name or selector resolves to\n"
 	      "  -h, --help             show this help\n"
 	      "  -V, --version          show the version\n"
 	      "\n"
@@ -163,6 +169,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"allow-io-uring", no_argument, NULL, OPT_ALLOW_IO_URING},
 		{"keep-caps", no_argument, NULL, OPT_KEEP_CAPS},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -191,7 +198,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return EXIT_FAILURE;
 	}
 	/* "+": the command's own options are not ours, even without "--". */
-	while ((c = getopt_long(argc, argv, "+p:n:a:d:c:A:C:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:n:a:d:c:A:C:vhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->policy_file = optarg;
@@ -247,6 +254,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_KEEP_CAPS:
 			o->keep_caps = true;
 			break;
+		case 'v':
+			o->verbose = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -299,12 +309,40 @@ static int mkdir_p(struct devwl_policy *policy, const char *path)
 	return r == -EEXIST ? 0 : r;
 }
 
-static int write_rule(struct devwl_node *node, enum devwl_file file, const char *text,
-		      const char *origin)
+static void warn_resolve(void *userdata, const char *msg)
 {
-	struct devwl_error err = {0};
-	int r = devwl_node_write(node, file, text, strlen(text), &err);
+	fprintf(stderr, "devwl-run: warning: %s: %s\n", (const char *)userdata, msg);
+}
 
+static int write_rule(struct devwl_node *node, enum devwl_file file, const char *text,
+		      const char *origin, bool verbose)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	struct selector_env env = {.warn = warn_resolve, .userdata = (void *)origin};
+	struct devwl_error err = {0};
+	size_t n = 0;
+	int r;
+
+	/* A device name (/dev/fuse, char-pts) or a selector (usb:0403:6001) is the rules it
+	 * resolves to now, as a policy file's names are: the node holds numbers only. */
+	if (!devwl_devname_is_name(text, strlen(text)) && !selector_is(text, strlen(text))) {
+		r = devwl_node_write(node, file, text, strlen(text), &err);
+		goto out;
+	}
+	r = selector_resolve_rule(&env, text, strlen(text), &rules, &n, &err);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		char s[DEVWL_RULE_STR_MAX];
+
+		devwl_rule_format(&rules[i], s, sizeof(s));
+		if (verbose)
+			fprintf(stderr, "devwl-run: %s '%s': %s\n", origin, text, s);
+		r = devwl_node_update(node, file, &rules[i]);
+		if (r < 0)
+			devwl_error_set(&err, r, 0, "%s %s", s,
+					r == -EPERM ? "is not allowed by the parent"
+						    : strerror(-r));
+	}
+out:
 	if (r < 0)
 		fprintf(stderr, "devwl-run: %s '%s' on %s: %s\n", origin, text,
 			devwl_node_path(node), err.msg[0] ? err.msg : strerror(-r));
@@ -348,7 +386,7 @@ static int build_policy(const struct options *o, struct devwl_policy **ret_polic
 	for (size_t i = 0; i < o->n_rules; i++) {
 		const struct rule_arg *a = &o->rules[i];
 		r = write_rule(node, a->file, a->text,
-			       a->file == DEVWL_FILE_ALLOW ? "--allow" : "--deny");
+			       a->file == DEVWL_FILE_ALLOW ? "--allow" : "--deny", o->verbose);
 		if (r < 0) {
 			devwl_policy_free(policy);
 			/* A rule that does not parse is a usage error; one the hierarchy

@@ -17,6 +17,7 @@
 #include "devwlctl.h"
 #include "devwl.h"
 #include "fileio.h"
+#include "selector.h"
 #include "util.h"
 
 const char *socket_path = "/run/devwl/control.sock";
@@ -27,7 +28,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "Commands to a running devwld (its control socket, root only):\n"
 	      "  allow NODE RULE | deny NODE RULE   write RULE (\"c 1:3 rwm\") to the node\n"
-	      "                                     (or a name: /dev/fuse rw, char-pts rw)\n"
+	      "                                     (or a name: /dev/fuse rw, char-pts rw;\n"
+	      "                                     or a selector: usb:0403:6001 rw)\n"
 	      "  mkdir NODE | rmdir NODE            create / remove a node\n"
 	      "  list NODE | show NODE              devices.list / the full listing\n"
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
@@ -57,6 +59,9 @@ static void usage(FILE *f)
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
 	      "                          against a local what-if policy (default: the kernel's\n"
 	      "                          root cgroup, allow all)\n"
+	      "    [--sysfs DIR] [--udev-data DIR] [--dev DIR] [--cdi-dir DIR]...\n"
+	      "                          resolve selectors (usb:..., cdi:...) in these trees\n"
+	      "                          [/sys, /run/udev/data, /dev, /etc/cdi /var/run/cdi]\n"
 	      "\n"
 	      "Batch commands (one per line):\n"
 	      "  mkdir NODE | rmdir NODE | allow NODE RULE | deny NODE RULE\n"
@@ -501,29 +506,61 @@ static int cmd_events(int argc, char **argv)
 	}
 }
 
+/* A selector's note that is no error (a CDI spec refused, nothing matched): beside the
+ * answers, which stay one per command. */
+static void warn_resolve(void *userdata, const char *msg)
+{
+	(void)userdata;
+	fprintf(stderr, "devwlctl: warning: %s\n", msg);
+}
+
 static int cmd_batch(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"policy", required_argument, NULL, 'p'},
 		{"connect", required_argument, NULL, 'c'},
+		{"sysfs", required_argument, NULL, 's'},
+		{"udev-data", required_argument, NULL, 'u'},
+		{"dev", required_argument, NULL, 'd'},
+		{"cdi-dir", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	struct devwl_policy *policy = NULL;
 	const char *policy_file = NULL, *connect_path = NULL;
+	_cleanup_free_ const char **cdi_dirs = calloc((size_t)argc, sizeof(*cdi_dirs));
+	struct selector_env env = {.cdi_dirs = cdi_dirs, .warn = warn_resolve};
+	bool local_roots = false;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	int c;
 
+	if (!cdi_dirs) {
+		fputs("devwlctl: out of memory\n", stderr);
+		return 1;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:c:h", opts, NULL)) != -1) {
+		local_roots |= c == 's' || c == 'u' || c == 'd' || c == 'C';
 		switch (c) {
 		case 'p':
 			policy_file = optarg;
 			break;
 		case 'c':
 			connect_path = optarg;
+			break;
+		case 's':
+			env.sysfs = optarg;
+			break;
+		case 'u':
+			env.udev = optarg;
+			break;
+		case 'd':
+			env.dev = optarg;
+			break;
+		case 'C':
+			cdi_dirs[env.n_cdi_dirs++] = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -536,11 +573,15 @@ static int cmd_batch(int argc, char **argv)
 		fprintf(stderr, "devwlctl batch: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	/* Without --cdi-dir, the CDI's own directories. */
+	if (env.n_cdi_dirs == 0)
+		env.cdi_dirs = NULL;
 	if (connect_path) {
 		int r;
 
-		if (policy_file) {
-			fputs("devwlctl batch: --policy and --connect exclude each other\n",
+		if (policy_file || local_roots) {
+			fputs("devwlctl batch: --connect excludes --policy, --sysfs, --udev-data, "
+			      "--dev and --cdi-dir (devwld resolves against its host)\n",
 			      stderr);
 			return 2;
 		}
@@ -569,7 +610,7 @@ static int cmd_batch(int argc, char **argv)
 	while ((n = getline(&line, &cap, stdin)) >= 0) {
 		if (n > 0 && line[n - 1] == '\n')
 			n--;
-		batch_exec(policy, line, (size_t)n, stdout);
+		batch_exec_env(policy, &env, line, (size_t)n, stdout);
 	}
 	devwl_policy_free(policy);
 	return 0;
@@ -652,5 +693,15 @@ int main(int argc, char **argv)
 	    (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
 	    devwl_devname_is_name(argv[i + 2], strlen(argv[i + 2])))
 		return cmd_named(argc - i, argv + i);
+	/* A selector goes to devwld as written, which resolves it: "SELECTOR ACCESS" as one
+	 * argument or two. */
+	if (argc - i == 4 && (!strcmp(argv[i], "allow") || !strcmp(argv[i], "deny")) &&
+	    selector_is(argv[i + 2], strlen(argv[i + 2]))) {
+		_cleanup_free_ char *rule = NULL;
+
+		if (asprintf(&rule, "%s %s", argv[i + 2], argv[i + 3]) < 0)
+			return 1;
+		return cmd_daemon(3, (char *[]){argv[i], argv[i + 1], rule, NULL});
+	}
 	return cmd_daemon(argc - i, argv + i);
 }

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cdi.h"
+#include "fileio.h"
+#include "util.h"
+
+/* One device as the precedence left it. */
+struct entry {
+	const struct cdi_spec *spec;
+	const struct cdi_dev *dev;
+	size_t dir;
+	bool conflict;
+};
+
+struct cdi_registry {
+	struct cdi_spec **specs;
+	size_t n_specs;
+	struct entry *ents;
+	size_t n_ents;
+	char **errors;
+	size_t n_errors;
+};
+
+static int add_error(struct cdi_registry *reg, const char *msg)
+{
+	char **nv = realloc(reg->errors, (reg->n_errors + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	reg->errors = nv;
+	nv[reg->n_errors] = strdup(msg);
+	if (!nv[reg->n_errors])
+		return -ENOMEM;
+	reg->n_errors++;
+	return 0;
+}
+
+static bool is_spec_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[0] != '.' && ((len > 5 && !strcmp(name + len - 5, ".json")) ||
+				  (len > 5 && !strcmp(name + len - 5, ".yaml")));
+}
+
+static int read_spec(const char *path, struct cdi_spec **ret, struct devwl_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	ssize_t len;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int r = negerrno();
+		return devwl_error_set(err, r, 0, "%s: %s", path, strerror(-r));
+	}
+	/* A directory or a FIFO named like a spec is none. */
+	if (!S_ISREG(st.st_mode))
+		return devwl_error_set(err, -EINVAL, 0, "%s: not a regular file", path);
+	len = devwl_read_all(fd, CDI_SPEC_SIZE_MAX, &text);
+	if (len < 0)
+		return devwl_error_set(err, (int)len, 0, "%s: %s", path,
+				       len == -E2BIG ? "larger than 1 MiB" : strerror((int)-len));
+	return cdi_spec_parse(text, (size_t)len, !strcmp(path + strlen(path) - 5, ".yaml"), path,
+			      ret, err);
+}
+
+static struct entry *find(struct cdi_registry *reg, const char *kind, const char *name)
+{
+	for (size_t i = 0; i < reg->n_ents; i++)
+		if (!strcmp(reg->ents[i].spec->kind, kind) && !strcmp(reg->ents[i].dev->name, name))
+			return &reg->ents[i];
+	return NULL;
+}
+
+/* Enter the devices of spec, read from directory dir (the dirs are read in order). */
+static int enter(struct cdi_registry *reg, const struct cdi_spec *spec, size_t dir)
+{
+	for (size_t i = 0; i < spec->n_devs; i++) {
+		struct entry *e = find(reg, spec->kind, spec->devs[i].name);
+		char msg[PATH_MAX * 2 + 512];
+
+		if (e && e->dir == dir) {
+			snprintf(msg, sizeof(msg),
+				 "%s: conflicting device %s=%s: also in %s; the device is ignored",
+				 spec->file, spec->kind, spec->devs[i].name, e->spec->file);
+			e->conflict = true;
+			if (add_error(reg, msg) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (!e) {
+			struct entry *nv = realloc(reg->ents, (reg->n_ents + 1) * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			reg->ents = nv;
+			e = &nv[reg->n_ents++];
+			e->conflict = false;
+		}
+		/* A conflict stays: which copy was meant is unknown, whatever a later
+		 * directory says (the CDI's library drops such a device too). */
+		*e = (struct entry){
+			.spec = spec, .dev = &spec->devs[i], .dir = dir, .conflict = e->conflict};
+	}
+	return 0;
+}
+
+static int load_dir(struct cdi_registry *reg, const char *dir, size_t index)
+{
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort), r = 0;
+
+	if (n < 0) {
+		char msg[PATH_MAX + 128];
+
+		if (errno == ENOENT)
+			return 0;
+		snprintf(msg, sizeof(msg), "%s: %s", dir, strerror(errno));
+		return add_error(reg, msg);
+	}
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		struct devwl_error err = {0};
+		struct cdi_spec *spec = NULL, **nv;
+
+		if (r < 0 || !is_spec_name(names[i]->d_name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) >=
+			    sizeof(path)) {
+			free(names[i]);
+			continue;
+		}
+		free(names[i]);
+		if (read_spec(path, &spec, &err) < 0) {
+			r = err.code == -ENOMEM ? -ENOMEM : add_error(reg, err.msg);
+			continue;
+		}
+		nv = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*nv));
+		if (!nv) {
+			cdi_spec_free(spec);
+			r = -ENOMEM;
+			continue;
+		}
+		reg->specs = nv;
+		nv[reg->n_specs++] = spec;
+		r = enter(reg, spec, index);
+	}
+	free(names);
+	return r;
+}
+
+int cdi_load(const char *const *dirs, size_t n, struct cdi_registry **ret)
+{
+	struct cdi_registry *reg = calloc(1, sizeof(*reg));
+	int r;
+
+	if (!reg)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		r = load_dir(reg, dirs[i], i);
+		if (r < 0) {
+			cdi_free(reg);
+			return r;
+		}
+	}
+	*ret = reg;
+	return 0;
+}
+
+void cdi_free(struct cdi_registry *reg)
+{
+	if (!reg)
+		return;
+	for (size_t i = 0; i < reg->n_specs; i++)
+		cdi_spec_free(reg->specs[i]);
+	for (size_t i = 0; i < reg->n_errors; i++)
+		free(reg->errors[i]);
+	free(reg->specs);
+	free(reg->ents);
+	free(reg->errors);
+	free(reg);
+}
+
+size_t cdi_n_errors(const struct cdi_registry *reg)
+{
+	return reg->n_errors;
+}
+
+const char *cdi_error(const struct cdi_registry *reg, size_t i)
+{
+	return i < reg->n_errors ? reg->errors[i] : NULL;
+}
+
+/* One node's rule: the spec's numbers, the rest from the node on the host. */
+static int node_rule(const struct cdi_spec *spec, const struct cdi_node *n, uint8_t access,
+		     struct rulevec *rv, struct devwl_error *err)
+{
+	struct devwl_rule rule = {.type = n->type, .major = n->major, .minor = n->minor};
+
+	rule.access = n->access & access;
+	if (!rule.access || n->no_rule)
+		return 0;
+	if (!n->type || !n->has_major || !n->has_minor) {
+		struct stat st;
+		uint8_t type;
+
+		if (stat(n->path, &st) < 0) {
+			int r = negerrno();
+			return devwl_error_set(err, r, 0, "%s: %s (%s.hostPath): %s", spec->file,
+					       n->path, n->field, strerror(-r));
+		}
+		if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+			return devwl_error_set(err, -EINVAL, 0,
+					       "%s: %s (%s.hostPath): not a device node",
+					       spec->file, n->path, n->field);
+		type = S_ISCHR(st.st_mode) ? DEVWL_DEV_CHAR : DEVWL_DEV_BLOCK;
+		if (n->type && n->type != type)
+			return devwl_error_set(
+				err, -EINVAL, 0, "%s: %s.type says %s, %s is a %s device",
+				spec->file, n->field,
+				n->type == DEVWL_DEV_CHAR ? "character" : "block", n->path,
+				type == DEVWL_DEV_CHAR ? "character" : "block");
+		rule.type = type;
+		if (!n->has_major)
+			rule.major = major(st.st_rdev);
+		if (!n->has_minor)
+			rule.minor = minor(st.st_rdev);
+	}
+	return rulevec_add(rv, &rule) < 0 ? devwl_error_set(err, -ENOMEM, 0, "out of memory") : 0;
+}
+
+static int entry_rules(const struct entry *e, uint8_t access, struct rulevec *rv,
+		       struct devwl_error *err)
+{
+	int r;
+
+	for (size_t i = 0; i < e->dev->n_nodes; i++)
+		if ((r = node_rule(e->spec, &e->dev->nodes[i], access, rv, err)) < 0)
+			return r;
+	for (size_t i = 0; i < e->spec->n_common; i++)
+		if ((r = node_rule(e->spec, &e->spec->common[i], access, rv, err)) < 0)
+			return r;
+	return 0;
+}
+
+int cdi_resolve(const struct cdi_registry *reg, const char *kind, const char *name, uint8_t access,
+		struct rulevec *rv, struct devwl_error *ret_err)
+{
+	bool all = !strcmp(name, "*"), conflict = false, found = false;
+	int r;
+
+	for (size_t i = 0; i < reg->n_ents; i++) {
+		const struct entry *e = &reg->ents[i];
+
+		if (strcmp(e->spec->kind, kind) || (!all && strcmp(e->dev->name, name)))
+			continue;
+		if (e->conflict) {
+			conflict = true;
+			continue;
+		}
+		found = true;
+		r = entry_rules(e, access, rv, ret_err);
+		if (r < 0)
+			return r;
+	}
+	if (!found && !all)
+		return devwl_error_set(ret_err, -ENOENT, 0,
+				       conflict ? "CDI device %s=%s is defined twice in one "
+						  "directory (a conflict): ignored"
+						: "no CDI spec defines the device %s=%s",
+				       kind, name);
+	rulevec_sort(rv);
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rulevec.h"
+
+int rulevec_add(struct rulevec *rv, const struct devwl_rule *rule)
+{
+	struct devwl_rule *nv;
+
+	for (size_t i = 0; i < rv->n; i++) {
+		struct devwl_rule *o = &rv->v[i];
+
+		if (o->type == rule->type && o->major == rule->major && o->minor == rule->minor) {
+			o->access |= rule->access;
+			return 0;
+		}
+	}
+	nv = realloc(rv->v, (rv->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	nv[rv->n++] = *rule;
+	rv->v = nv;
+	return 0;
+}
+
+static int cmp_rule(const void *a, const void *b)
+{
+	const struct devwl_rule *x = a, *y = b;
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	if (x->minor != y->minor)
+		return x->minor < y->minor ? -1 : 1;
+	return 0;
+}
+
+void rulevec_sort(struct rulevec *rv)
+{
+	if (rv->n > 1)
+		qsort(rv->v, rv->n, sizeof(*rv->v), cmp_rule);
+}
+
+int rulevec_parse_access(const char *s, size_t len, uint8_t *ret)
+{
+	uint8_t acc = 0;
+
+	if (len == 0 || len > 3)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t bit = s[i] == 'r'   ? DEVWL_ACC_READ
+			      : s[i] == 'w' ? DEVWL_ACC_WRITE
+			      : s[i] == 'm' ? DEVWL_ACC_MKNOD
+					    : 0;
+
+		if (!bit || (acc & bit))
+			return -EINVAL;
+		acc |= bit;
+	}
+	*ret = acc;
+	return 0;
+}

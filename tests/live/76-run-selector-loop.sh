@@ -1,0 +1,45 @@
+#!/bin/bash
+# devwl-run --allow 'loop:FILE ACCESS': the selector resolves, when devwl-run starts, to
+# the loop device the kernel says FILE backs (/sys/block/loopN/loop/backing_file), and the
+# command reads the device through it; by a symlink to FILE too. Without it, with write
+# access only, or naming another file (a warning: no device matches), the read is refused.
+set -u
+. "$(dirname "$0")/lib.sh"
+live_init "losetup, the baseline cgroup"
+command -v losetup >/dev/null || skip "no losetup (util-linux)"
+[ -e /dev/loop-control ] || skip "no loop driver here (/dev/loop-control)"
+printf 'devwl-loop-marker' >"$T/disk.img"
+truncate -s 1M "$T/disk.img"
+LOOP=$(losetup -f --show "$T/disk.img" 2>"$T/losetup.err") ||
+	skip "cannot attach a loop device here: $(cat "$T/losetup.err")"
+trap 'losetup -d "$LOOP"; rm -rf "$T"' EXIT
+ln -s "$T/disk.img" "$T/link.img"
+mm=$(stat -c '%t:%T' "$LOOP")
+mm=$((16#${mm%:*})):$((16#${mm#*:}))
+
+read_loop() { "$RUN" "$@" -- head -c 17 "$LOOP" 2>>"$T/run.err"; }
+out=$(read_loop --allow "loop:$T/disk.img r") || fail "loop:FILE r: $(cat "$T/run.err")"
+[ "$out" = devwl-loop-marker ] || fail "loop:FILE r read '$out'"
+out=$(read_loop --mode=authoritative --allow "loop:$T/disk.img r") ||
+	fail "authoritative: $(cat "$T/run.err")"
+[ "$out" = devwl-loop-marker ] || fail "authoritative: read '$out'"
+out=$(read_loop --allow "loop:$T/link.img rw") || fail "loop:LINK rw: $(cat "$T/run.err")"
+[ "$out" = devwl-loop-marker ] || fail "loop:LINK rw read '$out'"
+# -v says what it resolved to.
+err=$("$RUN" -v --allow "loop:$T/disk.img r" -- true 2>&1) || fail "-v: $err"
+grep -qF -- "--allow 'loop:$T/disk.img r': b $mm r" <<<"$err" || fail "-v said '$err'"
+
+: >"$T/run.err"
+read_loop && fail "read without a rule"
+read_loop --allow "loop:$T/disk.img w" && fail "read with loop:FILE w"
+read_loop --mode=authoritative --allow "loop:$T/disk.img w" &&
+	fail "authoritative: read with loop:FILE w"
+read_loop --allow "loop:$T/other.img r" && fail "read with another file's selector"
+grep -qF "loop:$T/other.img: matches no device now" "$T/run.err" ||
+	fail "no warning for a selector matching nothing: $(cat "$T/run.err")"
+# A malformed selector is a usage error; nothing runs.
+err=$("$RUN" --allow "loop:disk.img r" -- touch "$T/ran" 2>&1)
+[ $? = 2 ] || fail "malformed selector: wrong exit status: $err"
+grep -qF "expected loop:/PATH" <<<"$err" || fail "malformed selector: '$err'"
+[ ! -e "$T/ran" ] || fail "the command ran after a refused selector"
+echo "PASS"

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * CDI specs (common/cdi.c, common/cdi-spec.c, common/yamljson.c) from the fixture
+ * directories tests/unit/cdi/static and dynamic, as /etc/cdi and /var/run/cdi: JSON and
+ * YAML, device and spec-level nodes, a device the later directory replaces, a conflict
+ * within one directory, bad specs reported by file and field while the rest load; then
+ * single documents for the parser's refusals, and cdi: selectors end to end.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cdi.h"
+#include "devwl.h"
+#include "selector.h"
+
+static char static_dir[PATH_MAX], dynamic_dir[PATH_MAX];
+
+static int find_fixtures(void **state)
+{
+	const char *data = getenv("DEVWL_TEST_DATA");
+
+	(void)state;
+	assert_non_null(data);
+	snprintf(static_dir, sizeof(static_dir), "%s/../cdi/static", data);
+	snprintf(dynamic_dir, sizeof(dynamic_dir), "%s/../cdi/dynamic", data);
+	return 0;
+}
+
+static struct cdi_registry *load(bool reversed)
+{
+	const char *dirs[] = {reversed ? dynamic_dir : static_dir,
+			      reversed ? static_dir : dynamic_dir, "/nonexistent/cdi"};
+	struct cdi_registry *reg = NULL;
+
+	assert_int_equal(cdi_load(dirs, 3, &reg), 0);
+	return reg;
+}
+
+static void rules_text(const struct rulevec *rv, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < rv->n; i++) {
+		char s[DEVWL_RULE_STR_MAX];
+
+		devwl_rule_format(&rv->v[i], s, sizeof(s));
+		strncat(buf, s, size - strlen(buf) - 2);
+		strcat(buf, "\n");
+	}
+}
+
+static void expect(const struct cdi_registry *reg, const char *kind, const char *name,
+		   uint8_t access, const char *want)
+{
+	struct rulevec rv = {0};
+	struct devwl_error err = {0};
+	char got[1024];
+	int r = cdi_resolve(reg, kind, name, access, &rv, &err);
+
+	if (r < 0)
+		fail_msg("%s=%s: %s", kind, name, err.msg);
+	rules_text(&rv, got, sizeof(got));
+	if (strcmp(got, want))
+		fail_msg("%s=%s: got\n%swant\n%s", kind, name, got, want);
+	free(rv.v);
+}
+
+static bool has_error(const struct cdi_registry *reg, const char *a, const char *b)
+{
+	for (size_t i = 0; i < cdi_n_errors(reg); i++)
+		if (strstr(cdi_error(reg, i), a) && strstr(cdi_error(reg, i), b))
+			return true;
+	return false;
+}
+
+#define RWM DEVWL_ACC_MASK
+#define RW  (DEVWL_ACC_READ | DEVWL_ACC_WRITE)
+
+static void test_cdi_load_devices(void **state)
+{
+	struct cdi_registry *reg = load(false);
+
+	(void)state;
+	/* The device's own node and the spec's, each with its permissions and the access. */
+	expect(reg, "example.com/gpu", "0", RWM, "c 195:0 rw\nc 195:255 rw\n");
+	expect(reg, "example.com/gpu", "0", DEVWL_ACC_READ, "c 195:0 r\nc 195:255 r\n");
+	expect(reg, "example.com/gpu", "1", RWM, "c 195:1 rwm\nc 195:255 rw\n");
+	/* YAML: by stat of the host path; r only; "none" grants nothing; hex numbers. */
+	expect(reg, "example.com/fpga", "a", RW, "c 1:3 rw\n");
+	expect(reg, "example.com/fpga", "b", RWM, "b 7:200 r\n");
+	expect(reg, "example.com/fpga", "b", DEVWL_ACC_WRITE, "");
+	expect(reg, "example.com/fpga", "0x10", RWM, "c 31:16 rw\n");
+	/* Every device of a kind. */
+	expect(reg, "example.com/fpga", "*", DEVWL_ACC_READ, "b 7:200 r\nc 1:3 r\nc 31:16 r\n");
+	expect(reg, "example.com/none", "*", RWM, "");
+	cdi_free(reg);
+}
+
+static void test_cdi_load_later_dir_wins(void **state)
+{
+	struct cdi_registry *reg = load(false);
+
+	(void)state;
+	/* dynamic/gpu2.yaml's gpu=2 replaces static/gpu.json's whole: its nodes, and not
+	 * the static spec's spec-level node either. */
+	expect(reg, "example.com/gpu", "2", RWM, "c 195:2 rwm\n");
+	expect(reg, "example.com/gpu", "*", RW,
+	       "c 195:0 rw\nc 195:1 rw\nc 195:2 rw\nc 195:255 rw\n");
+	cdi_free(reg);
+	/* The other way round, the static copy wins. */
+	reg = load(true);
+	expect(reg, "example.com/gpu", "2", RWM, "c 195:92 rwm\nc 195:255 rw\n");
+	cdi_free(reg);
+}
+
+static void test_cdi_load_conflict(void **state)
+{
+	struct cdi_registry *reg = load(false);
+	struct rulevec rv = {0};
+	struct devwl_error err = {0};
+
+	(void)state;
+	assert_true(has_error(reg, "conflict-b.yaml", "conflicting device example.com/conf=x"));
+	assert_true(has_error(reg, "conflicting device", "conflict-a.json"));
+	assert_int_equal(cdi_resolve(reg, "example.com/conf", "x", RWM, &rv, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "conflict"));
+	assert_int_equal(rv.n, 0);
+	/* The other device of the same spec is unaffected; * leaves x out. */
+	expect(reg, "example.com/conf", "ok", RWM, "c 240:2 rwm\n");
+	expect(reg, "example.com/conf", "*", RWM, "c 240:2 rwm\n");
+	cdi_free(reg);
+	/* dynamic/conf.json's single x does not lift the conflict, before or after it. */
+	reg = load(true);
+	assert_int_equal(cdi_resolve(reg, "example.com/conf", "x", RWM, &rv, &err), -ENOENT);
+	assert_int_equal(rv.n, 0);
+	cdi_free(reg);
+}
+
+static void test_cdi_load_bad_specs(void **state)
+{
+	struct cdi_registry *reg = load(false);
+	struct rulevec rv = {0};
+	struct devwl_error err = {0};
+
+	(void)state;
+	assert_true(has_error(reg, "bad-perm.json",
+			      "devices[0].containerEdits.deviceNodes[0].permissions: \"rwx\""));
+	assert_true(has_error(reg, "bad-kind.yaml", ": kind: \"nokind\" is not VENDOR/CLASS"));
+	assert_true(has_error(reg, "bad-syntax.yaml:", "invalid YAML"));
+	/* Four problems: three bad files and the conflict; README.txt is not read. */
+	assert_int_equal(cdi_n_errors(reg), 4);
+	assert_false(has_error(reg, "README", ""));
+	assert_int_equal(cdi_resolve(reg, "example.com/bad", "d", RWM, &rv, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no CDI spec defines the device example.com/bad=d"));
+	cdi_free(reg);
+}
+
+/* One document through the parser: 0, or the error's message into msg. */
+static int parse(const char *text, bool yaml, struct cdi_spec **ret, char *msg)
+{
+	struct devwl_error err = {0};
+	int r = cdi_spec_parse(text, strlen(text), yaml, "t", ret, &err);
+
+	strcpy(msg, err.msg);
+	return r;
+}
+
+static void refused(const char *text, bool yaml, const char *want)
+{
+	struct cdi_spec *spec = NULL;
+	char msg[sizeof(((struct devwl_error *)0)->msg)];
+
+	if (parse(text, yaml, &spec, msg) != -EINVAL || !strstr(msg, want))
+		fail_msg("%s: \"%s\", want \"%s\"", text, msg, want);
+	assert_null(spec);
+}
+
+#define ENV  "\"containerEdits\": {\"env\": [\"A=1\"]}"
+#define HEAD "{\"cdiVersion\": \"0.6.0\", \"kind\": \"a.b/c\", "
+#define NODE(x)                                                                                    \
+	HEAD "\"devices\": [{\"name\": \"d\", \"containerEdits\": {\"deviceNodes\": [" x "]}}]}"
+
+static void test_cdi_spec_parse_refusals(void **state)
+{
+	(void)state;
+	refused("[]", false, "t: (top): not an object");
+	refused("{\"kind\": \"a.b/c\", \"devices\": []}", false, "t: cdiVersion: missing");
+	refused("{\"cdiVersion\": \"six\", \"kind\": \"a.b/c\"}", false, "cdiVersion: \"six\"");
+	refused("{\"cdiVersion\": \"0.6.0\", \"kind\": \"a.b/c/d\"}", false, "kind: \"a.b/c/d\"");
+	refused(HEAD "\"devices\": []}", false, "devices: empty");
+	refused(HEAD "\"devices\": {}}", false, "devices: not an array");
+	refused(HEAD "\"devices\": [{\"name\": \"-x\"}]}", false, "devices[0].name: \"-x\"");
+	refused(HEAD "\"devices\": [{\"name\": \"x\", " ENV "}, {\"name\": \"x\", " ENV "}]}",
+		false, "devices[1].name: \"x\" is already devices[0]");
+	refused(HEAD "\"devices\": [{\"name\": \"x\"}]}", false,
+		"devices[0].containerEdits: missing or empty");
+	refused(HEAD "\"devices\": [{\"name\": \"x\", \"containerEdits\": {\"deviceNodes\": [], "
+		     "\"env\": null}}]}",
+		false, "devices[0].containerEdits: missing or empty");
+	refused("{\"cdiVersion\": \"9.0.0\", \"kind\": \"a.b/c\"}", false,
+		"cdiVersion: \"9.0.0\" is no CDI version devwl knows");
+	refused(HEAD "\"devices\": [{\"name\": \"x\", \"containerEdits\": []}]}", false,
+		"devices[0].containerEdits: not an object");
+	refused(NODE("{\"type\": \"c\"}"), false, "deviceNodes[0].path: missing");
+	refused(NODE("{\"path\": \"/dev/x\", \"type\": \"char\"}"), false,
+		"\"char\" is not c, b, u or p");
+	refused(NODE("{\"path\": \"/dev/x\", \"major\": -1}"), false, "major: -1 is out of range");
+	refused(NODE("{\"path\": \"/dev/x\", \"minor\": 4294967295}"), false, "minor: 4294967295");
+	refused(NODE("{\"path\": \"/dev/x\", \"major\": \"1\"}"), false, "major: not an integer");
+	refused(NODE("{\"path\": \"/dev/x\", \"permissions\": \"rwz\"}"), false,
+		"permissions: \"rwz\" is not made of r, w and m");
+	refused(NODE("{\"path\": \"/dev/x\\u0000y\"}"), false, "path: holds a NUL byte");
+	refused("{\"cdiVersion\": ", false, "t: byte");
+	refused(HEAD "\"devices\": [{\"name\": \"d\", " ENV "}]} x", false, "invalid JSON");
+	/* YAML: a quoted number is a string; an alias bomb stops; a non-scalar key. */
+	refused("cdiVersion: 0.6.0\nkind: a.b/c\ndevices:\n- name: d\n  containerEdits:\n"
+		"    deviceNodes:\n    - {path: /dev/x, major: \"1\"}\n",
+		true, "deviceNodes[0].major: not an integer");
+	refused("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, "
+		"*a]\n"
+		"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, "
+		"*c, *c, *c, *c]\n"
+		"e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, "
+		"*e, *e, *e]\n",
+		true, "more than 100000 nodes");
+	refused("? [a]\n: b\n", true, "t:1:3: a mapping key that is no scalar");
+	refused("", true, "t: no YAML document");
+	refused("a: [\n", true, "t:2:1: invalid YAML");
+}
+
+static void test_cdi_spec_parse_accepts(void **state)
+{
+	struct cdi_spec *spec = NULL;
+	char msg[sizeof(((struct devwl_error *)0)->msg)];
+
+	(void)state;
+	/* Unknown members and other edits are the runtime's; hostPath wins over path. */
+	assert_int_equal(parse(NODE("{\"path\": \"/dev/x\", \"hostPath\": \"/dev/y\", \"type\": "
+				    "\"u\", \"major\": 4, \"minor\": 64, \"fileMode\": 438, "
+				    "\"uid\": 0, \"future\": true}"),
+			       false, &spec, msg),
+			 0);
+	assert_string_equal(spec->kind, "a.b/c");
+	assert_int_equal(spec->n_devs, 1);
+	assert_int_equal(spec->devs[0].n_nodes, 1);
+	assert_string_equal(spec->devs[0].nodes[0].path, "/dev/y");
+	/* u: no rule, as the CDI gives it none. */
+	assert_true(spec->devs[0].nodes[0].no_rule);
+	assert_int_equal(spec->devs[0].nodes[0].access, DEVWL_ACC_MASK);
+	cdi_spec_free(spec);
+	spec = NULL;
+	/* Letters may repeat, as the CDI's library lets them. */
+	assert_int_equal(parse(NODE("{\"path\": \"/dev/x\", \"type\": \"c\", \"permissions\": "
+				    "\"rrw\"}"),
+			       false, &spec, msg),
+			 0);
+	assert_int_equal(spec->devs[0].nodes[0].type, DEVWL_DEV_CHAR);
+	assert_int_equal(spec->devs[0].nodes[0].access, RW);
+	cdi_spec_free(spec);
+	spec = NULL;
+	assert_int_equal(parse("cdiVersion: v1.1.0\nkind: x.io/y\ndevices:\n- name: 0\n"
+			       "  containerEdits: {env: [A=1]}\n",
+			       true, &spec, msg),
+			 0);
+	assert_string_equal(spec->devs[0].name, "0");
+	assert_int_equal(spec->devs[0].n_nodes, 0);
+	cdi_spec_free(spec);
+}
+
+static void test_cdi_resolve_host_nodes(void **state)
+{
+	struct cdi_spec *spec = NULL;
+	char msg[sizeof(((struct devwl_error *)0)->msg)];
+
+	(void)state;
+	/* Nodes read from the host at resolution: a missing one and a wrong type fail. */
+	assert_int_equal(parse(NODE("{\"path\": \"/dev/devwl-nothing\"}"), false, &spec, msg), 0);
+	cdi_spec_free(spec);
+	{
+		char dir[] = "/tmp/devwl-cdi-XXXXXX", path[PATH_MAX];
+		const char *dirs[] = {dir};
+		struct cdi_registry *reg = NULL;
+		struct rulevec rv = {0};
+		struct devwl_error err = {0};
+		FILE *f;
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(path, sizeof(path), "%s/h.json", dir);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(HEAD "\"devices\": ["
+			   "{\"name\": \"gone\", \"containerEdits\": {\"deviceNodes\": "
+			   "[{\"path\": \"/dev/devwl-nothing\"}]}},"
+			   "{\"name\": \"file\", \"containerEdits\": {\"deviceNodes\": "
+			   "[{\"path\": \"/x\", \"hostPath\": \"/etc/hostname\"}]}},"
+			   "{\"name\": \"wrong\", \"containerEdits\": {\"deviceNodes\": "
+			   "[{\"path\": \"/dev/null\", \"type\": \"b\"}]}}]}",
+		      f);
+		fclose(f);
+		assert_int_equal(cdi_load(dirs, 1, &reg), 0);
+		assert_int_equal(cdi_n_errors(reg), 0);
+		assert_int_equal(cdi_resolve(reg, "a.b/c", "gone", RWM, &rv, &err), -ENOENT);
+		assert_non_null(strstr(err.msg,
+				       "h.json: /dev/devwl-nothing "
+				       "(devices[0].containerEdits.deviceNodes[0].hostPath)"));
+		assert_int_equal(cdi_resolve(reg, "a.b/c", "file", RWM, &rv, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "not a device node"));
+		assert_int_equal(cdi_resolve(reg, "a.b/c", "wrong", RWM, &rv, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "type says block, /dev/null is a character"));
+		free(rv.v);
+		cdi_free(reg);
+		unlink(path);
+		rmdir(dir);
+	}
+}
+
+static char warned[4096];
+
+static void note(void *userdata, const char *msg)
+{
+	(void)userdata;
+	strncat(warned, msg, sizeof(warned) - strlen(warned) - 2);
+	strcat(warned, "\n");
+}
+
+static void test_selector_resolve_cdi(void **state)
+{
+	const char *dirs[] = {static_dir, dynamic_dir};
+	struct selector_env env = {.cdi_dirs = dirs, .n_cdi_dirs = 2, .warn = note};
+	struct devwl_rule *rules = NULL;
+	struct devwl_error err = {0};
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(selector_resolve(&env, "cdi:example.com/gpu=0 r", 23, &rules, &n, &err),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(rules[0].major, 195);
+	assert_int_equal(rules[0].minor, 0);
+	assert_int_equal(rules[0].access, DEVWL_ACC_READ);
+	assert_int_equal(rules[1].minor, 255);
+	free(rules);
+	/* The bad specs are told, not fatal. */
+	assert_non_null(strstr(warned, "CDI: "));
+	assert_non_null(strstr(warned, "bad-perm.json"));
+	rules = NULL;
+	assert_int_equal(selector_resolve(&env, "cdi:example.com/gpu=7 rw", 24, &rules, &n, &err),
+			 -ENOENT);
+	assert_non_null(strstr(err.msg, "cdi:example.com/gpu=7: no CDI spec defines"));
+	assert_null(rules);
+	assert_int_equal(selector_resolve(&env, "cdi:example.com/gpu=* w", 23, &rules, &n, &err),
+			 0);
+	assert_int_equal(n, 4);
+	free(rules);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cdi_load_devices),
+		cmocka_unit_test(test_cdi_load_later_dir_wins),
+		cmocka_unit_test(test_cdi_load_conflict),
+		cmocka_unit_test(test_cdi_load_bad_specs),
+		cmocka_unit_test(test_cdi_spec_parse_refusals),
+		cmocka_unit_test(test_cdi_spec_parse_accepts),
+		cmocka_unit_test(test_cdi_resolve_host_nodes),
+		cmocka_unit_test(test_selector_resolve_cdi),
+	};
+
+	return cmocka_run_group_tests(tests, find_fixtures, NULL);
+}
