@@ -71,7 +71,8 @@ static const char *access_text(uint8_t access, char buf[static 4])
 	return buf;
 }
 
-/* The container named by id or by a prefix of exactly one id (as Docker takes them). */
+/* The container named by id, by its Kubernetes name NAMESPACE/POD/CONTAINER, or by a
+ * prefix of exactly one id (as Docker takes them). */
 static struct container *find_container(struct devwld *d, const char *name, struct devwl_error *err)
 {
 	struct container *found = NULL, *other = NULL;
@@ -84,7 +85,7 @@ static struct container *find_container(struct devwld *d, const char *name, stru
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		struct container *c = container_of(l, struct container, link);
 
-		if (!strcmp(c->id, name))
+		if (!strcmp(c->id, name) || (c->k8s_name && !strcmp(c->k8s_name, name)))
 			return c;
 		if (!strncmp(c->id, name, n)) {
 			if (found)
