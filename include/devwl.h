@@ -514,7 +514,7 @@ int devwl_cgroup_denials_fd(const struct devwl_cgroup *cgroup);
 
 /*
  * Take up to max recorded denials, oldest first, into ret; never blocks. Returns how many
- * (0: none waiting). Denials past a full ring (512 waiting) are lost, not the refusal;
+ * (0: none waiting). Denials past a full ring (about 400 waiting) are lost, not the refusal;
  * those of the deny-all program in force after a failure are not recorded. Read until
  * it returns less than max: the fd is woken again only once the ring was emptied.
  * Errors: -EOPNOTSUPP no ring (see above), -EINVAL, -EIO the ring is not as written.

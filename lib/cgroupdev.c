@@ -263,7 +263,7 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 
 /* ---- v2: the ring of denials ----------------------------------------------------------- */
 
-/* 32-byte records with their 8-byte headers: 512 denials waiting before one is dropped. */
+/* 32-byte records with their 8-byte headers: about 400 denials wait before one is dropped. */
 #define RING_SIZE (16 * 1024)
 
 static void ring_unmap(struct devwl_cgroup *cg)
