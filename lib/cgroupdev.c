@@ -221,6 +221,8 @@ static int v2_load(struct devwl_cgroup *cg, const struct devwl_node *node, size_
 			*ret_n = n;
 			return r;
 		}
+		if (r != -EINVAL)
+			break; /* not the verifier refusing a helper: no reason to give one up */
 	}
 	free(insns);
 	insns = NULL;
