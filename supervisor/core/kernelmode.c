@@ -309,7 +309,6 @@ static void denials_watch(struct devwld *d, struct container *c)
 	ds->src.fd = fd;
 	ds->src.ready = denials_ready;
 	ds->src.free_fn = denials_free;
-	ds->src.label = c->id;
 	k->denials = ds;
 	r = loop_arm(&d->loop, &ds->src, POLLIN);
 	if (r < 0) {
