@@ -290,7 +290,7 @@ static void container_free(struct devwld *d, struct container *c)
 	d->ncontainers--;
 	if (d->store_hooks.container_gone)
 		d->store_hooks.container_gone(c);
-	kernelmode_gone(c);
+	kernelmode_gone(d, c);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
