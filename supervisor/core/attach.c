@@ -57,20 +57,6 @@ static char type_char(int type)
 	return type == DEVWL_DEV_BLOCK ? 'b' : 'c';
 }
 
-static const char *access_text(uint8_t access, char buf[static 4])
-{
-	char *p = buf;
-
-	if (access & DEVWL_ACC_READ)
-		*p++ = 'r';
-	if (access & DEVWL_ACC_WRITE)
-		*p++ = 'w';
-	if (access & DEVWL_ACC_MKNOD)
-		*p++ = 'm';
-	*p = '\0';
-	return buf;
-}
-
 /* The container named by id, by its Kubernetes name NAMESPACE/POD/CONTAINER, or by a
  * prefix of exactly one id (as Docker takes them). */
 static struct container *find_container(struct devwld *d, const char *name, struct devwl_error *err)

@@ -71,20 +71,6 @@ static struct json_object *proc_json(const struct saved_proc *p)
 	return po;
 }
 
-static const char *access_word(uint8_t access, char buf[static 4])
-{
-	char *p = buf;
-
-	if (access & DEVWL_ACC_READ)
-		*p++ = 'r';
-	if (access & DEVWL_ACC_WRITE)
-		*p++ = 'w';
-	if (access & DEVWL_ACC_MKNOD)
-		*p++ = 'm';
-	*p = '\0';
-	return buf;
-}
-
 static struct json_object *attachment_json(const struct attachment *a)
 {
 	struct json_object *o = json_object_new_object();
@@ -99,9 +85,9 @@ static struct json_object *attachment_json(const struct attachment *a)
 	if (r >= 0)
 		r = json_add(o, "minor", json_object_new_int64(a->minor));
 	if (r >= 0)
-		r = json_add(o, "access", json_object_new_string(access_word(a->access, acc)));
+		r = json_add(o, "access", json_object_new_string(access_text(a->access, acc)));
 	if (r >= 0)
-		r = json_add(o, "added", json_object_new_string(access_word(a->added, added)));
+		r = json_add(o, "added", json_object_new_string(access_text(a->added, added)));
 	if (r >= 0 && a->lapsed)
 		r = json_add(o, "lapsed", json_object_new_boolean(true));
 	if (r >= 0)
@@ -323,18 +309,8 @@ static int parse_access(struct json_object *ao, const char *key, uint8_t *ret,
 
 	if (r < 0)
 		return r;
-	*ret = 0;
-	for (const char *p = json_object_get_string(v); *p; p++) {
-		uint8_t bit = *p == 'r'	  ? DEVWL_ACC_READ
-			      : *p == 'w' ? DEVWL_ACC_WRITE
-			      : *p == 'm' ? DEVWL_ACC_MKNOD
-					  : 0;
-
-		if (!bit || (*ret & bit))
-			return devwl_error_set(err, -EINVAL, 0,
-					       "an attachment's \"%s\" is no access", key);
-		*ret |= bit;
-	}
+	if (access_parse(json_object_get_string(v), ret) < 0)
+		return devwl_error_set(err, -EINVAL, 0, "an attachment's \"%s\" is no access", key);
 	return 0;
 }
 

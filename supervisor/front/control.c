@@ -345,18 +345,10 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		goto out;
 	if (r > 0)
 		req.gid = (gid_t)n;
-	for (const char *p = acc; p && *p; p++) {
-		uint8_t bit = *p == 'r'	  ? DEVWL_ACC_READ
-			      : *p == 'w' ? DEVWL_ACC_WRITE
-			      : *p == 'm' ? DEVWL_ACC_MKNOD
-					  : 0;
-
-		if (!bit || (req.access & bit)) {
-			r = devwl_error_set(&err, -EINVAL, 0,
-					    "access \"%.8s\": r, w and m, each at most once", acc);
-			goto out;
-		}
-		req.access |= bit;
+	if (acc && access_parse(acc, &req.access) < 0) {
+		r = devwl_error_set(&err, -EINVAL, 0,
+				    "access \"%.8s\": r, w and m, each at most once", acc);
+		goto out;
 	}
 	if (acc && !req.access) {
 		r = devwl_error_set(&err, -EINVAL, 0, "access \"\": give r, w or m");
