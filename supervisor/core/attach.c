@@ -30,6 +30,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "attach.h"
 #include "audit-line.h"
 #include "devwld.h"
@@ -322,7 +323,7 @@ static void record(struct devwld *d, const char *event, const struct container *
 		snprintf(dev, sizeof(dev), "%c %u:%u", type_char(a->type), a->major, a->minor);
 		json_object_object_add(o, "device", json_object_new_string(dev));
 		json_object_object_add(o, "access",
-				       json_object_new_string(access_text(a->access, acc)));
+				       json_object_new_string(devwl_access_text(a->access, acc)));
 		json_object_object_add(o, "path", json_object_new_string(a->path));
 	} else if (device) {
 		json_object_object_add(o, "device", json_object_new_string(device));
@@ -496,7 +497,7 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 		explain_allow_refused(c->node, &rule, why, sizeof(why));
 		devwl_error_set(err, r, 0, "container %s: %c %u:%u %s refused at node %s: %s",
 				c->id, type_char(dev.type), dev.major, dev.minor,
-				access_text(a->access, acc), c->node_path,
+				devwl_access_text(a->access, acc), c->node_path,
 				why[0] ? why : strerror(-r));
 		undo_leaf(d, c, TAKE_PTR(old), old_created);
 		return r;
@@ -528,7 +529,7 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 		return r;
 	}
 	log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id, type_char(dev.type),
-		dev.major, dev.minor, access_text(a->access, acc), a->path, c->node_path,
+		dev.major, dev.minor, devwl_access_text(a->access, acc), a->path, c->node_path,
 		r == 1 ? ", which was there already" : "");
 	return 0;
 }
@@ -672,7 +673,7 @@ void attach_list(struct devwld *d, FILE *out)
 			const struct attachment *a = &c->attached[i];
 
 			fprintf(out, "%s %c %u:%u %s %s%s ", c->id, type_char(a->type), a->major,
-				a->minor, access_text(a->access, acc), a->path,
+				a->minor, devwl_access_text(a->access, acc), a->path,
 				a->lapsed ? " (lapsed)" : "");
 			if (st.st_ino)
 				holders(st.st_ino, a, out);

@@ -1,41 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A container's attached devices as the store keeps them (attachment.h). */
-#include <errno.h>
 #include <stdlib.h>
 
 #include "attachment.h"
 #include "devwl.h"
 #include "util.h"
-
-const char *access_text(uint8_t access, char buf[static 4])
-{
-	char *p = buf;
-
-	if (access & DEVWL_ACC_READ)
-		*p++ = 'r';
-	if (access & DEVWL_ACC_WRITE)
-		*p++ = 'w';
-	if (access & DEVWL_ACC_MKNOD)
-		*p++ = 'm';
-	*p = '\0';
-	return buf;
-}
-
-int access_parse(const char *s, uint8_t *ret)
-{
-	*ret = 0;
-	for (; *s; s++) {
-		uint8_t bit = *s == 'r'	  ? DEVWL_ACC_READ
-			      : *s == 'w' ? DEVWL_ACC_WRITE
-			      : *s == 'm' ? DEVWL_ACC_MKNOD
-					  : 0;
-
-		if (!bit || (*ret & bit))
-			return -EINVAL;
-		*ret |= bit;
-	}
-	return 0;
-}
 
 uint8_t attachment_access(const struct devwl_node *node, int type, uint32_t major, uint32_t minor)
 {

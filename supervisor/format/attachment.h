@@ -25,10 +25,6 @@ struct attachment {
 	gid_t gid;
 };
 
-/* DEVWL_ACC_* bits as "rwm" (in that order) in buf; returns buf. */
-const char *access_text(uint8_t access, char buf[static 4]);
-/* "rwm", each letter at most once, any order ("" is 0): 0 and *ret, or -EINVAL. */
-int access_parse(const char *s, uint8_t *ret);
 /* The access node gives the device now (DEVWL_ACC_* bits), bit by bit. */
 uint8_t attachment_access(const struct devwl_node *node, int type, uint32_t major, uint32_t minor);
 /* Write the grants of a container's attachments v[0..n) again to node (a reload's copy

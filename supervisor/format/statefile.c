@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "jsonutil.h"
 #include "keeper_table.h"
 #include "nodepath.h"
@@ -85,9 +86,11 @@ static struct json_object *attachment_json(const struct attachment *a)
 	if (r >= 0)
 		r = json_add(o, "minor", json_object_new_int64(a->minor));
 	if (r >= 0)
-		r = json_add(o, "access", json_object_new_string(access_text(a->access, acc)));
+		r = json_add(o, "access",
+			     json_object_new_string(devwl_access_text(a->access, acc)));
 	if (r >= 0)
-		r = json_add(o, "added", json_object_new_string(access_text(a->added, added)));
+		r = json_add(o, "added",
+			     json_object_new_string(devwl_access_text(a->added, added)));
 	if (r >= 0 && a->lapsed)
 		r = json_add(o, "lapsed", json_object_new_boolean(true));
 	if (r >= 0)
@@ -309,7 +312,11 @@ static int parse_access(struct json_object *ao, const char *key, uint8_t *ret,
 
 	if (r < 0)
 		return r;
-	if (access_parse(json_object_get_string(v), ret) < 0)
+	/* "added" may be none: the container had the access before. */
+	*ret = 0;
+	if (json_object_get_string_len(v) &&
+	    devwl_access_parse(json_object_get_string(v), (size_t)json_object_get_string_len(v),
+			       ret) < 0)
 		return devwl_error_set(err, -EINVAL, 0, "an attachment's \"%s\" is no access", key);
 	return 0;
 }

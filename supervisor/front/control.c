@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "attach.h"
 #include "batch.h"
 #include "control.h"
@@ -345,13 +346,9 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		goto out;
 	if (r > 0)
 		req.gid = (gid_t)n;
-	if (acc && access_parse(acc, &req.access) < 0) {
+	if (acc && devwl_access_parse(acc, strlen(acc), &req.access) < 0) {
 		r = devwl_error_set(&err, -EINVAL, 0,
 				    "access \"%.8s\": r, w and m, each at most once", acc);
-		goto out;
-	}
-	if (acc && !req.access) {
-		r = devwl_error_set(&err, -EINVAL, 0, "access \"\": give r, w or m");
 		goto out;
 	}
 	r = attach_device(d, &req, &err);
