@@ -12,8 +12,6 @@ RT=${RT:-runc}
 KM=${KM:-auto}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
-[ -e /dev/loop-control ] || skip "no /dev/loop-control (loop driver not loaded)"
 PROFILE=$HERE/../../examples/oci-hook/seccomp-mknod-only.json
 
 # The runtimes' default devices, plus the loop driver and FUSE on /lab; each container's
@@ -29,11 +27,8 @@ cat >"$T/policy.json" <<'JSON'
   "containers": { "default_template": "/lab/{id}",
                   "container_rules": ["deny b 7:* rwm", "deny c 10:229 rwm"] } }
 JSON
-truncate -s 1M "$T/disk" || fail "truncate"
-printf 'DEVWLDISK' | dd of="$T/disk" conv=notrunc status=none
-LOOP=$(losetup -f --show "$T/disk") || skip "losetup -f: no free loop device here"
-trap 'st=$?; losetup -d "$LOOP" 2>/dev/null; (exit $st); cleanup' EXIT
-lmin=$(($(stat -c '0x%T' "$LOOP")))
+make_loop
+lmin=$LMIN
 start_devwld --kernel-mode "$KM"
 make_rootfs
 
