@@ -1,16 +1,18 @@
 # Hot-plug racing the workload: runc containers open the attach path in a tight loop
 # (tests/oci/hammer.c --watch, linked static: every open's result and, for an fd, the
 # device it is, fstat's st_rdev) while devwlctl attaches and detaches a loop device there
-# over and over. Between a detach and the next attach a second loop device, one /lab
-# allows but nobody attached, is made at the same path from the host, in the bundle's
-# root file system: a node the container made. Every open must give the attached device
-# or fail ENOENT/EPERM/EACCES, the second device never opens, and after the last detach
-# nothing is left at the path and nothing is attached. Twice: devwld's default
-# --kernel-mode auto (device cgroups programmed; one container with the every-open
-# profile, whose opens devwld answers CONTINUE, one with the mknod-only profile, whose
-# opens only the cgroup decides), then --kernel-mode never (granted devices opened on the
-# container's behalf).
-# RACE_N: attach/detach cycles per container and mode (default 100).
+# over and over. Right after each detach answers, a node is made at the same path from
+# the host, in the bundle's root file system (a node the container made): a second loop
+# device, one /lab allows but nobody attached (odd cycles), or the device just detached
+# (even cycles). Every open must give the attached device or fail ENOENT/EPERM/EACCES
+# (EACCES: the moment a node devwld makes is still mode 0000), the second device never
+# opens, no open begun after a detach answered gives an fd, and after the last detach
+# nothing is left at the path and nothing is attached. Three containers at once: two
+# under devwld's default --kernel-mode auto (device cgroups programmed), one with the
+# every-open profile (devwld answers opens CONTINUE), one with the mknod-only profile
+# (only the cgroup decides opens), and one under a second devwld, --kernel-mode never
+# (granted devices opened on the container's behalf).
+# RACE_N: attach/detach cycles per container (default 100).
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -47,17 +49,20 @@ cp "$WATCH" "$T/rootfs/bin/watch-open"
 mkfifo "$T/nap"
 exec {NAP}<>"$T/nap"
 nap() { read -r -t "$1" -u "$NAP" _ || :; }
-# await_state ID REGEX: the workload's lines ("NS STATE", one per change) read on from
-# where the last call stopped, until a state matches REGEX; false after 60 s. A line is
-# one write(2), but a read may still meet its first half at the end of the file.
+# await_state ID REGEX [AFTER-NS]: the workload's lines ("NS STATE", one per change)
+# read on from where the last call stopped, until a state matches REGEX; false after
+# 60 s. With AFTER-NS, an open that began after that time and gave an fd fails the test.
+# A line is one write(2), but a read may still meet its first half at the end of the file.
 declare -A FD=() PART=()
 await_state() {
-	local line end=$((SECONDS + 60))
+	local line ns end=$((SECONDS + 60))
 	while [ $SECONDS -lt $end ]; do
 		if read -r -u "${FD[$1]}" line; then
 			line=${PART[$1]:-}$line
 			PART[$1]=
-			STATE=${line#* }
+			ns=${line%% *} STATE=${line#* }
+			[ -n "${3:-}" ] && [[ $STATE == ok* ]] && [ "$ns" -gt "$3" ] &&
+				fail "$1: an open begun $(((ns - $3) / 1000)) us after the detach answered gave an fd: $STATE"
 			[[ $STATE =~ ^($2)$ ]] && return 0
 		else
 			PART[$1]=${PART[$1]:-}$line
@@ -66,6 +71,7 @@ await_state() {
 	done
 	return 1
 }
+
 # The devwld a container is with: SOCK[ID] its control socket. The first one is lib.sh's
 # (--kernel-mode auto); the second, --kernel-mode never, runs beside it on sockets of its
 # own, so that the three races run at once.
@@ -98,10 +104,11 @@ start() {
 	await_state "$1" ENOENT || fail "$1: the workload did not start: $(cat "$T/$1.out")"
 }
 
-# race ID: N cycles of attach, the workload opens it, detach, the foreign node made at
-# once, the workload refused it, the node removed; then the workload stopped and judged.
+# race ID: N cycles of attach, the workload opens it, detach, a node made at once from
+# outside, the workload refused it, the node removed; then the workload stopped and
+# judged. The node is the second device (odd cycles) or the one just detached (even).
 race() {
-	local i id=$1 host=$T/rootfs/tmp/hp-$1
+	local i id=$1 host=$T/rootfs/tmp/hp-$1 t dev
 	for ((i = 1; i <= N; i++)); do
 		ctl_of "$id" attach "$id" "$LOOP" "/tmp/hp-$id" >"$T/$id.ctl" 2>&1 ||
 			fail "cycle $i: attach to $id: $(cat "$T/$id.ctl")"
@@ -109,10 +116,13 @@ race() {
 			fail "cycle $i: $id never opened $LOOP after the attach: $(tail -5 "$T/$id.out")"
 		ctl_of "$id" detach "$id" "/tmp/hp-$id" >"$T/$id.ctl" 2>&1 ||
 			fail "cycle $i: detach from $id: $(cat "$T/$id.ctl")"
+		t=${EPOCHREALTIME/./}000
+		dev=$GOOD
+		[ $((i % 2)) = 0 ] || dev=$BAD
 		# At once: the detach has answered, so the grant must be gone already.
-		mknod "$host" b "${BAD%:*}" "${BAD#*:}" || fail "mknod $host"
-		await_state "$id" "EPERM|EACCES" ||
-			fail "cycle $i: $id never tried the foreign node: $(tail -5 "$T/$id.out")"
+		mknod "$host" b "${dev%:*}" "${dev#*:}" || fail "mknod $host"
+		await_state "$id" "EPERM|EACCES" "$t" ||
+			fail "cycle $i: $id never tried the node of b $dev: $(tail -5 "$T/$id.out")"
 		rm -f "$host"
 	done
 	touch "$T/rootfs/tmp/stop-$id"
@@ -126,8 +136,8 @@ race() {
 			if (ok < 1) { print "never opened"; exit 1 } }' "$T/$id.out" >"$T/$id.verdict" ||
 		fail "$id: $(cat "$T/$id.verdict"); all: $(grep -v '^[0-9]' "$T/$id.out")"
 	[ ! -e "$host" ] && [ ! -L "$host" ] || fail "$id: a node is left at /tmp/hp-$id: $(ls -l "$host")"
-	[ -z "$(ctl_of "$id" containers --devices)" ] ||
-		fail "$id: attached after the last detach: $(ctl_of "$id" containers --devices)"
+	ctl_of "$id" containers --devices >"$T/$id.devices" || fail "containers --devices"
+	! grep -q "^$id " "$T/$id.devices" || fail "$id: attached after the last detach: $(cat "$T/$id.devices")"
 }
 counts() { grep '^count ' "$T/$1.out" | cut -d' ' -f2- | paste -sd, | sed 's/,/, /g'; }
 mode_of() { ctl_of "$1" containers | awk -v id="$1" '$1 == id {print $5}'; }
@@ -168,4 +178,9 @@ for pid in "${pids[@]}"; do wait "$pid" || bad=1; done
 pass "kernel mode, every-open profile (${MODE[$full]}): $N attach/detach cycles; opens: $(counts "$full"); b $BAD never opened"
 pass "kernel mode, mknod-only profile (${MODE[$km]}): $N cycles; opens: $(counts "$km"); b $BAD never opened"
 pass "--kernel-mode never (${MODE[$auth]}): $N cycles; opens: $(counts "$auth"); b $BAD never opened"
+for sock in "$T/control.sock" "$T/never-control.sock"; do
+	[ -z "$("$DEVWLCTL" --socket "$sock" containers --devices)" ] ||
+		fail "attached at the end: $("$DEVWLCTL" --socket "$sock" containers --devices)"
+done
+pass "after the last detach: no node at the paths, devwlctl containers --devices empty; b $GOOD made from outside after a detach never opened"
 exit 0
