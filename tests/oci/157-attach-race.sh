@@ -12,7 +12,7 @@
 # every-open profile (devwld answers opens CONTINUE), one with the mknod-only profile
 # (only the cgroup decides opens), and one under a second devwld, --kernel-mode never
 # (granted devices opened on the container's behalf).
-# RACE_N: attach/detach cycles per container (default 100).
+# RACE_N: attach/detach cycles per container (default 40: 120 races of three containers at once, in about half a minute).
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -20,7 +20,7 @@ command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
 [ -e /dev/loop-control ] || skip "no /dev/loop-control (loop driver not loaded)"
 WATCH=$OCI_BIN/hammer-static
 [ -x "$WATCH" ] || fail "$WATCH not built (the build should have made it)"
-N=${RACE_N:-100}
+N=${RACE_N:-40}
 MKNOD_ONLY=$HERE/../../examples/oci-hook/seccomp-mknod-only.json
 
 cat >"$T/policy.json" <<'JSON'
