@@ -121,7 +121,62 @@ static const char *host_node_of(struct device *dev)
 	return NULL;
 }
 
-/* A host path, or "c MAJOR:MINOR"/"b MAJOR:MINOR": one device, numbers exact. */
+/*
+ * char-NAME/block-NAME (systemd's names of a driver's majors, as /proc/devices lists
+ * them): attach makes one node, so it is the driver's device only when the host has
+ * exactly one (block-zram with one zram disk, say); several are listed for the operator
+ * to name one.
+ */
+static int driver_device(const char *text, struct device *dev, struct devwl_error *err)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	char dir[32], found[4][24];
+	size_t nrules = 0, n = 0;
+	struct dirent *e;
+	DIR *d;
+	int r = devwl_devname_resolve(text, strlen(text), NULL, &rules, &nrules, err);
+
+	if (r < 0)
+		return r;
+	snprintf(dir, sizeof(dir), "/sys/dev/%s",
+		 rules[0].type == DEVWL_DEV_BLOCK ? "block" : "char");
+	d = opendir(dir);
+	if (!d)
+		return devwl_error_set(err, negerrno(), 0, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		unsigned int maj, min;
+		char end;
+
+		if (sscanf(e->d_name, "%u:%u%c", &maj, &min, &end) != 2)
+			continue;
+		for (size_t i = 0; i < nrules; i++) {
+			if (rules[i].major != maj)
+				continue;
+			if (n < ARRAY_SIZE(found))
+				snprintf(found[n], sizeof(found[n]), "%u:%u", maj, min);
+			n++;
+			dev->type = rules[i].type;
+			dev->major = maj;
+			dev->minor = min;
+		}
+	}
+	closedir(d);
+	if (n == 0)
+		return devwl_error_set(err, -ENOENT, 0, "%.64s: no device of that driver here",
+				       text);
+	if (n > 1)
+		return devwl_error_set(
+			err, -EINVAL, 0,
+			"%.64s names %zu devices here (%s, %s%s%s%s%s): attach makes "
+			"one node: name its /dev path or \"%c MAJOR:MINOR\"",
+			text, n, found[0], found[1], n > 2 ? ", " : "", n > 2 ? found[2] : "",
+			n > 3 ? ", " : "", n > 3 ? "..." : "",
+			dev->type == DEVWL_DEV_BLOCK ? 'b' : 'c');
+	dev->host_path = host_node_of(dev);
+	return 0;
+}
+
+/* A host path, "c MAJOR:MINOR"/"b MAJOR:MINOR", or a driver's only device. */
 static int resolve_device(const char *text, struct device *dev, struct devwl_error *err)
 {
 	*dev = (struct device){0};
@@ -141,11 +196,7 @@ static int resolve_device(const char *text, struct device *dev, struct devwl_err
 		return 0;
 	}
 	if (!strncmp(text, "char-", 5) || !strncmp(text, "block-", 6))
-		return devwl_error_set(
-			err, -EINVAL, 0,
-			"%.64s names every device of a driver; attach makes one node:"
-			" name its /dev path or \"c MAJOR:MINOR\"",
-			text);
+		return driver_device(text, dev, err);
 	if ((text[0] == 'c' || text[0] == 'b') && text[1] == ' ') {
 		struct devwl_rule rule;
 		char buf[64];

@@ -73,6 +73,8 @@ expect_refused "symbolic link\|symlink" "$id" "$LOOP" /tmp/up/evil-node
 [ ! -e /evil-node ] || { rm -f /evil-node; fail "a node was made through the symlink on the host"; }
 expect_refused "EEXIST\|exists\|something else" "$id" "$LOOP" /dev/null
 expect_refused "access" "$id" "$LOOP" --access rx
+expect_refused "char-misc names [0-9]* devices here" "$id" char-misc
+expect_refused "lists no block device major named" "$id" block-nosuchdriver
 expect_refused "no node on the host\|PATH" "$id" "b 7:1000"
 [ "$(ctl containers --devices)" = "" ] || fail "after refusals: $(ctl containers --devices)"
 [ "$(probe 'cat /dev/null && echo NULL-OK')" = NULL-OK ] || fail "/dev/null changed: $(cat "$T/probe.out")"
@@ -85,6 +87,18 @@ ctl list /lab | grep -qx 'c 1:11 w' || fail "/lab after --parent-grant: $(ctl li
 ctl detach "$id" /dev/kmsg >/dev/null || fail "detach /dev/kmsg"
 ctl list /lab | grep -qx 'c 1:11 w' || fail "detach took the parent's grant: $(ctl list /lab)"
 pass "$RT: --parent-grant allowed c 1:11 w on /lab, then on the container; detach left /lab's"
+
+# A driver's name (systemd's block-NAME) where the host has exactly one of its devices.
+if grep -qx ' *[0-9]* zram' /proc/devices && [ "$(ls /sys/block | grep -c '^zram')" = 1 ]; then
+	zdev=$(awk '$2 == "zram" {print $1; exit}' /proc/devices)
+	ctl attach "$id" block-zram --access r --parent-grant >"$T/ctl.out" 2>&1 || fail "block-zram: $(cat "$T/ctl.out")"
+	ctl containers --devices | grep -q "^$id b $zdev:[0-9]* r /dev/zram0 " || fail "block-zram: $(ctl containers --devices)"
+	[ "$(probe 'true </dev/zram0 && echo OPENED')" = OPENED ] || fail "/dev/zram0: $(cat "$T/probe.out")"
+	ctl detach "$id" block-zram >/dev/null || fail "detach block-zram"
+	pass "$RT: block-zram, the driver's only device here, attached as /dev/zram0 and detached"
+else
+	echo "# block-NAME with one device not tried: no single zram disk here"
+fi
 
 ctl attach "${id:0:12}" "$LOOP" --mode 0660 >"$T/ctl.out" 2>&1 || fail "attach: $(cat "$T/ctl.out")"
 [ "$(probe "head -c 9 $LOOP")" = DEVWLDISK ] || fail "reading $LOOP: $(cat "$T/probe.out")"
