@@ -76,11 +76,33 @@ static bool up(char *path, size_t root_len)
 	return true;
 }
 
+/*
+ * Is there a root hub above devpath? The kernel names every root hub usbN and puts every
+ * USB device below one, so a path without such a component (a disk, a virtual tty) has
+ * no USB device above it: told without the system call per level the walk up makes.
+ */
+static bool below_root_hub(const char *devpath)
+{
+	for (const char *c = devpath; (c = strstr(c, "/usb")); c += 4) {
+		const char *d = c + 4;
+
+		if (!isdigit((unsigned char)*d))
+			continue;
+		while (isdigit((unsigned char)*d))
+			d++;
+		if (*d == '/' || !*d)
+			return true;
+	}
+	return false;
+}
+
 /* The nearest USB device at or above devpath (it has idVendor), below the root. */
 static bool usb_matches(const char *devpath, size_t root_len, const struct sysfsid_query *q)
 {
 	char dir[PATH_MAX];
 
+	if (!below_root_hub(devpath + root_len))
+		return false;
 	snprintf(dir, sizeof(dir), "%s", devpath);
 	do {
 		if (has(dir, "idVendor"))
@@ -177,6 +199,31 @@ static bool matches(const char *devpath, size_t root_len, bool block, const char
 	return false;
 }
 
+/*
+ * realpath(3) of a /sys/dev link, in one lookup: open it O_PATH and read back the path the
+ * kernel resolved. glibc's realpath reads a link at every component of every prefix,
+ * about 15 system calls for a sysfs device, each walking from "/" again: per device that
+ * was most of what a selector costs. realpath stays for when /proc cannot answer (not
+ * mounted, a path the process root cannot reach).
+ */
+static bool resolve_link(const char *link, char *out)
+{
+	char proc[64];
+	ssize_t n;
+	int fd = open(link, O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, out, PATH_MAX);
+	close(fd);
+	if (n > 0 && n < PATH_MAX && out[0] == '/') {
+		out[n] = '\0';
+		return true;
+	}
+	return realpath(link, out) != NULL;
+}
+
 static int scan(const char *root, bool block, const char *udev, const struct sysfsid_query *q,
 		const char *real, uint8_t access, struct rulevec *rv, struct devwl_error *ret_err)
 {
@@ -202,7 +249,7 @@ static int scan(const char *root, bool block, const char *udev, const struct sys
 			continue;
 		if ((size_t)snprintf(link, sizeof(link), "%s/%s", dir, de->d_name) >=
 			    sizeof(link) ||
-		    !realpath(link, devpath))
+		    !resolve_link(link, devpath))
 			continue;
 		/* A link out of the tree names nothing of it. */
 		if (strncmp(devpath, root, root_len) || devpath[root_len] != '/')
