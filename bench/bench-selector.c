@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bench-selector [--quick] [--dir DIR] [N...]: what selector_resolve() costs when a host has
- * many devices. For each N (default 100, 1000 and 10000) it builds a fake sysfs tree of
- * about N devices, laid out as the kernel lays them out, with udev's database, udev's
- * by-id/by-path links and a CDI directory of N/10 devices, then times one selector of each
- * kind: p50, p99 and mean ns per resolution, and the mean per device (per CDI device for
- * cdi:). Every resolution's rule count is checked; a wrong one aborts.
+ * bench-selector [--quick] [--dir DIR] [--cdi M] [N...]: what selector_resolve() costs when
+ * a host has many devices. For each N (default 100, 1000 and 10000) it builds a fake sysfs
+ * tree of about N devices, laid out as the kernel lays them out, with udev's database,
+ * udev's by-id/by-path links and a CDI directory of N/10 devices (M with --cdi), then times
+ * one selector of each kind: p50, p99 and mean ns per resolution (wall clock), the mean CPU
+ * time, and the mean per device (per CDI device for cdi:). Every resolution's rule count is
+ * checked; a wrong one aborts. Then the same code on this host's own /sys, for scale, and
+ * how each kind grows from the smallest N to the largest.
  *
- * bench-selector --row KIND N [--quick] [--dir DIR]: one kind at one N, printed as
+ * bench-selector --row KIND N [--quick] [--dir DIR] [--cdi M]: one kind at one N, printed as
  * "ns_per_op=P50 ops_per_s=..." for bench/run.
  *
  * The mix, per ten devices: a USB serial adapter (the USB device, 189:x, with idVendor,
@@ -20,12 +22,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <stdint.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +60,17 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-static unsigned long long now_ns(void)
+static unsigned long long clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static unsigned long long now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* --- the tree ---------------------------------------------------------------------- */
@@ -219,8 +226,7 @@ static unsigned usb_count;
 
 /* The next USB device on a bus of 100 behind root hub usbB; its sysfs dir into dir
  * (PATH_LEN). */
-static void usb_device(char *dir, const char *vid, const char *pid,
-		       const char *serial)
+static void usb_device(char *dir, const char *vid, const char *pid, const char *serial)
 {
 	unsigned bus = usb_count / 100 + 1, port = usb_count % 100 + 1;
 	char rel[PATH_LEN];
@@ -253,20 +259,18 @@ static void cycle(unsigned c)
 	/* An FTDI adapter and its ttyUSB; udev's by-id link for it. */
 	snprintf(name, sizeof(name), "FT%06u", c);
 	usb_device(usb, "0403", "6001", name);
-	fmt(dir, "%s/%s:1.0/ttyUSB%u/tty/ttyUSB%u", usb, strrchr(usb, '/') + 1, c,
-		 c);
+	fmt(dir, "%s/%s:1.0/ttyUSB%u/tty/ttyUSB%u", usb, strrchr(usb, '/') + 1, c, c);
 	device(dir, false, 188, c, "tty", false);
 	fmt(rel, "dev/serial/by-id/usb-FTDI_FT232R_USB_UART_%s-if00-port0", name);
 	link_rel(rel, "/dev/null");
 	/* A Logitech receiver and its hidraw. */
 	usb_device(usb, "046d", "c52b", NULL);
-	fmt(dir, "%s/%s:1.2/0003:046D:C52B.%04X/hidraw/hidraw%u", usb,
-		 strrchr(usb, '/') + 1, c, c);
+	fmt(dir, "%s/%s:1.2/0003:046D:C52B.%04X/hidraw/hidraw%u", usb, strrchr(usb, '/') + 1, c, c);
 	device(dir, false, 240, c, "hidraw", false);
 	/* A SCSI disk and its partition: wwid on the SCSI device, udev's serial, links. */
 	disk_name(name, sizeof(name), "sd", c);
-	fmt(scsi, "devices/pci0000:00/0000:00:17.0/ata%u/host%u/target%u:0:0/%u:0:0:0",
-		 c + 1, c, c, c);
+	fmt(scsi, "devices/pci0000:00/0000:00:17.0/ata%u/host%u/target%u:0:0/%u:0:0:0", c + 1, c, c,
+	    c);
 	fmt(rel, "sys/%s/wwid", scsi);
 	put(rel, "naa.5000c500%08x\n", c);
 	fmt(dir, "%s/block/%s", scsi, name);
@@ -275,8 +279,9 @@ static void cycle(unsigned c)
 	fmt(to, "../../../%u:0:0:0", c);
 	link_rel(rel, to);
 	fmt(rel, "udev/b8:%u", 16 * c);
-	put(rel, "S:disk/by-id/ata-ST1000DM003_Z1D%05u\nE:ID_SERIAL=ST1000DM003_Z1D%05u\n"
-		 "E:ID_SERIAL_SHORT=Z1D%05u\nE:ID_WWN=0x5000c500%08x\n",
+	put(rel,
+	    "S:disk/by-id/ata-ST1000DM003_Z1D%05u\nE:ID_SERIAL=ST1000DM003_Z1D%05u\n"
+	    "E:ID_SERIAL_SHORT=Z1D%05u\nE:ID_WWN=0x5000c500%08x\n",
 	    c, c, c, c);
 	fmt(rel, "dev/disk/by-id/ata-ST1000DM003_Z1D%05u", c);
 	link_rel(rel, "/dev/null");
@@ -297,8 +302,8 @@ static void cycle(unsigned c)
 	put(rel, "/var/lib/snapd/snaps/app%u_1.snap\n", c);
 	/* A virtio disk with its serial as an attribute. */
 	disk_name(name, sizeof(name), "vd", c);
-	fmt(dir, "devices/pci0000:00/0000:01:%02x.%x/virtio%u/block/%s",
-		 c / 8 % 32, c % 8, c, name);
+	fmt(dir, "devices/pci0000:00/0000:01:%02x.%x/virtio%u/block/%s", c / 8 % 32, c % 8, c,
+	    name);
 	device(dir, true, 254, 16 * c, "block", false);
 	fmt(rel, "sys/%s/serial", dir);
 	put(rel, "VIRTIO%06u\n", c);
@@ -321,17 +326,20 @@ static void cdi_specs(unsigned m)
 		bool yaml = f % 2;
 		int fd;
 
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-					yaml ? "cdiVersion: 0.6.0\nkind: example.com/gpu\ndevices:\n"
-					     : "{\"cdiVersion\": \"0.6.0\", \"kind\": "
-					       "\"example.com/gpu\", \"devices\": [");
+		len += (size_t)snprintf(
+			text + len, sizeof(text) - len,
+			yaml ? "cdiVersion: 0.6.0\nkind: example.com/gpu\ndevices:\n"
+			     : "{\"cdiVersion\": \"0.6.0\", \"kind\": "
+			       "\"example.com/gpu\", \"devices\": [");
 		for (unsigned d = f * 8; d < m && d < f * 8 + 8; d++)
 			len += (size_t)snprintf(
 				text + len, sizeof(text) - len,
 				yaml ? "%s- name: gpu%u\n  containerEdits:\n    deviceNodes:\n"
 				       "    - {path: /dev/gpu%u, type: c, major: 195, minor: %u}\n"
-				     : "%s{\"name\": \"gpu%u\", \"containerEdits\": {\"deviceNodes\": "
-				       "[{\"path\": \"/dev/gpu%u\", \"type\": \"c\", \"major\": 195, "
+				     : "%s{\"name\": \"gpu%u\", \"containerEdits\": "
+				       "{\"deviceNodes\": "
+				       "[{\"path\": \"/dev/gpu%u\", \"type\": \"c\", \"major\": "
+				       "195, "
 				       "\"minor\": %u}]}}",
 				yaml ? "" : (d == f * 8 ? "" : ", "), d, d, d);
 		if (!yaml)
@@ -345,9 +353,11 @@ static void cdi_specs(unsigned m)
 	}
 }
 
+static unsigned cdi_override; /* --cdi M; 0: N/10 */
+
 static void build(unsigned n, struct tree *t)
 {
-	static const char *const classes[] = {"class/tty", "class/hidraw", "class/block",
+	static const char *const classes[] = {"class/tty",  "class/hidraw",   "class/block",
 					      "class/misc", "class/watchdog", "bus/usb"};
 	char rel[PATH_LEN];
 
@@ -370,7 +380,7 @@ static void build(unsigned n, struct tree *t)
 	t->devices = n_devices;
 	t->ttys = 2 * t->cycles;
 	t->target = t->cycles / 2;
-	t->cdi_devs = n / 10 ? n / 10 : 1;
+	t->cdi_devs = cdi_override ? cdi_override : n / 10 ? n / 10 : 1;
 	cdi_specs(t->cdi_devs);
 }
 
@@ -404,19 +414,15 @@ enum kind {
 };
 
 static const char *const kind_names[K_COUNT] = {
-	"usb", "subsystem-one", "subsystem-tty", "by-id", "by-path",
-	"wwid", "serial", "loop", "cdi",
+	"usb",	"subsystem-one", "subsystem-tty", "by-id", "by-path",
+	"wwid", "serial",	 "loop",	  "cdi",
 };
 
 static const char *const kind_about[K_COUNT] = {
-	"usb:VID:PID:SERIAL (one adapter)",
-	"subsystem:watchdog (one device)",
-	"subsystem:tty (every tty)",
-	"by-id:NAME (one link)",
-	"by-path:NAME (one link)",
-	"wwid:WWID (one disk)",
-	"serial:SERIAL (one disk, udev)",
-	"loop:FILE (one loop device)",
+	"usb:VID:PID:SERIAL (one adapter)", "subsystem:watchdog (one device)",
+	"subsystem:tty (every tty)",	    "by-id:NAME (one link)",
+	"by-path:NAME (one link)",	    "wwid:WWID (one disk)",
+	"serial:SERIAL (one disk, udev)",   "loop:FILE (one loop device)",
 	"cdi:VENDOR/CLASS=NAME (one)",
 };
 
@@ -461,6 +467,7 @@ static size_t selector_text(enum kind k, const struct tree *t, char *out, size_t
 
 struct result {
 	double p50, p99, mean;
+	double cpu; /* mean CPU time of this thread: what other jobs on the machine leave out */
 	size_t runs, rules;
 };
 
@@ -476,7 +483,7 @@ static int cmp_ull(const void *a, const void *b)
 static struct result run_text(const struct selector_env *env, const char *text, size_t want,
 			      unsigned long long budget_ns, size_t min_runs, size_t max_runs)
 {
-	unsigned long long *ns = calloc(max_runs, sizeof(*ns)), start, total = 0;
+	unsigned long long *ns = calloc(max_runs, sizeof(*ns)), start, total = 0, cpu = 0;
 	struct result res = {0};
 	size_t runs = 0;
 
@@ -489,10 +496,12 @@ static struct result run_text(const struct selector_env *env, const char *text, 
 			struct devwl_rule *rules = NULL;
 			struct devwl_error err = {0};
 			size_t n = 0;
-			unsigned long long t0 = now_ns(), t1;
+			unsigned long long c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns(),
+					   t1;
 			int r = selector_resolve(env, text, strlen(text), &rules, &n, &err);
 
 			t1 = now_ns();
+			c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 			free(rules);
 			if (r < 0)
 				die("%s: %s", text, err.msg);
@@ -502,6 +511,7 @@ static struct result run_text(const struct selector_env *env, const char *text, 
 			if (warm)
 				break;
 			ns[runs++] = t1 - t0;
+			cpu += c0;
 			total = t1 - start;
 		}
 	}
@@ -513,6 +523,7 @@ static struct result run_text(const struct selector_env *env, const char *text, 
 	for (size_t i = 0; i < runs; i++)
 		res.mean += (double)ns[i];
 	res.mean /= (double)runs;
+	res.cpu = (double)cpu / (double)runs;
 	free(ns);
 	return res;
 }
@@ -523,8 +534,8 @@ static struct result run_case(enum kind k, const struct tree *t, unsigned long l
 {
 	char cdi_dir[PATH_LEN], sysfs[PATH_LEN], udev[PATH_LEN], dev[PATH_LEN], text[256];
 	const char *dirs[] = {cdi_dir};
-	struct selector_env env = {.sysfs = sysfs, .udev = udev, .dev = dev, .cdi_dirs = dirs,
-				   .n_cdi_dirs = 1};
+	struct selector_env env = {
+		.sysfs = sysfs, .udev = udev, .dev = dev, .cdi_dirs = dirs, .n_cdi_dirs = 1};
 	size_t want = selector_text(k, t, text, sizeof(text));
 
 	path_of(cdi_dir, "cdi");
@@ -551,16 +562,17 @@ static unsigned count_entries(const char *dir)
  * walk every device and match none, or every tty. */
 static void host_rows(unsigned long long budget, size_t min_runs, size_t max_runs)
 {
-	static const char *const texts[] = {"usb:0000:0000 rw", "subsystem:tty rw",
-					    "wwid:none r", "loop:/none r", "by-id:none r"};
+	static const char *const texts[] = {"usb:0000:0000 rw", "subsystem:tty rw", "wwid:none r",
+					    "loop:/none r", "by-id:none r"};
 	unsigned n = count_entries("/sys/dev/char") + count_entries("/sys/dev/block");
 
-	printf("\nthe host's own /sys (%u devices), selectors that match nothing but the ttys\n", n);
+	printf("\nthe host's own /sys (%u devices), selectors that match nothing but the ttys\n",
+	       n);
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		struct result r = run_text(NULL, texts[i], SIZE_MAX, budget, min_runs, max_runs);
 
-		printf("%7u %6s  %-34s %6zu %6zu %11.0f %11.0f %11.0f %10.1f\n", n, "-", texts[i],
-		       r.rules, r.runs, r.p50, r.p99, r.mean, n ? r.mean / n : 0);
+		printf("%7u %6s  %-34s %6zu %6zu %11.0f %11.0f %11.0f %11.0f %10.1f\n", n, "-",
+		       texts[i], r.rules, r.runs, r.p50, r.p99, r.mean, r.cpu, n ? r.mean / n : 0);
 	}
 }
 
@@ -568,8 +580,8 @@ static void host_rows(unsigned long long budget, size_t min_runs, size_t max_run
 
 static void usage(void)
 {
-	fputs("usage: bench-selector [--quick] [--dir DIR] [N...]\n"
-	      "       bench-selector --row KIND N [--quick] [--dir DIR]\n"
+	fputs("usage: bench-selector [--quick] [--dir DIR] [--cdi M] [N...]\n"
+	      "       bench-selector --row KIND N [--quick] [--dir DIR] [--cdi M]\n"
 	      "KIND: usb subsystem-one subsystem-tty by-id by-path wwid serial loop cdi\n",
 	      stderr);
 	exit(2);
@@ -607,16 +619,17 @@ static int bench(bool quick, int row_kind, unsigned *ns_list, size_t n_ns)
 
 		build(ns_list[0], &t);
 		r = run_case((enum kind)row_kind, &t, budget, min_runs, max_runs);
-		printf("ns_per_op=%.0f ops_per_s=%.1f p99_ns=%.0f mean_ns=%.0f runs=%zu devices=%u "
-		       "cdi_devices=%u\n",
-		       r.p50, 1e9 / r.p50, r.p99, r.mean, r.runs, t.devices, t.cdi_devs);
+		printf("ns_per_op=%.0f ops_per_s=%.1f p99_ns=%.0f mean_ns=%.0f cpu_ns=%.0f "
+		       "runs=%zu "
+		       "devices=%u cdi_devices=%u\n",
+		       r.p50, 1e9 / r.p50, r.p99, r.mean, r.cpu, r.runs, t.devices, t.cdi_devs);
 		return 0;
 	}
-	printf("selector_resolve() in a fake sysfs tree (%s); CDI: N/10 devices of "
+	printf("selector_resolve() in a fake sysfs tree (%s); CDI: %s devices of "
 	       "example.com/gpu, 8 a spec file, JSON and YAML in turn\n",
-	       top);
-	printf("%7s %6s  %-34s %6s %6s %11s %11s %11s %10s\n", "devices", "cdi", "selector",
-	       "rules", "runs", "p50 ns", "p99 ns", "mean ns", "ns/device");
+	       top, cdi_override ? "--cdi" : "N/10");
+	printf("%7s %6s  %-34s %6s %6s %11s %11s %11s %11s %10s\n", "devices", "cdi", "selector",
+	       "rules", "runs", "p50 ns", "p99 ns", "mean ns", "cpu ns", "ns/device");
 	for (size_t i = 0; i < n_ns; i++) {
 		unsigned long long t0 = now_ns();
 
@@ -628,9 +641,9 @@ static int bench(bool quick, int row_kind, unsigned *ns_list, size_t n_ns)
 			unsigned per = k == K_CDI ? trees[i].cdi_devs : trees[i].devices;
 
 			*r = run_case((enum kind)k, &trees[i], budget, min_runs, max_runs);
-			printf("%7u %6u  %-34s %6zu %6zu %11.0f %11.0f %11.0f %10.1f\n",
+			printf("%7u %6u  %-34s %6zu %6zu %11.0f %11.0f %11.0f %11.0f %10.1f\n",
 			       trees[i].devices, trees[i].cdi_devs, kind_about[k], r->rules,
-			       r->runs, r->p50, r->p99, r->mean, r->mean / per);
+			       r->runs, r->p50, r->p99, r->mean, r->cpu, r->mean / per);
 			fflush(stdout);
 		}
 		remove_tree(base);
@@ -638,8 +651,8 @@ static int bench(bool quick, int row_kind, unsigned *ns_list, size_t n_ns)
 	host_rows(budget, min_runs, max_runs);
 	if (n_ns < 2)
 		return 0;
-	printf("\nscaling: mean ns per device (per CDI device for cdi:), and the mean at the "
-	       "largest N against the smallest\n");
+	printf("\nscaling: mean ns per device (per CDI device for cdi:); the mean and the CPU "
+	       "time at the largest N against the smallest\n");
 	printf("%-34s", "selector");
 	for (size_t i = 0; i < n_ns; i++) {
 		char num[32];
@@ -647,13 +660,14 @@ static int bench(bool quick, int row_kind, unsigned *ns_list, size_t n_ns)
 		group_digits(num, sizeof(num), trees[i].devices);
 		printf(" %10s", num);
 	}
-	printf(" %9s\n", "mean x");
+	printf(" %9s %9s\n", "mean x", "cpu x");
 	for (int k = 0; k < K_COUNT; k++) {
 		printf("%-34s", kind_about[k]);
 		for (size_t i = 0; i < n_ns; i++)
-			printf(" %10.1f",
-			       res[i][k].mean / (k == K_CDI ? trees[i].cdi_devs : trees[i].devices));
-		printf(" %9.1f\n", res[n_ns - 1][k].mean / res[0][k].mean);
+			printf(" %10.1f", res[i][k].mean / (k == K_CDI ? trees[i].cdi_devs
+								       : trees[i].devices));
+		printf(" %9.1f %9.1f\n", res[n_ns - 1][k].mean / res[0][k].mean,
+		       res[n_ns - 1][k].cpu / res[0][k].cpu);
 	}
 	printf("(devices x%.0f from the first column to the last)\n",
 	       (double)trees[n_ns - 1].devices / trees[0].devices);
@@ -677,7 +691,8 @@ static const char *tree_parent(const char *dir)
 
 	if (dir)
 		return dir;
-	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC && access("/dev/shm", W_OK) == 0)
+	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+	    access("/dev/shm", W_OK) == 0)
 		return "/dev/shm";
 	return tmp && *tmp ? tmp : "/tmp";
 }
@@ -694,6 +709,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
 			quick = true;
+		} else if (!strcmp(argv[i], "--cdi") && i + 1 < argc) {
+			cdi_override = parse_n(argv[++i]);
 		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
 			dir = argv[++i];
 		} else if (!strcmp(argv[i], "--row") && i + 1 < argc) {
@@ -713,8 +730,8 @@ int main(int argc, char **argv)
 		usage();
 	if (!n_ns)
 		n_ns = 3;
-	if ((size_t)snprintf(top, sizeof(top), "%s/devwl-sel.XXXXXX",
-			     tree_parent(dir)) >= sizeof(top) ||
+	if ((size_t)snprintf(top, sizeof(top), "%s/devwl-sel.XXXXXX", tree_parent(dir)) >=
+		    sizeof(top) ||
 	    !mkdtemp(top))
 		die("%s: %s", top, strerror(errno));
 	child = fork();
