@@ -129,12 +129,13 @@ static bool subsystem_is(const char *devpath, const char *name)
 	return strcmp(base ? base + 1 : target, name) == 0;
 }
 
-/* udev's E:KEY=VALUE line for the device, if its database has one. */
-static bool udev_is(const char *udev, char type, const char *mm, const char *key, const char *want)
+/* Does udev's database hold an E:KEY=want line for the device, KEY one of keys[0..n)? One
+ * read of the file for all the keys. */
+static bool udev_is(const char *udev, char type, const char *mm, const char *const *keys, size_t n,
+		    const char *want)
 {
 	char path[PATH_MAX], line[4096];
 	_cleanup_(fclosep) FILE *f = NULL;
-	size_t klen = strlen(key);
 	int fd;
 
 	if (!udev ||
@@ -150,9 +151,15 @@ static bool udev_is(const char *udev, char type, const char *mm, const char *key
 	}
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(line, "E:", 2) && !strncmp(line + 2, key, klen) &&
-		    line[2 + klen] == '=' && !strcmp(line + 3 + klen, want))
-			return true;
+		if (strncmp(line, "E:", 2))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			size_t klen = strlen(keys[i]);
+
+			if (!strncmp(line + 2, keys[i], klen) && line[2 + klen] == '=' &&
+			    !strcmp(line + 3 + klen, want))
+				return true;
+		}
 	}
 	return false;
 }
@@ -172,6 +179,8 @@ static bool loop_matches(const char *disk, const char *file, const char *real)
 	return b && (!strcmp(b, file) || (real && !strcmp(b, real)));
 }
 
+static const char *const serial_keys[] = {"ID_SERIAL", "ID_SERIAL_SHORT"};
+
 static bool matches(const char *devpath, size_t root_len, bool block, const char *mm,
 		    const char *udev, const struct sysfsid_query *q, const char *real)
 {
@@ -188,10 +197,10 @@ static bool matches(const char *devpath, size_t root_len, bool block, const char
 				 attr_is(disk, "device/wwid", q->value, false));
 	case SYSFSID_SERIAL:
 		disk_of(devpath, root_len, disk, sizeof(disk));
-		return block && (attr_is(disk, "serial", q->value, false) ||
-				 attr_is(disk, "device/serial", q->value, false) ||
-				 udev_is(udev, 'b', mm, "ID_SERIAL", q->value) ||
-				 udev_is(udev, 'b', mm, "ID_SERIAL_SHORT", q->value));
+		return block &&
+		       (attr_is(disk, "serial", q->value, false) ||
+			attr_is(disk, "device/serial", q->value, false) ||
+			udev_is(udev, 'b', mm, serial_keys, ARRAY_SIZE(serial_keys), q->value));
 	case SYSFSID_LOOP:
 		disk_of(devpath, root_len, disk, sizeof(disk));
 		return block && loop_matches(disk, q->value, real);
