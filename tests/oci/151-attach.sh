@@ -47,6 +47,8 @@ start() {
 }
 ctl events --json --follow >"$T/events.out" 2>&1 &
 CHILD_PIDS+=("$!")
+ctl events --follow >"$T/events.txt" 2>&1 &
+CHILD_PIDS+=("$!")
 
 id=att-$RT-$$
 start "$id"
@@ -162,7 +164,10 @@ for want in '"event":"attach".*"result":"attached"' '"event":"attach".*"result":
 	grep -q "$want" "$T/events.out" || fail "no $want in devwlctl events: $(cat "$T/events.out")"
 	grep -q "$want" "$T/audit.jsonl" || fail "no $want in the audit"
 done
-pass "$RT: attach, refused attach (with the reason) and detach in devwlctl events and the audit"
+grep -q " attach $LOOP b 7:$lmin rw attached" "$T/events.txt" &&
+	grep -q " detach $LOOP b 7:$lmin rw detached" "$T/events.txt" ||
+	fail "devwlctl events for people: $(grep -v ' open' "$T/events.txt" | head -20)"
+pass "$RT: attach, refused attach (with the reason) and detach in devwlctl events (both forms) and the audit"
 
 # A user-namespace container: the node devwld makes sits on the container's /dev, which
 # its runtime mounted inside the user namespace (nodev): an attached device must open all
