@@ -566,7 +566,7 @@ int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *
 /* What devwl_node_place() makes, and where. Zero it, then fill it in. */
 struct devwl_place {
 	const char *path; /* absolute, as the target sees it; no "." or "..", no symlink */
-	int type;	  /* 'c' or 'b' */
+	int type;	  /* DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK, as devwl_node_check() takes */
 	uint32_t major, minor;
 	mode_t mode;	      /* permission bits only (07777 at most), set exactly: no umask */
 	uid_t uid;	      /* owner as the TARGET sees it, mapped through its user namespace */
@@ -601,11 +601,11 @@ int devwl_node_place(int pidfd, const struct devwl_place *place, struct devwl_er
 
 /*
  * Remove the device node path (as devwl_node_place() walks it) from the root of the
- * process pidfd refers to, if it is that device: type 'c' or 'b', major:minor. A process
- * that has the node open keeps it open and usable: the kernel revokes nothing.
- * Returns 0 removed; 1 nothing there (path or a parent directory missing).
- * Errors: -EEXIST something else is at path (left as it is); those of devwl_node_place()
- * for the walk and the process, and of unlinkat(2). ret_err may be NULL.
+ * process pidfd refers to, if it is that device: type DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK,
+ * major:minor. A process that has the node open keeps it open and usable: the kernel revokes
+ * nothing. Returns 0 removed; 1 nothing there (path or a parent directory missing). Errors: -EEXIST
+ * something else is at path (left as it is); those of devwl_node_place() for the walk and the
+ * process, and of unlinkat(2). ret_err may be NULL.
  */
 int devwl_node_unplace(int pidfd, const char *path, int type, uint32_t major, uint32_t minor,
 		       struct devwl_error *ret_err);

@@ -557,7 +557,7 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 	node_changed(d);
 
 	place = (struct devwl_place){.path = a->path,
-				     .type = type_char(dev.type),
+				     .type = dev.type,
 				     .major = dev.major,
 				     .minor = dev.minor,
 				     .mode = a->mode,
@@ -641,7 +641,7 @@ int detach_device(struct devwld *d, const char *container, const char *what,
 	/* The node first: once the grant is gone, nothing may be left to stumble on. */
 	pidfd = pidfd_of(c, &pid);
 	if (pidfd >= 0)
-		r = devwl_node_unplace(pidfd, a->path, type_char(a->type), a->major, a->minor, err);
+		r = devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, err);
 	if (pidfd < 0 || r < 0) {
 		/* The grant goes anyway: a detach must never leave the device usable. */
 		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
