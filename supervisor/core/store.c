@@ -594,6 +594,20 @@ static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_po
 	return 0;
 }
 
+/* A container and its place in the list, ordered by the length of its node's path. */
+struct placed {
+	struct container *c;
+	size_t at;
+};
+
+static int by_path_length(const void *a, const void *b)
+{
+	size_t x = strlen(((const struct placed *)a)->c->node_path);
+	size_t y = strlen(((const struct placed *)b)->c->node_path);
+
+	return x < y ? -1 : x > y;
+}
+
 static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 		      struct devwl_error *ret_err)
 {
@@ -604,16 +618,21 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	struct edits kept = {0};
 	struct devwl_error err = {0};
 	_cleanup_free_ struct devwl_node **nodes = NULL;
+	_cleanup_free_ struct placed *order = NULL;
 	_cleanup_free_ bool *created = NULL;
-	size_t i = 0;
+	size_t i = 0, n = 0;
 	int r;
 
 	r = store_parse_text(d->cfg.policy_file, text, &fresh, &mapping, &err);
 	if (r < 0)
 		return reload_failed(d, ret_err, r, err.msg[0] ? err.msg : strerror(-r));
-	nodes = calloc(d->ncontainers + 1, sizeof(*nodes));
-	created = calloc(d->ncontainers + 1, sizeof(*created));
-	if (!nodes || !created) {
+	/* Sized by the list itself, not by the counter kept beside it. */
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next)
+		n++;
+	nodes = calloc(n + 1, sizeof(*nodes));
+	created = calloc(n + 1, sizeof(*created));
+	order = calloc(n + 1, sizeof(*order));
+	if (!nodes || !created || !order) {
 		r = reload_failed(d, ret_err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -626,26 +645,34 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	}
 	/* First find every container's node in the new policy; only then switch, so a
 	 * failure leaves everything as it was. A running container keeps its node path:
-	 * a changed mapping applies to containers that start later. */
-	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
-		struct container *c = container_of(l, struct container, link);
+	 * a changed mapping applies to containers that start later. Shorter paths first:
+	 * a node made for a container is then made as such (its "container_rules"), not as
+	 * the ancestor of a leaf another container got for its attached devices. */
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++)
+		order[i] = (struct placed){container_of(l, struct container, link), i};
+	qsort(order, i, sizeof(*order), by_path_length);
+	for (size_t k = 0; k < i; k++) {
+		struct container *c = order[k].c;
+		size_t at = order[k].at;
 
-		r = ensure_node(fresh, c->node_path, &made, &mapping, &nodes[i], &created[i]);
+		r = ensure_node(fresh, c->node_path, &made, &mapping, &nodes[at], &created[at]);
 		if (r < 0) {
 			snprintf(err.msg, sizeof(err.msg), "container %s: node %s: %s", c->id,
 				 c->node_path, strerror(-r));
 			reload_failed(d, ret_err, r, err.msg);
 			goto fail;
 		}
+	}
+	i = 0;
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
+		struct container *c = container_of(l, struct container, link);
+
+		/* Cannot fail: writes to the new hierarchy, now that it is taken. */
 		if (attachments_regrant(c->attached, c->nattached, nodes[i]))
 			log_msg("container %s: the policy reloaded refuses devices attached to it:"
 				" their nodes stay, their grants are gone (devwlctl containers "
 				"--devices marks them lapsed; detach removes the nodes)",
 				c->id);
-	}
-	i = 0;
-	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
-		struct container *c = container_of(l, struct container, link);
 
 		devwl_node_unref(c->node);
 		c->node = nodes[i];

@@ -186,21 +186,37 @@ ctl attach "$u" "$LOOP" >"$T/ctl.out" 2>&1 || fail "attach to the userns contain
 pass "$RT: a user-namespace container opens its attached $LOOP (owned by its root)"
 touch "$T/urootfs/tmp/stop-$u"
 
-# A shared node: the container gets a leaf of its own, its neighbour keeps /lab.
-meta() { jq --arg m "$1" '.linux.seccomp.listenerMetadata = $m'; }
-a=sh-a-$$ b=sh-b-$$
-start "$a" "$(printf '.linux.seccomp.listenerMetadata = "node=/lab"')"
-start "$b" "$(printf '.linux.seccomp.listenerMetadata = "node=/lab"')"
+# A shared node: the container gets a leaf of its own, its neighbour keeps the node; a
+# policy node (/lab) and one made for both (/lab/pod, with the container_rules), which a
+# reload makes again as the containers' node, not as the leaf's ancestor.
+a=sh-a-$$ b=sh-b-$$ a2=sh-c-$$ b2=sh-d-$$
+start "$a" '.linux.seccomp.listenerMetadata = "node=/lab"'
+start "$b" '.linux.seccomp.listenerMetadata = "node=/lab"'
+start "$a2" '.linux.seccomp.listenerMetadata = "node=/lab/pod"'
+start "$b2" '.linux.seccomp.listenerMetadata = "node=/lab/pod"'
 ctl attach "$a" /dev/fuse >"$T/ctl.out" 2>&1 || fail "attach to $a: $(cat "$T/ctl.out")"
-[ "$(node_of "$a")" = "/lab/$a" ] && [ "$(node_of "$b")" = /lab ] ||
+# /lab/pod itself got the container_rules: it bounds the leaves under it (the kernel's
+# rule), so on a node shared so only what it allows can be attached.
+expect_refused "the parent /lab/pod" "$a2" /dev/fuse
+ctl attach "$a2" /dev/zero /tmp/zero-a2 >"$T/ctl.out" 2>&1 || fail "attach to $a2: $(cat "$T/ctl.out")"
+[ "$(node_of "$a")" = "/lab/$a" ] && [ "$(node_of "$b")" = /lab ] &&
+	[ "$(node_of "$a2")" = "/lab/pod/$a2" ] && [ "$(node_of "$b2")" = /lab/pod ] ||
 	fail "nodes after attach: $(ctl containers)"
+ctl reload >/dev/null || fail "reload"
 [ "$(probe 'true </dev/fuse && echo OPENED' "$a")" = OPENED ] || fail "$a /dev/fuse: $(cat "$T/probe.out")"
-touch "$T/rootfs/tmp/stop-$a"
-wait_until 60 sh -c '! "$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" "$T/control.sock" "$a" ||
-	fail "$a did not go"
+[ "$(probe 'head -c 1 /tmp/zero-a2 | od -An -tx1' "$a2")" = " 00" ] || fail "$a2 /tmp/zero-a2: $(cat "$T/probe.out")"
+mknod "$T/rootfs/tmp/fuse-b2" c 10 229
+probe 'true </tmp/fuse-b2 && echo OPENED' "$b2" >/dev/null
+eperm || fail "$b2, on /lab/pod beside $a2's leaf, after a reload: $(cat "$T/probe.out")"
+touch "$T/rootfs/tmp/stop-$a" "$T/rootfs/tmp/stop-$a2"
+for x in "$a" "$a2"; do
+	wait_until 60 sh -c '! "$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" "$T/control.sock" "$x" ||
+		fail "$x did not go"
+done
 ctl list "/lab/$a" >/dev/null 2>&1 && fail "/lab/$a outlived its container"
+ctl list "/lab/pod/$a2" >/dev/null 2>&1 && fail "/lab/pod/$a2 outlived its container"
 [ -z "$(ctl containers --devices)" ] || fail "attachments of a gone container: $(ctl containers --devices)"
-pass "$RT: on a shared node the attach made /lab/$a for it alone, gone with it"
+pass "$RT: on shared nodes (/lab, /lab/pod) the attach made a leaf for each alone, bounded by the shared node, kept across a reload that left the neighbour as it was, gone with its container"
 
 # Kernel mode: the cgroup holds the grant before the node appears.
 k=km-$$
@@ -220,5 +236,5 @@ kernel-v1 | kernel-v2)
 	;;
 *) echo "# kernel mode not in force here ($mode): $(grep -m1 "container $k: WARNING" "$T/devwld.log")" ;;
 esac
-touch "$T/rootfs/tmp/stop-$id" "$T/rootfs/tmp/stop-$b" "$T/rootfs/tmp/stop-$k"
+touch "$T/rootfs/tmp/stop-$id" "$T/rootfs/tmp/stop-$b" "$T/rootfs/tmp/stop-$b2" "$T/rootfs/tmp/stop-$k"
 exit 0
