@@ -45,9 +45,10 @@ start() {
 	wait_until 60 sh -c '"$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" \
 		"$T/control.sock" "$1" || fail "$1 never reached devwld: $(cat "$T/$1.out")"
 }
-ctl events --json --follow >"$T/events.out" 2>&1 &
+# devwlctl itself, not the ctl function: $! must be its pid, for the cleanup to kill it.
+"$DEVWLCTL" --socket "$T/control.sock" events --json --follow >"$T/events.out" 2>&1 &
 CHILD_PIDS+=("$!")
-ctl events --follow >"$T/events.txt" 2>&1 &
+"$DEVWLCTL" --socket "$T/control.sock" events --follow >"$T/events.txt" 2>&1 &
 CHILD_PIDS+=("$!")
 
 id=att-$RT-$$
