@@ -522,7 +522,8 @@ static void commit(struct devwld *d, struct saved *s)
 		struct mapping m = {0};
 
 		/* The mapping comes from the text the hierarchy came from: the two match. */
-		if (store_parse_text(d->cfg.policy_file, s->policy_text, NULL, &m, &err) >= 0) {
+		if (store_parse_text(d->cfg.policy_file, s->policy_text, NULL, &m, NULL, &err) >=
+		    0) {
 			mapping_clear(&d->mapping);
 			d->mapping = m;
 			free(d->policy_text);
