@@ -180,3 +180,15 @@ grep -q "\"revoked\":\[\"b $N0 r\"\]" "$T/events.out" ||
 grep -q '"cause":"CDI spec changed' "$T/events.out" ||
 	fail "devwlctl events missed the CDI change: $(cat "$T/events.out")"
 pass "devwlctl events shows each change with its cause"
+
+# A restart (a new worker, from the state file) keeps following: b.img detached after it
+# is revoked from what the state said was granted.
+ctl restart || fail "devwlctl restart"
+ctl selectors | grep -qxF "/lab allow loop:$T/b.img r [devwlctl]: b $(numbers "$B0") r" ||
+	fail "the bindings after a restart: $(ctl selectors)"
+before=$(selector_events)
+losetup -d "$B0" || fail "losetup -d $B0"
+wait_events $((before + 1)) || fail "no selector record after a restart and losetup -d $B0"
+ctl show /lab | grep -qF "allow b $(numbers "$B0") " && fail "b.img's device still allowed"
+[ "$(open "$B0")" = refused ] || fail "the workload read $B0 after b.img was detached"
+pass "after devwlctl restart: the bindings stay, and b.img detached is revoked"
