@@ -590,7 +590,14 @@ static int exec_change(struct devwld *d, struct devwl_policy *policy, struct bin
 
 int store_change(struct devwld *d, const char *line, size_t len, FILE *out)
 {
-	return exec_change(d, d->policy, &d->bindings, line, len, true, out);
+	char node[4096];
+	int r = exec_change(d, d->policy, &d->bindings, line, len, true, out);
+
+	/* A node removed takes its bindings along: one made again later starts without. */
+	if (r >= 0 && len > 6 && !memcmp(line, "rmdir ", 6) &&
+	    edit_target(line, len, node, sizeof(node)) >= 0)
+		bindings_forget(&d->bindings, node);
+	return r;
 }
 
 static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_policy *fresh,

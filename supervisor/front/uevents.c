@@ -53,6 +53,7 @@ struct follow {
 	struct source *nl, *ino; /* NULL while closed */
 	int *wd;		 /* per CDI directory; -1: not watched (missing) */
 	uint64_t rewatch_ms;	 /* when to look for the missing ones again */
+	bool failed;		 /* the uevent socket could not be had: said once */
 };
 
 static size_t n_dirs(const struct devwld *d)
@@ -161,10 +162,15 @@ static int open_sources(struct devwld *d)
 	int fd = open_netlink();
 
 	if (fd < 0) {
-		log_msg("selectors: cannot receive uevents (%s): devices are not followed",
-			strerror(-fd));
+		/* Tried again every REWATCH_MS: said once, not every second. */
+		if (!f->failed)
+			log_msg("selectors: cannot receive uevents (%s): devices are not followed"
+				" until it can",
+				strerror(-fd));
+		f->failed = true;
 		return fd;
 	}
+	f->failed = false;
 	f->nl = new_source(fd, nl_ready);
 	if (!f->nl || loop_arm(&d->loop, f->nl, POLLIN) < 0) {
 		log_msg("selectors: cannot watch uevents: devices are not followed");
