@@ -105,7 +105,8 @@ wait_events() {
 }
 
 [ "$(open "$A0")" = "ok a-data" ] || fail "the workload cannot read $A0 ($N0), bound by loop: $(cat "$T/err.0")"
-pass "a workload reads $A0 ($N0), the loop device of a.img, by the policy's loop:a.img"
+mode=$(ctl containers | awk '$1 == "follower" {print $5}')
+pass "a workload ($mode) reads $A0 ($N0), the loop device of a.img, by the policy's loop:a.img"
 
 # Detach a.img; hold its minor with another file, so a.img lands on another one.
 before=$(selector_events)
