@@ -49,7 +49,8 @@ cat >"$T/policy.json" <<EOF_POLICY
   "selectors": [ { "node": "/lab", "allow": "loop:$T/a.img r" },
                  { "node": "/lab", "allow": "cdi:test.devwl.org/dev=one r" } ] }
 EOF_POLICY
-start_devwld --cdi-dir "$T/cdi"
+# FOLLOW_DEVWLD_ARGS: more options (--kernel-mode never: the handler threads decide).
+start_devwld --cdi-dir "$T/cdi" ${FOLLOW_DEVWLD_ARGS:-}
 ctl selectors >"$T/sel.out" || fail "devwlctl selectors: $(cat "$T/sel.out")"
 grep -qxF "/lab allow loop:$T/a.img r [file]: b $N0 r" "$T/sel.out" ||
 	fail "selectors: $(cat "$T/sel.out")"
