@@ -165,7 +165,8 @@ void audit_why_of(const struct devwl_event *ev, const char *reason, const struct
 {
 	*ret = (struct audit_why){.reason = reason};
 	/* A policy denial names the rule: what an operator changes to allow it. */
-	if (reason && node && !strcmp(reason, "policy") && ev->verdict == DEVWL_VERDICT_DENY &&
+	if (reason && node && (!strcmp(reason, "policy") || !strcmp(reason, AUDIT_KERNEL_REASON)) &&
+	    ev->verdict == DEVWL_VERDICT_DENY &&
 	    (ev->type == DEVWL_DEV_CHAR || ev->type == DEVWL_DEV_BLOCK)) {
 		explain_denial(node, ev->type, ev->major, ev->minor, ev->access, rule, EXPLAIN_MAX);
 		ret->rule = rule;
@@ -182,6 +183,21 @@ void audit_time(char buf[static AUDIT_TIME_MAX])
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf, AUDIT_TIME_MAX, "%.20s.%09ldZ", tbuf, ts.tv_nsec);
+}
+
+void audit_event_of_denial(const struct devwl_denial *denial, struct devwl_event *ret)
+{
+	*ret = (struct devwl_event){
+		.pid = denial->pid,
+		.tid = denial->tid,
+		.syscall_nr = -1,
+		.type = denial->type,
+		.major = denial->major,
+		.minor = denial->minor,
+		.access = denial->access,
+		.verdict = DEVWL_VERDICT_DENY,
+		.error = EPERM,
+	};
 }
 
 int audit_format(const struct devwl_event *ev, const char *container, const char *node,
@@ -214,6 +230,8 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 	puts_(&o, ",\"syscall\":");
 	if (ev->syscall)
 		put_json_string(&o, ev->syscall);
+	else if (ev->syscall_nr < 0) /* the kernel decided: it does not say which call */
+		puts_(&o, "null");
 	else
 		printf_(&o, "\"%d\"", ev->syscall_nr);
 	puts_(&o, ",\"path\":");

@@ -31,6 +31,19 @@ void audit_why_of(const struct devwl_event *ev, const char *reason, const struct
 		  struct audit_why *ret, char rule[static EXPLAIN_MAX]);
 
 /*
+ * The reason of a record of what a kernel-mode device program refused: no notification,
+ * the kernel decided (devwl_cgroup_read_denials()). Its "rule" is named as for "policy".
+ */
+#define AUDIT_KERNEL_REASON "kernel device program (kernel mode)"
+
+/*
+ * The event such a denial is recorded as: verdict deny, EPERM (the kernel's answer),
+ * syscall and path null (the kernel does not say which call asked), the pid and thread
+ * where the program could learn them.
+ */
+void audit_event_of_denial(const struct devwl_denial *denial, struct devwl_event *ret);
+
+/*
  * Format ev as one JSON object and a newline into buf (NUL-terminated), with
  * "container" and "node" when container is not NULL, "reason" and "rule" as why says (why
  * may be NULL). Returns the length, or -ENOSPC if size is too small (AUDIT_LINE_MAX

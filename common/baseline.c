@@ -335,7 +335,8 @@ static int create_kind(enum baseline_kind kind, const char *name, struct baselin
 		if (rmdir(dir) < 0 || mkdir(dir, 0755) < 0)
 			return negerrno();
 	}
-	r = devwl_cgroup_open(dir, 0, &cg);
+	/* v2: the program records what it refuses, for the audit (devwl-run(1), AUDIT). */
+	r = devwl_cgroup_open(dir, DEVWL_CGROUP_RECORD_DENIALS, &cg);
 	if (r < 0) {
 		rmdir(dir);
 		return r;

@@ -42,23 +42,3 @@ void rulevec_sort(struct rulevec *rv)
 	if (rv->n > 1)
 		qsort(rv->v, rv->n, sizeof(*rv->v), cmp_rule);
 }
-
-int rulevec_parse_access(const char *s, size_t len, uint8_t *ret)
-{
-	uint8_t acc = 0;
-
-	if (len == 0 || len > 3)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t bit = s[i] == 'r'   ? DEVWL_ACC_READ
-			      : s[i] == 'w' ? DEVWL_ACC_WRITE
-			      : s[i] == 'm' ? DEVWL_ACC_MKNOD
-					    : 0;
-
-		if (!bit || (acc & bit))
-			return -EINVAL;
-		acc |= bit;
-	}
-	*ret = acc;
-	return 0;
-}

@@ -20,7 +20,4 @@ int rulevec_add(struct rulevec *rv, const struct devwl_rule *rule);
  * directories were read in. */
 void rulevec_sort(struct rulevec *rv);
 
-/* "r", "wm", "rwm"...: each of r, w, m at most once, at least one. 0 or -EINVAL. */
-int rulevec_parse_access(const char *s, size_t len, uint8_t *ret);
-
 #endif

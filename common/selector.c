@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "access.h"
 #include "cdi.h"
 #include "rulevec.h"
 #include "selector.h"
@@ -222,7 +223,7 @@ int selector_resolve(const struct selector_env *env, const char *text, size_t le
 	for (word = len; word > 0 && !isspace((unsigned char)text[word - 1]); word--)
 		;
 	if (word > 0) {
-		if (rulevec_parse_access(text + word, len - word, &access) < 0)
+		if (devwl_access_parse(text + word, len - word, &access) < 0)
 			return devwl_error_set(ret_err, -EINVAL, word,
 					       "%.*s: bad access \"%.*s\" (r, w and m, each once)",
 					       (int)word, text, (int)(len - word), text + word);

@@ -76,11 +76,33 @@ static bool up(char *path, size_t root_len)
 	return true;
 }
 
+/*
+ * Is there a root hub above devpath? The kernel names every root hub usbN and puts every
+ * USB device below one, so a path without such a component (a disk, a virtual tty) has
+ * no USB device above it: told without the system call per level the walk up makes.
+ */
+static bool below_root_hub(const char *devpath)
+{
+	for (const char *c = devpath; (c = strstr(c, "/usb")); c += 4) {
+		const char *d = c + 4;
+
+		if (!isdigit((unsigned char)*d))
+			continue;
+		while (isdigit((unsigned char)*d))
+			d++;
+		if (*d == '/' || !*d)
+			return true;
+	}
+	return false;
+}
+
 /* The nearest USB device at or above devpath (it has idVendor), below the root. */
 static bool usb_matches(const char *devpath, size_t root_len, const struct sysfsid_query *q)
 {
 	char dir[PATH_MAX];
 
+	if (!below_root_hub(devpath + root_len))
+		return false;
 	snprintf(dir, sizeof(dir), "%s", devpath);
 	do {
 		if (has(dir, "idVendor"))
@@ -107,12 +129,13 @@ static bool subsystem_is(const char *devpath, const char *name)
 	return strcmp(base ? base + 1 : target, name) == 0;
 }
 
-/* udev's E:KEY=VALUE line for the device, if its database has one. */
-static bool udev_is(const char *udev, char type, const char *mm, const char *key, const char *want)
+/* Does udev's database hold an E:KEY=want line for the device, KEY one of keys[0..n)? One
+ * read of the file for all the keys. */
+static bool udev_is(const char *udev, char type, const char *mm, const char *const *keys, size_t n,
+		    const char *want)
 {
 	char path[PATH_MAX], line[4096];
 	_cleanup_(fclosep) FILE *f = NULL;
-	size_t klen = strlen(key);
 	int fd;
 
 	if (!udev ||
@@ -128,9 +151,15 @@ static bool udev_is(const char *udev, char type, const char *mm, const char *key
 	}
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(line, "E:", 2) && !strncmp(line + 2, key, klen) &&
-		    line[2 + klen] == '=' && !strcmp(line + 3 + klen, want))
-			return true;
+		if (strncmp(line, "E:", 2))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			size_t klen = strlen(keys[i]);
+
+			if (!strncmp(line + 2, keys[i], klen) && line[2 + klen] == '=' &&
+			    !strcmp(line + 3 + klen, want))
+				return true;
+		}
 	}
 	return false;
 }
@@ -150,6 +179,8 @@ static bool loop_matches(const char *disk, const char *file, const char *real)
 	return b && (!strcmp(b, file) || (real && !strcmp(b, real)));
 }
 
+static const char *const serial_keys[] = {"ID_SERIAL", "ID_SERIAL_SHORT"};
+
 static bool matches(const char *devpath, size_t root_len, bool block, const char *mm,
 		    const char *udev, const struct sysfsid_query *q, const char *real)
 {
@@ -166,15 +197,40 @@ static bool matches(const char *devpath, size_t root_len, bool block, const char
 				 attr_is(disk, "device/wwid", q->value, false));
 	case SYSFSID_SERIAL:
 		disk_of(devpath, root_len, disk, sizeof(disk));
-		return block && (attr_is(disk, "serial", q->value, false) ||
-				 attr_is(disk, "device/serial", q->value, false) ||
-				 udev_is(udev, 'b', mm, "ID_SERIAL", q->value) ||
-				 udev_is(udev, 'b', mm, "ID_SERIAL_SHORT", q->value));
+		return block &&
+		       (attr_is(disk, "serial", q->value, false) ||
+			attr_is(disk, "device/serial", q->value, false) ||
+			udev_is(udev, 'b', mm, serial_keys, ARRAY_SIZE(serial_keys), q->value));
 	case SYSFSID_LOOP:
 		disk_of(devpath, root_len, disk, sizeof(disk));
 		return block && loop_matches(disk, q->value, real);
 	}
 	return false;
+}
+
+/*
+ * realpath(3) of a /sys/dev link, in one lookup: open it O_PATH and read back the path the
+ * kernel resolved. glibc's realpath reads a link at every component of every prefix,
+ * about 15 system calls for a sysfs device, each walking from "/" again: per device that
+ * was most of what a selector costs. realpath stays for when /proc cannot answer (not
+ * mounted, a path the process root cannot reach).
+ */
+static bool resolve_link(const char *link, char *out)
+{
+	char proc[64];
+	ssize_t n;
+	int fd = open(link, O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, out, PATH_MAX);
+	close(fd);
+	if (n > 0 && n < PATH_MAX && out[0] == '/') {
+		out[n] = '\0';
+		return true;
+	}
+	return realpath(link, out) != NULL;
 }
 
 static int scan(const char *root, bool block, const char *udev, const struct sysfsid_query *q,
@@ -202,7 +258,7 @@ static int scan(const char *root, bool block, const char *udev, const struct sys
 			continue;
 		if ((size_t)snprintf(link, sizeof(link), "%s/%s", dir, de->d_name) >=
 			    sizeof(link) ||
-		    !realpath(link, devpath))
+		    !resolve_link(link, devpath))
 			continue;
 		/* A link out of the tree names nothing of it. */
 		if (strncmp(devpath, root, root_len) || devpath[root_len] != '/')

@@ -457,6 +457,10 @@ struct devwl_cgroup;
  * every other program attached to the cgroup itself is detached, at each apply. The
  * cgroup holds, at every moment, no more than its old rules or the node allow. */
 #define DEVWL_CGROUP_TAKE_OVER (1u << 1)
+/* cgroup v2: the program also records each access it denies, for
+ * devwl_cgroup_read_denials(), where the kernel has BPF ring buffers (5.8); elsewhere,
+ * and on cgroup v1 (whose controller tells nobody), it is ignored. */
+#define DEVWL_CGROUP_RECORD_DENIALS (1u << 2)
 
 /*
  * Take over the device controls of the cgroup directory dir: a cgroup2 directory (a BPF
@@ -486,6 +490,36 @@ int devwl_cgroup_apply(struct devwl_cgroup *cgroup, const struct devwl_node *nod
 
 /* 1 or 2 for a cgroup-v1 devices directory or a cgroup2 one; -EINVAL for NULL. */
 int devwl_cgroup_version(const struct devwl_cgroup *cgroup);
+
+/* An access the cgroup's program denied (DEVWL_CGROUP_RECORD_DENIALS). */
+struct devwl_denial {
+	int type; /* DEVWL_DEV_CHAR/_BLOCK as the kernel asked (another value: denied as such) */
+	uint32_t major, minor;
+	int access;	    /* DEVWL_ACC_* asked for */
+	pid_t pid;	    /* thread-group id of the task (host pid namespace); 0 where the kernel
+			       does not let device programs ask */
+	pid_t tid;	    /* its thread, 0 likewise */
+	uint64_t cgroup_id; /* the task's cgroup2 id (its inode number), 0 likewise */
+	uint64_t reserved[4]; /* zero; later members come from here (see devwl_error) */
+};
+
+/*
+ * An fd that polls readable (POLLIN) when denials wait to be read: the program attached
+ * now records them. The fd stays the handle's, the same across applies; poll it, never
+ * read or close it. Errors: -EOPNOTSUPP nothing records (cgroup v1, opened without
+ * DEVWL_CGROUP_RECORD_DENIALS, a kernel without ring buffers, or one whose verifier
+ * refused the recording program: it then enforces without), -EINVAL NULL.
+ */
+int devwl_cgroup_denials_fd(const struct devwl_cgroup *cgroup);
+
+/*
+ * Take up to max recorded denials, oldest first, into ret; never blocks. Returns how many
+ * (0: none waiting). Denials past a full ring (about 400 waiting) are lost, not the refusal;
+ * those of the deny-all program in force after a failure are not recorded. Read until
+ * it returns less than max: the fd is woken again only once the ring was emptied.
+ * Errors: -EOPNOTSUPP no ring (see above), -EINVAL, -EIO the ring is not as written.
+ */
+int devwl_cgroup_read_denials(struct devwl_cgroup *cgroup, struct devwl_denial *ret, size_t max);
 
 /* Close the handle. What was last applied stays in force until the cgroup is removed.
  * Accepts NULL. */
@@ -532,7 +566,7 @@ int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *
 /* What devwl_node_place() makes, and where. Zero it, then fill it in. */
 struct devwl_place {
 	const char *path; /* absolute, as the target sees it; no "." or "..", no symlink */
-	int type;	  /* 'c' or 'b' */
+	int type;	  /* DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK, as devwl_node_check() takes */
 	uint32_t major, minor;
 	mode_t mode;	      /* permission bits only (07777 at most), set exactly: no umask */
 	uid_t uid;	      /* owner as the TARGET sees it, mapped through its user namespace */
@@ -567,11 +601,11 @@ int devwl_node_place(int pidfd, const struct devwl_place *place, struct devwl_er
 
 /*
  * Remove the device node path (as devwl_node_place() walks it) from the root of the
- * process pidfd refers to, if it is that device: type 'c' or 'b', major:minor. A process
- * that has the node open keeps it open and usable: the kernel revokes nothing.
- * Returns 0 removed; 1 nothing there (path or a parent directory missing).
- * Errors: -EEXIST something else is at path (left as it is); those of devwl_node_place()
- * for the walk and the process, and of unlinkat(2). ret_err may be NULL.
+ * process pidfd refers to, if it is that device: type DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK,
+ * major:minor. A process that has the node open keeps it open and usable: the kernel revokes
+ * nothing. Returns 0 removed; 1 nothing there (path or a parent directory missing). Errors: -EEXIST
+ * something else is at path (left as it is); those of devwl_node_place() for the walk and the
+ * process, and of unlinkat(2). ret_err may be NULL.
  */
 int devwl_node_unplace(int pidfd, const char *path, int type, uint32_t major, uint32_t minor,
 		       struct devwl_error *ret_err);

@@ -22,6 +22,14 @@
  * linear, a leaf never returns a constant: it returns value ^ key where key is a register
  * the caller passed in and the verifier cannot know, and the caller xors it back. Every
  * leaf then hands the verifier the same unknown state, which it prunes after the first.
+ *
+ * With a ring buffer (bpfdev_compile_record()), every way to deny jumps to one tail at
+ * the end of the main program that reads the request again from the context (whose
+ * pointer the first instruction keeps on the stack: r1-r5 do not survive the calls and
+ * r6-r9 are taken), writes a fixed record on the stack and hands it to
+ * bpf_ringbuf_output(). The tail is reached from the early refusal and from the decision
+ * only, so it adds a constant to the verifier's work, and runs only on a denial: an
+ * allowed access costs what it did. The decision itself is the same instructions.
  */
 #include <linux/bpf.h>
 #include <stdint.h>
@@ -41,6 +49,10 @@
 #define A_MINOR 2
 #define A_KEY	3
 
+/* The stack of the main program, recording: the context pointer, the record below it. */
+#define STACK_CTX (-8)
+#define STACK_REC (STACK_CTX - (int16_t)sizeof(struct bpfdev_record))
+
 #define PRESENT 8u
 /* Leaves searched linearly below this many keys. */
 #define LINEAR_MAX 3
@@ -49,6 +61,11 @@ struct prog {
 	struct bpf_insn *v;
 	size_t n, cap;
 	int err;
+	/* Recording denials: the ring's map fd (>= 0), the helpers to call, and the jumps
+	 * to the recording tail (at most three: the early refusal, two in a decision). */
+	int map_fd;
+	unsigned int helpers;
+	size_t to_tail[4], nto_tail;
 };
 
 static size_t emit(struct prog *p, struct bpf_insn insn)
@@ -93,6 +110,31 @@ static struct bpf_insn ldx_w(uint8_t dst, uint8_t src, int16_t off)
 		.code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = dst, .src_reg = src, .off = off};
 }
 
+static struct bpf_insn ldx_dw(uint8_t dst, uint8_t src, int16_t off)
+{
+	return (struct bpf_insn){
+		.code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = dst, .src_reg = src, .off = off};
+}
+
+static struct bpf_insn stx(uint8_t size, uint8_t dst, uint8_t src, int16_t off)
+{
+	return (struct bpf_insn){.code = (uint8_t)(BPF_STX | BPF_MEM | size),
+				 .dst_reg = dst,
+				 .src_reg = src,
+				 .off = off};
+}
+
+static struct bpf_insn st_imm(uint8_t size, uint8_t dst, int16_t off, int32_t imm)
+{
+	return (struct bpf_insn){
+		.code = (uint8_t)(BPF_ST | BPF_MEM | size), .dst_reg = dst, .off = off, .imm = imm};
+}
+
+static struct bpf_insn call_helper(int32_t func)
+{
+	return (struct bpf_insn){.code = BPF_JMP | BPF_CALL, .imm = func};
+}
+
 /* A conditional jump on the low 32 bits against an immediate; offset patched later. */
 static struct bpf_insn jmp32(uint8_t op, uint8_t dst, uint32_t imm)
 {
@@ -131,6 +173,21 @@ static void emit_return(struct prog *p, uint32_t value)
 	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, (int32_t)value));
 	emit(p, alu_reg(BPF_ALU64, BPF_XOR, BPF_REG_0, A_KEY));
 	emit(p, exit_insn());
+}
+
+/* Deny: r0 = 0 and exit, or, recording, a jump to the tail that records and denies. */
+static void emit_deny(struct prog *p)
+{
+	if (p->map_fd < 0) {
+		emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 0));
+		emit(p, exit_insn());
+		return;
+	}
+	if (p->nto_tail == ARRAY_SIZE(p->to_tail)) {
+		p->err = -EINVAL;
+		return;
+	}
+	p->to_tail[p->nto_tail++] = emit(p, ja());
 }
 
 /* ---- the exceptions of one device type, sorted for searching ------------------------ */
@@ -318,6 +375,12 @@ static void emit_decide(struct prog *p, enum devwl_behavior behavior)
 		emit(p, alu_reg(BPF_ALU64, BPF_OR, R_PACKED, BPF_REG_0));
 		emit(p, alu_reg(BPF_ALU64, BPF_AND, R_PACKED, R_ACCESS));
 		emit(p, alu(BPF_ALU64, BPF_AND, R_PACKED, DEVWL_ACC_MASK));
+		if (p->map_fd >= 0) {
+			p->to_tail[p->nto_tail++] = emit(p, jmp32(BPF_JNE, R_PACKED, 0));
+			emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 1));
+			emit(p, exit_insn());
+			return;
+		}
 		emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 0));
 		to_exit = emit(p, jmp32(BPF_JNE, R_PACKED, 0));
 		emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 1));
@@ -339,11 +402,54 @@ static void emit_decide(struct prog *p, enum devwl_behavior behavior)
 		allow[i] = emit(p, jmp32(BPF_JEQ, BPF_REG_0, 0));
 		patch(p, skip);
 	}
-	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 0));
-	emit(p, exit_insn());
+	emit_deny(p);
 	for (int i = 0; i < 4; i++)
 		patch(p, allow[i]);
 	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 1));
+	emit(p, exit_insn());
+}
+
+/*
+ * The record on the stack below the saved context pointer (struct bpfdev_record), handed
+ * to bpf_ringbuf_output(map, &rec, sizeof(rec), 0); whatever it returns (a full ring
+ * drops the record), the answer is deny.
+ */
+static void emit_record_tail(struct prog *p)
+{
+	const int16_t rec = STACK_REC;
+
+	for (size_t i = 0; i < p->nto_tail; i++)
+		patch(p, p->to_tail[i]);
+	emit(p, ldx_dw(BPF_REG_6, BPF_REG_10, STACK_CTX));
+	for (int16_t off = 0; off < 12; off += 4) {
+		emit(p, ldx_w(BPF_REG_1, BPF_REG_6, off));
+		emit(p, stx(BPF_W, BPF_REG_10, BPF_REG_1, (int16_t)(rec + off)));
+	}
+	emit(p, st_imm(BPF_W, BPF_REG_10, (int16_t)(rec + 12), 0));
+	if (p->helpers & BPFDEV_RECORD_PID) {
+		emit(p, call_helper(BPF_FUNC_get_current_pid_tgid));
+		emit(p, stx(BPF_DW, BPF_REG_10, BPF_REG_0, (int16_t)(rec + 16)));
+	} else {
+		emit(p, st_imm(BPF_DW, BPF_REG_10, (int16_t)(rec + 16), 0));
+	}
+	if (p->helpers & BPFDEV_RECORD_CGROUP) {
+		emit(p, call_helper(BPF_FUNC_get_current_cgroup_id));
+		emit(p, stx(BPF_DW, BPF_REG_10, BPF_REG_0, (int16_t)(rec + 24)));
+	} else {
+		emit(p, st_imm(BPF_DW, BPF_REG_10, (int16_t)(rec + 24), 0));
+	}
+	/* r1 = the map: BPF_LD_IMM64 with BPF_PSEUDO_MAP_FD, two instructions. */
+	emit(p, (struct bpf_insn){.code = BPF_LD | BPF_DW | BPF_IMM,
+				  .dst_reg = BPF_REG_1,
+				  .src_reg = BPF_PSEUDO_MAP_FD,
+				  .imm = p->map_fd});
+	emit(p, (struct bpf_insn){0});
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_10));
+	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_2, rec));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_3, (int32_t)sizeof(struct bpfdev_record)));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_4, 0));
+	emit(p, call_helper(BPF_FUNC_ringbuf_output));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 0));
 	emit(p, exit_insn());
 }
 
@@ -357,11 +463,12 @@ static void emit_call(struct prog *p, struct call *calls, size_t *ncalls, size_t
 	emit(p, alu_reg(BPF_ALU64, BPF_OR, R_PACKED, BPF_REG_0));
 }
 
-int bpfdev_compile(const struct devwl_node *node, struct bpf_insn **ret_insns, size_t *ret_count)
+static int compile(const struct devwl_node *node, int map_fd, unsigned int helpers,
+		   struct bpf_insn **ret_insns, size_t *ret_count)
 {
 	static const unsigned types[2] = {DEVWL_DEV_BLOCK, DEVWL_DEV_CHAR};
 	struct type_set ts[2] = {{0}};
-	struct prog p = {0};
+	struct prog p = {.map_fd = map_fd, .helpers = helpers};
 	struct call calls[4];
 	size_t ncalls = 0, sub_start[4], to_section[2], to_decide[2], deny;
 	enum devwl_behavior behavior;
@@ -377,6 +484,8 @@ int bpfdev_compile(const struct devwl_node *node, struct bpf_insn **ret_insns, s
 	}
 
 	/* ctx: u32 access_type (access << 16 | type), u32 major, u32 minor. */
+	if (map_fd >= 0)
+		emit(&p, stx(BPF_DW, BPF_REG_10, BPF_REG_1, STACK_CTX));
 	emit(&p, ldx_w(BPF_REG_2, BPF_REG_1, 0));
 	emit(&p, alu_reg(BPF_ALU, BPF_MOV, R_ACCESS, BPF_REG_2));
 	emit(&p, alu(BPF_ALU, BPF_RSH, R_ACCESS, 16));
@@ -388,8 +497,7 @@ int bpfdev_compile(const struct devwl_node *node, struct bpf_insn **ret_insns, s
 	for (int i = 0; i < 2; i++)
 		to_section[i] = emit(&p, jmp32(BPF_JEQ, BPF_REG_2, types[i]));
 	patch(&p, deny);
-	emit(&p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 0));
-	emit(&p, exit_insn());
+	emit_deny(&p);
 	for (int i = 0; i < 2; i++) {
 		const struct type_set *t = &ts[i];
 		patch(&p, to_section[i]);
@@ -412,6 +520,8 @@ int bpfdev_compile(const struct devwl_node *node, struct bpf_insn **ret_insns, s
 	}
 	patch(&p, to_decide[0]);
 	emit_decide(&p, behavior);
+	if (map_fd >= 0)
+		emit_record_tail(&p);
 
 	/* The subprograms, in the order the calls name them: 2i majors, 2i+1 minors. */
 	for (int i = 0; i < 2; i++) {
@@ -452,6 +562,19 @@ out:
 	type_set_free(&ts[0]);
 	type_set_free(&ts[1]);
 	return r;
+}
+
+int bpfdev_compile(const struct devwl_node *node, struct bpf_insn **ret_insns, size_t *ret_count)
+{
+	return compile(node, -1, 0, ret_insns, ret_count);
+}
+
+int bpfdev_compile_record(const struct devwl_node *node, int map_fd, unsigned int helpers,
+			  struct bpf_insn **ret_insns, size_t *ret_count)
+{
+	if (map_fd < 0 || (helpers & ~(BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP)))
+		return -EINVAL;
+	return compile(node, map_fd, helpers, ret_insns, ret_count);
 }
 
 DEVWL_EXPORT int devwl_node_compile_bpf(const struct devwl_node *node, struct bpf_insn **ret_insns,

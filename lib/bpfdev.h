@@ -4,6 +4,7 @@
 #define DEVWL_BPFDEV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "devwl.h"
 
@@ -14,5 +15,26 @@ struct bpf_insn;
 
 /* See devwl_node_compile_bpf() in devwl.h. */
 int bpfdev_compile(const struct devwl_node *node, struct bpf_insn **ret_insns, size_t *ret_count);
+
+/* What the program hands to the ring for each denial; 8-byte aligned, as a ring record. */
+struct bpfdev_record {
+	uint32_t access_type; /* the context's: access << 16 | type */
+	uint32_t major, minor;
+	uint32_t zero;
+	uint64_t pid_tgid;  /* bpf_get_current_pid_tgid(), 0 without BPFDEV_RECORD_PID */
+	uint64_t cgroup_id; /* bpf_get_current_cgroup_id(), 0 without BPFDEV_RECORD_CGROUP */
+};
+
+/* Helpers the recording program calls (a kernel whose verifier refuses one gets 0). */
+#define BPFDEV_RECORD_PID    (1u << 0)
+#define BPFDEV_RECORD_CGROUP (1u << 1)
+
+/*
+ * The program of bpfdev_compile(), deciding the same, that on every denial also writes a
+ * struct bpfdev_record to the BPF_MAP_TYPE_RINGBUF map_fd. Errors as bpfdev_compile(),
+ * -EINVAL a bad map_fd or helper bit.
+ */
+int bpfdev_compile_record(const struct devwl_node *node, int map_fd, unsigned int helpers,
+			  struct bpf_insn **ret_insns, size_t *ret_count);
 
 #endif

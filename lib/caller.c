@@ -1106,7 +1106,7 @@ int caller_may_open(int opath_fd, int oflags)
 }
 
 /* A tmpfs no path reaches (fsopen, fsmount: never attached), with one option set. */
-int caller_new_tmpfs(const char *key, const char *value)
+static int new_tmpfs(const char *key, const char *value)
 {
 	_cleanup_close_ int fs = -1;
 	int mnt = -1;
@@ -1129,7 +1129,7 @@ int caller_new_tmpfs(const char *key, const char *value)
 static int private_mount(struct devwl_caller *c)
 {
 	if (c->private_mnt < 0)
-		c->private_mnt = caller_new_tmpfs("mode", "0711");
+		c->private_mnt = new_tmpfs("mode", "0711");
 	return c->private_mnt;
 }
 
@@ -1230,15 +1230,31 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
  */
 static int twin_mount(void)
 {
-	return caller_new_tmpfs("size", "4k");
+	return new_tmpfs("size", "4k");
+}
+
+int caller_twin_tree(const struct stat *st)
+{
+	_cleanup_close_ int mnt = twin_mount();
+	int tree;
+
+	if (mnt < 0)
+		return mnt;
+	/* The twin: the same device, owner and mode as the node it stands in for. */
+	if (mknodat(mnt, "node", (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0 ||
+	    fchownat(mnt, "node", st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(mnt, "node", st->st_mode & 07777, 0) < 0)
+		return negerrno();
+	tree = (int)syscall(SYS_open_tree, mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	return tree < 0 ? negerrno() : tree;
 }
 
 int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
 {
-	_cleanup_close_ int mnt = -1, tree = -1, ns = -1;
+	_cleanup_close_ int tree = -1, ns = -1;
 	char path[48];
 	struct stat st;
-	int home = -1, r = 0;
+	int home = -1;
 
 	if (c->broken || c->inside || c->as_caller || c->fs_tid != gettid())
 		return -EINVAL;
@@ -1249,23 +1265,14 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 		return negerrno();
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return -EINVAL;
-	mnt = twin_mount();
-	if (mnt < 0)
-		return mnt;
-	/* The twin: the same device, owner and mode as the caller's node. */
-	if (mknodat(mnt, "node", (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0 ||
-	    fchownat(mnt, "node", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fchmodat(mnt, "node", st.st_mode & 07777, 0) < 0)
-		return negerrno();
-	tree = (int)syscall(SYS_open_tree, mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	tree = caller_twin_tree(&st);
 	if (tree < 0)
-		return negerrno();
+		return tree;
 	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/mnt") = '\0';
 	ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
-	r = move_into(c, home, ns, tree, node_fd);
-	return r;
+	return move_into(c, home, ns, tree, node_fd);
 }
 
 int caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t)

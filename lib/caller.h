@@ -17,6 +17,8 @@
 #include <sys/types.h>
 #include <linux/capability.h>
 
+struct stat;
+
 #define DEVWL_CALLER_GROUPS_MAX 1024
 
 /* What /proc/TID/status says about the caller (host ids). */
@@ -88,9 +90,9 @@ struct devwl_caller {
 };
 
 int caller_init(struct devwl_caller *c);
-/* A tmpfs of devwl's own (fsopen, fsmount: never attached, noexec, nosuid), with one
- * option key=value: its mount fd, or -errno. */
-int caller_new_tmpfs(const char *key, const char *value);
+/* A twin of the node st describes (same device, owner, mode) on a tmpfs of its own, as a
+ * detached mount (open_tree) to bind over the node: its fd, or -errno. */
+int caller_twin_tree(const struct stat *st);
 void caller_done(struct devwl_caller *c);
 /* Close the cached root, which pins a container's root mount while it is kept. */
 void caller_forget(struct devwl_caller *c);

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -51,6 +52,17 @@ struct devwl_cgroup {
 	/* v2 */
 	int deny_fd; /* {r0 = 0; exit}, loaded at open */
 	int cur_fd;  /* the program attached now (may be deny_fd) */
+	/* v2, DEVWL_CGROUP_RECORD_DENIALS: the ring the program writes its denials to (one
+	 * per cgroup: a container that is refused without end fills its own ring, never
+	 * another's; and it outlives every program swapped in), mapped as the kernel lays it
+	 * out: the consumer's page (ours to write), then the producer's and the data twice
+	 * over, so a record that wraps reads as one. */
+	int ring_fd;
+	uint64_t *cons_pos;
+	void *prod_map; /* producer page, then the data */
+	size_t prod_len, ring_size;
+	unsigned int rec_level; /* index into rec_levels: the first one to try */
+	bool recording;		/* the program attached now writes to the ring */
 	/* v1 */
 	int allow_fd, deny_fdw; /* devices.allow/deny */
 	int pdirfd;		/* the parent, with DEVWL_CGROUP_OWN_PARENT */
@@ -174,17 +186,62 @@ static int v2_detach_others(struct devwl_cgroup *cg)
 	return 0;
 }
 
-static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
+/*
+ * The helpers a recording program asks for, best first. cgroup device programs may call
+ * bpf_ringbuf_output() (bpf_base_func_proto) wherever the ring exists (5.8); the
+ * current task's pid and cgroup only where the kernel gives device programs
+ * cgroup_current_func_proto (6.x): an older verifier refuses the program with them, and
+ * the next level leaves the fields 0.
+ */
+static const unsigned int rec_levels[] = {
+	BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP,
+	BPFDEV_RECORD_PID,
+	0,
+};
+
+/* The node's program, recording where the cgroup has a ring and the kernel takes it;
+ * else the plain one: recording never costs enforcement. Returns the fd, or <0. */
+static int v2_load(struct devwl_cgroup *cg, const struct devwl_node *node, size_t *ret_n,
+		   bool *ret_records)
 {
 	_cleanup_free_ struct bpf_insn *insns = NULL;
 	size_t n = 0;
+	int r;
+
+	for (unsigned int i = cg->rec_level; cg->ring_fd >= 0 && i < ARRAY_SIZE(rec_levels); i++) {
+		free(insns);
+		insns = NULL;
+		r = bpfdev_compile_record(node, cg->ring_fd, rec_levels[i], &insns, &n);
+		if (r < 0)
+			break; /* too big with the tail, or no memory: the plain one may do */
+		r = prog_load(insns, n);
+		if (r >= 0) {
+			cg->rec_level = i; /* a level refused once is not tried again */
+			*ret_records = true;
+			*ret_n = n;
+			return r;
+		}
+		if (r != -EINVAL)
+			break; /* not the verifier refusing a helper: no reason to give one up */
+	}
+	free(insns);
+	insns = NULL;
+	*ret_records = false;
+	r = bpfdev_compile(node, &insns, &n);
+	if (r < 0)
+		return r;
+	*ret_n = n;
+	return prog_load(insns, n);
+}
+
+static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
+{
+	bool records = false;
+	size_t n = 0;
 	int r, fd;
 
-	r = bpfdev_compile(node, &insns, &n);
-	if (r >= 0) {
-		fd = prog_load(insns, n);
-		r = fd;
-	}
+	fd = v2_load(cg, node, &n, &records);
+	r = fd;
 	if (r >= 0) {
 		r = prog_attach(cg->dirfd, fd, cg->cur_fd);
 		if (r < 0) {
@@ -193,6 +250,7 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 			if (cg->cur_fd >= 0 && cg->cur_fd != cg->deny_fd)
 				close(cg->cur_fd);
 			cg->cur_fd = fd;
+			cg->recording = records;
 			if (cg->flags & DEVWL_CGROUP_TAKE_OVER)
 				r = v2_detach_others(cg);
 			if (r >= 0)
@@ -200,8 +258,113 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 		}
 	}
 	/* Fail closed: never leave the old program's grants in force. */
-	(void)v2_deny_all(cg);
+	if (v2_deny_all(cg) >= 0)
+		cg->recording = false;
 	return r;
+}
+
+/* ---- v2: the ring of denials ----------------------------------------------------------- */
+
+/* 32-byte records with their 8-byte headers: about 400 denials wait before one is dropped. */
+#define RING_SIZE (16 * 1024)
+
+static void ring_unmap(struct devwl_cgroup *cg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (cg->cons_pos)
+		munmap(cg->cons_pos, (size_t)page);
+	if (cg->prod_map)
+		munmap(cg->prod_map, cg->prod_len);
+	cg->cons_pos = NULL;
+	cg->prod_map = NULL;
+}
+
+/* Make the ring and map it; on any failure the cgroup just does not record (0). */
+static void ring_open(struct devwl_cgroup *cg)
+{
+	static const char name[] = "devwl_denials";
+	long page = sysconf(_SC_PAGESIZE);
+	union bpf_attr attr;
+	void *cons, *prod;
+	int fd;
+
+	if (page <= 0)
+		return;
+	cg->ring_size = RING_SIZE > (size_t)page ? RING_SIZE : (size_t)page;
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_RINGBUF;
+	attr.max_entries = (uint32_t)cg->ring_size;
+	memcpy(attr.map_name, name, sizeof(name));
+	fd = sys_bpf(BPF_MAP_CREATE, &attr); /* O_CLOEXEC by the kernel */
+	if (fd < 0)
+		return; /* before 5.8: no ring buffers */
+	cons = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cg->prod_len = (size_t)page + 2 * cg->ring_size;
+	prod = mmap(NULL, cg->prod_len, PROT_READ, MAP_SHARED, fd, page);
+	if (cons == MAP_FAILED || prod == MAP_FAILED) {
+		if (cons != MAP_FAILED)
+			munmap(cons, (size_t)page);
+		if (prod != MAP_FAILED)
+			munmap(prod, cg->prod_len);
+		close(fd);
+		return;
+	}
+	cg->cons_pos = cons;
+	cg->prod_map = prod;
+	cg->ring_fd = fd;
+}
+
+DEVWL_EXPORT int devwl_cgroup_denials_fd(const struct devwl_cgroup *cg)
+{
+	if (!cg)
+		return -EINVAL;
+	return cg->ring_fd >= 0 && cg->recording ? cg->ring_fd : -EOPNOTSUPP;
+}
+
+DEVWL_EXPORT int devwl_cgroup_read_denials(struct devwl_cgroup *cg, struct devwl_denial *ret,
+					   size_t max)
+{
+	const uint8_t *data;
+	uint64_t cons, prod;
+	size_t got = 0;
+
+	if (!cg || (!ret && max))
+		return -EINVAL;
+	if (cg->ring_fd < 0)
+		return -EOPNOTSUPP;
+	if (max > INT32_MAX)
+		max = INT32_MAX;
+	data = (const uint8_t *)cg->prod_map + (cg->prod_len - 2 * cg->ring_size);
+	cons = __atomic_load_n(cg->cons_pos, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n((const uint64_t *)cg->prod_map, __ATOMIC_ACQUIRE);
+	while (got < max && cons < prod) {
+		const uint32_t *hdr = (const uint32_t *)(data + (cons & (cg->ring_size - 1)));
+		uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		uint64_t size = len & ~(uint32_t)(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+		uint64_t total = (size + BPF_RINGBUF_HDR_SZ + 7) & ~(uint64_t)7;
+		struct bpfdev_record rec;
+
+		if (len & BPF_RINGBUF_BUSY_BIT)
+			break; /* reserved, not yet committed: the next read takes it */
+		if (total > cg->ring_size || total > prod - cons)
+			return -EIO; /* not a ring our program wrote */
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) && size == sizeof(rec)) {
+			memcpy(&rec, hdr + 2, sizeof(rec));
+			ret[got++] = (struct devwl_denial){
+				.type = (int)(rec.access_type & 0xffff),
+				.access = (int)(rec.access_type >> 16),
+				.major = rec.major,
+				.minor = rec.minor,
+				.pid = (pid_t)(rec.pid_tgid >> 32),
+				.tid = (pid_t)(rec.pid_tgid & 0xffffffffu),
+				.cgroup_id = rec.cgroup_id,
+			};
+		}
+		cons += total;
+		__atomic_store_n(cg->cons_pos, cons, __ATOMIC_RELEASE);
+	}
+	return (int)got;
 }
 
 /* ---- v1 -------------------------------------------------------------------------------- */
@@ -655,6 +818,8 @@ static int v2_open(struct devwl_cgroup *cg, unsigned int flags)
 	if (r < 0)
 		return r == -EPERM || r == -EACCES ? -EPERM : r;
 	cg->deny_fd = r;
+	if (flags & DEVWL_CGROUP_RECORD_DENIALS)
+		ring_open(cg);
 	/* Taking over: the runtime's program stands until the first apply joins it. */
 	if (flags & DEVWL_CGROUP_TAKE_OVER)
 		return 0;
@@ -667,10 +832,12 @@ static int v2_open(struct devwl_cgroup *cg, unsigned int flags)
 
 DEVWL_EXPORT void devwl_cgroup_free(struct devwl_cgroup *cg)
 {
-	int fds[] = {0, 0, 0, 0, 0, 0};
+	int fds[] = {0, 0, 0, 0, 0, 0, 0};
 
 	if (!cg)
 		return;
+	ring_unmap(cg);
+	fds[6] = cg->ring_fd;
 	fds[0] = cg->dirfd;
 	fds[1] = cg->cur_fd != cg->deny_fd ? cg->cur_fd : -1;
 	fds[2] = cg->deny_fd;
@@ -692,14 +859,16 @@ DEVWL_EXPORT int devwl_cgroup_open(const char *dir, unsigned int flags,
 	struct statfs sfs;
 	int r;
 
-	if (!dir || !ret_cgroup || (flags & ~(DEVWL_CGROUP_OWN_PARENT | DEVWL_CGROUP_TAKE_OVER)))
+	if (!dir || !ret_cgroup ||
+	    (flags &
+	     ~(DEVWL_CGROUP_OWN_PARENT | DEVWL_CGROUP_TAKE_OVER | DEVWL_CGROUP_RECORD_DENIALS)))
 		return -EINVAL;
 	cg = calloc(1, sizeof(*cg));
 	if (!cg)
 		return -ENOMEM;
 	cg->flags = flags;
 	cg->dirfd = cg->deny_fd = cg->cur_fd = -1;
-	cg->allow_fd = cg->deny_fdw = cg->pdirfd = -1;
+	cg->allow_fd = cg->deny_fdw = cg->pdirfd = cg->ring_fd = -1;
 	cg->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->dirfd < 0) {
 		r = negerrno();

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "access.h"
 #include "devwl.h"
 #include "fileio.h"
 #include "rules.h"
@@ -30,26 +31,6 @@ DEVWL_EXPORT bool devwl_devname_is_name(const char *text, size_t len)
 	len -= i;
 	return (len >= 1 && text[0] == '/') || (len >= 5 && !memcmp(text, "char-", 5)) ||
 	       (len >= 6 && !memcmp(text, "block-", 6));
-}
-
-/* "r", "wm", "rwm"...; each letter at most once. */
-static int parse_access(const char *s, size_t len, uint8_t *ret)
-{
-	uint8_t acc = 0;
-
-	if (len == 0 || len > 3)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t bit = s[i] == 'r'   ? DEVWL_ACC_READ
-			      : s[i] == 'w' ? DEVWL_ACC_WRITE
-			      : s[i] == 'm' ? DEVWL_ACC_MKNOD
-					    : 0;
-		if (!bit || (acc & bit))
-			return -EINVAL;
-		acc |= bit;
-	}
-	*ret = acc;
-	return 0;
 }
 
 /* One more rule: a name resolves to a handful, grown one at a time. */
@@ -168,7 +149,7 @@ DEVWL_EXPORT int devwl_devname_resolve(const char *text, size_t len, const char 
 	if (i < len) {
 		acc = text + i;
 		acc_len = len - i;
-		if (parse_access(acc, acc_len, &access) < 0)
+		if (devwl_access_parse(acc, acc_len, &access) < 0)
 			return devwl_error_set(ret_err, -EINVAL, i,
 					       "%s: bad access \"%.*s\" (r, w and m, each once)",
 					       name, (int)acc_len, acc);

@@ -128,9 +128,10 @@ static const char *describe(const struct stat *st, char *buf, size_t size)
 static int check_device(const char *path, int type, uint32_t major, uint32_t minor,
 			struct devwl_error *err)
 {
-	if (type != 'c' && type != 'b')
-		return devwl_error_set(err, -EINVAL, 0, "%s: device type %d is not 'c' or 'b'",
-				       path, type);
+	if (type != DEVWL_DEV_CHAR && type != DEVWL_DEV_BLOCK)
+		return devwl_error_set(
+			err, -EINVAL, 0,
+			"%s: device type %d is not DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK", path, type);
 	if (major > PLACE_MAJOR_MAX || minor > PLACE_MINOR_MAX)
 		return devwl_error_set(err, -EINVAL, 0,
 				       "%s: device %" PRIu32 ":%" PRIu32
@@ -561,7 +562,7 @@ static bool other_userns(const struct target *t)
 static int place_in(const struct target *t, const struct devwl_place *p, uid_t uid, gid_t gid,
 		    struct devwl_error *err)
 {
-	mode_t type = p->type == 'c' ? S_IFCHR : S_IFBLK;
+	mode_t type = p->type == DEVWL_DEV_CHAR ? S_IFCHR : S_IFBLK;
 	dev_t rdev = makedev(p->major, p->minor);
 	_cleanup_close_ int dir = -1, fd = -1;
 	const char *name = NULL;
@@ -589,7 +590,7 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 			return judge_existing(t, p->path, off, &st, type, rdev, err);
 		return devwl_error_set(
 			err, r, off, "process %d: %s: mknod %c %u:%u: %s%s", (int)t->pid, p->path,
-			p->type, p->major, p->minor, strerror(-r),
+			p->type == DEVWL_DEV_CHAR ? 'c' : 'b', p->major, p->minor, strerror(-r),
 			r == -EPERM ? " (needs CAP_MKNOD in the initial user namespace)" : "");
 	}
 	fd = open_path_nofollow(dir, name);
@@ -678,7 +679,7 @@ static int unplace_in(const struct target *t, const char *path, int type, uint32
 		return errno == ENOENT ? 1
 				       : devwl_error_set(err, negerrno(), off, "process %d: %s: %m",
 							 (int)t->pid, path);
-	r = judge_existing(t, path, off, &st, type == 'c' ? S_IFCHR : S_IFBLK,
+	r = judge_existing(t, path, off, &st, type == DEVWL_DEV_CHAR ? S_IFCHR : S_IFBLK,
 			   makedev(major, minor), err);
 	if (r < 0)
 		return r;

@@ -70,7 +70,7 @@ static int run(struct job *j)
 
 int place_bind_twin(int proc, int node)
 {
-	_cleanup_close_ int ns = -1, mnt = -1, tree = -1;
+	_cleanup_close_ int ns = -1, tree = -1;
 	struct stat st;
 	struct job j;
 
@@ -79,16 +79,9 @@ int place_bind_twin(int proc, int node)
 	ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
-	mnt = caller_new_tmpfs("size", "4k");
-	if (mnt < 0)
-		return mnt;
-	if (mknodat(mnt, "node", (st.st_mode & S_IFMT) | 0600, st.st_rdev) < 0 ||
-	    fchownat(mnt, "node", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fchmodat(mnt, "node", st.st_mode & 07777, 0) < 0)
-		return negerrno();
-	tree = (int)syscall(SYS_open_tree, mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	tree = caller_twin_tree(&st);
 	if (tree < 0)
-		return negerrno();
+		return tree;
 	j = (struct job){.ns = ns, .tree = tree, .node = node};
 	return run(&j);
 }

@@ -16,6 +16,7 @@
 
 #include "allowlist.h"
 #include "array.h"
+#include "access.h"
 #include "devwl.h"
 #include "fileio.h"
 #include "jsonutil.h"
@@ -926,7 +927,7 @@ static struct json_object *oci_entry_new(const struct op *op)
 
 	if (!e)
 		return NULL;
-	rules_access_format(op->rule.access, acc);
+	devwl_access_text(op->rule.access, acc);
 	r = json_add(e, "allow", json_object_new_boolean(op->file == DEVWL_FILE_ALLOW));
 	if (r >= 0)
 		r = json_add(e, "type", json_object_new_string(type));

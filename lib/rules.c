@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access.h"
 #include "devwl.h"
 #include "rules.h"
 #include "util.h"
@@ -147,19 +148,6 @@ static void format_number(char *buf, size_t size, uint32_t v)
 		snprintf(buf, size, "%u", v);
 }
 
-void rules_access_format(unsigned access, char buf[4])
-{
-	size_t i = 0;
-
-	if (access & DEVWL_ACC_READ)
-		buf[i++] = 'r';
-	if (access & DEVWL_ACC_WRITE)
-		buf[i++] = 'w';
-	if (access & DEVWL_ACC_MKNOD)
-		buf[i++] = 'm';
-	buf[i] = '\0';
-}
-
 char rules_type_char(unsigned type)
 {
 	switch (type) {
@@ -184,7 +172,7 @@ DEVWL_EXPORT int devwl_rule_format(const struct devwl_rule *rule, char *buf, siz
 		return -EINVAL;
 	format_number(maj, sizeof(maj), rule->major);
 	format_number(min, sizeof(min), rule->minor);
-	rules_access_format(rule->access, acc);
+	devwl_access_text(rule->access, acc);
 	n = snprintf(buf, size, "%c %s:%s %s", rules_type_char(rule->type), maj, min, acc);
 	if (n < 0 || (size_t)n >= size)
 		return -ENOSPC;

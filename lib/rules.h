@@ -7,8 +7,6 @@
 
 /* The kernel's isspace(), which differs from libc's (it includes 0xa0). */
 bool rules_kspace(unsigned char c);
-/* Access bits as "rwm" in that order (empty string for 0). */
-void rules_access_format(unsigned access, char buf[4]);
 /* 'b', 'c' or 'a'. */
 char rules_type_char(unsigned type);
 /*

@@ -7,6 +7,8 @@
  *   host-probe v1 CONTROLLER     print the mount point of that cgroup-v1 controller
  *   host-probe v1-devices        a v1 devices cgroup can be made to deny
  *   host-probe bpf-device        a cgroup-v2 device program loads and attaches
+ *   host-probe bpf-ringbuf       a device program can write to a BPF ring buffer
+ *   host-probe bpf-ringbuf-pid   ... and ask for the current task's pid
  *   host-probe user-notif        seccomp user notification exists
  *   host-probe ia32              int $0x80 is a system call
  *
@@ -32,10 +34,18 @@ int main(int argc, char **argv)
 			puts(buf);
 		return r < 0;
 	}
+	if (strcmp(verb, "bpf-ringbuf") == 0 || strcmp(verb, "bpf-ringbuf-pid") == 0) {
+		int r = hp_bpf_ringbuf(verb[11] == '-', buf, sizeof(buf));
+		if (r < 0)
+			puts(buf);
+		return r < 0;
+	}
 	if (strcmp(verb, "user-notif") == 0)
 		return !hp_user_notif();
 	if (strcmp(verb, "ia32") == 0)
 		return !hp_ia32();
-	fputs("usage: host-probe cgroup2|v1 CTRL|v1-devices|bpf-device|user-notif|ia32\n", stderr);
+	fputs("usage: host-probe cgroup2|v1 CTRL|v1-devices|bpf-device|bpf-ringbuf|bpf-ringbuf-pid|"
+	      "user-notif|ia32\n",
+	      stderr);
 	return 2;
 }

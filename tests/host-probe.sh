@@ -8,6 +8,7 @@
 #   host_can_v1_devices       a v1 devices cgroup can deny here (root, mounted, writable)
 #   host_can_v2_devices       a cgroup-v2 device program loads and attaches here
 #   host_can_baseline KIND    v1 or v2: the kernel baseline devwl-run makes is possible
+#   host_can_record [pid]     a v2 device program can record denials (with the pid)
 #   host_user_notif           seccomp user notification exists
 #   host_ia32                 int $0x80 is a system call (ia32 emulation)
 #   host_why                  after a failed host_can_*: why not
@@ -40,6 +41,10 @@ host_can_baseline() {
 	v2) host_can_v2_devices ;;
 	*) return 2 ;;
 	esac
+}
+# A device program can record its denials in a BPF ring buffer (with pid: and the task's).
+host_can_record() {
+	host_why=$(host_probe "bpf-ringbuf${1:+-$1}")
 }
 host_user_notif() { host_probe user-notif; }
 host_ia32() { host_probe ia32; }

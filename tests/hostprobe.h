@@ -153,6 +153,62 @@ static inline int hp_bpf_device(char *why, size_t size)
 	return r;
 }
 
+/*
+ * Can a cgroup-v2 device program record what it refuses: a BPF ring buffer map is made
+ * and a device program that writes to it with bpf_ringbuf_output() loads, and (pid) one
+ * that also calls bpf_get_current_pid_tgid(). Written here, not devwl's. 0, or -errno
+ * with why.
+ */
+static inline int hp_bpf_ringbuf(bool pid, char *why, size_t size)
+{
+	struct bpf_insn prog[] = {
+		{.code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0},
+		{.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_current_pid_tgid},
+		{.code = BPF_LD | BPF_DW | BPF_IMM,
+		 .dst_reg = BPF_REG_1,
+		 .src_reg = BPF_PSEUDO_MAP_FD},
+		{0},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 8},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4, .imm = 0},
+		{.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_ringbuf_output},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	char log[512] = "";
+	union bpf_attr a;
+	int map, pfd, r;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_RINGBUF;
+	a.max_entries = 64 * 1024;
+	map = (int)syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+	if (map < 0)
+		return r = -errno, snprintf(why, size, "no BPF ring buffer: %s", strerror(-r)), r;
+	prog[2].imm = map;
+	if (!pid) /* the helper's call made a no-op jump */
+		prog[1] = (struct bpf_insn){.code = BPF_JMP | BPF_JA};
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+	a.insns = (uint64_t)(uintptr_t)prog;
+	a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
+	a.license = (uint64_t)(uintptr_t) "GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	pfd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+	r = pfd < 0 ? -errno : 0;
+	if (r < 0)
+		snprintf(why, size, "a device program calling %s: %s %s",
+			 pid ? "bpf_get_current_pid_tgid" : "bpf_ringbuf_output", strerror(-r),
+			 log);
+	else
+		close(pfd);
+	close(map);
+	return r;
+}
+
 /* Does the kernel have the seccomp user-notification action. */
 static inline bool hp_user_notif(void)
 {

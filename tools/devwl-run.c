@@ -776,6 +776,28 @@ static void handle_notification(struct supervisor *s)
 	}
 }
 
+/* In kernel mode what the cgroup-v2 program refused, recorded by it: to the audit. */
+static void handle_denials(struct supervisor *s)
+{
+	struct devwl_denial d[32];
+	int n;
+
+	do {
+		n = devwl_cgroup_read_denials(s->baseline.cgroup, d, ARRAY_SIZE(d));
+		for (int i = 0; i < n; i++) {
+			struct devwl_event ev;
+			int r;
+
+			audit_event_of_denial(&d[i], &ev);
+			r = audit_write(s->audit_fd, &ev, NULL, NULL, AUDIT_KERNEL_REASON, s->node);
+			if (r < 0 && s->warned++ < 10)
+				fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));
+		}
+	} while (n == (int)ARRAY_SIZE(d));
+	if (n < 0 && s->warned++ < 10)
+		fprintf(stderr, "devwl-run: reading the kernel's denials: %s\n", strerror(-n));
+}
+
 static void handle_signals(struct supervisor *s)
 {
 	struct signalfd_siginfo si;
@@ -796,10 +818,16 @@ static void handle_signals(struct supervisor *s)
 
 static int supervise(struct supervisor *s)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{.fd = s->notify_fd, .events = POLLIN},
 		{.fd = s->signal_fd, .events = POLLIN},
+		{.fd = -1, .events = POLLIN},
 	};
+
+	if (s->kernel_mode && s->audit_fd >= 0) {
+		int fd = devwl_cgroup_denials_fd(s->baseline.cgroup);
+		pfd[2].fd = fd >= 0 ? fd : -1; /* v1 tells nobody; nor does an old kernel */
+	}
 
 	/* Plain poll sleeps on the notify fd's own wait queue, where SYNC_WAKE_UP keeps
 	 * the target and us on one CPU (KERNEL-NOTES: epoll loses half the gain). */
@@ -816,7 +844,14 @@ static int supervise(struct supervisor *s)
 			pfd[0].fd = -1; /* no filter user left: nothing more to serve */
 		if (pfd[1].revents & POLLIN)
 			handle_signals(s);
+		if (pfd[2].revents & POLLIN)
+			handle_denials(s);
+		else if (pfd[2].revents & (POLLERR | POLLNVAL))
+			pfd[2].fd = -1;
 	}
+	/* What the program refused while the command ended. */
+	if (pfd[2].fd >= 0)
+		handle_denials(s);
 	return 0;
 }
 

@@ -379,9 +379,12 @@ static void print_selector(struct json_object *obj)
 /* One decision as a line for people: time, container, node, pid, call, path, device. */
 static void print_event(const char *line, bool json)
 {
-	static const char *const keys[] = {"pid",    "syscall", "path",
-					   "device", "access",	"decision"};
+	static const char *const decision[] = {"pid",	 "syscall", "path",
+					       "device", "access",  "decision"};
+	/* A record that is no decision ("event": attach, detach...) says what happened. */
+	static const char *const record[] = {"event", "path", "device", "access", "result", ""};
 	struct json_object *obj = json_tokener_parse(line), *v = NULL;
+	const char *const *keys = decision;
 	const char *t;
 
 	if (obj && json_object_object_get_ex(obj, "missed", &v)) {
@@ -396,7 +399,9 @@ static void print_event(const char *line, bool json)
 		/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */
 		printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
 		print_container_node(field(obj, "container"), field(obj, "node"));
-		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (json_object_object_get_ex(obj, "event", NULL))
+			keys = record;
+		for (size_t i = 0; i < ARRAY_SIZE(decision) && keys[i][0]; i++) {
 			const char *s = field(obj, keys[i]);
 
 			printf(" %s", *s ? s : "-");

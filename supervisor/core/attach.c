@@ -30,6 +30,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "attach.h"
 #include "audit-line.h"
 #include "devwld.h"
@@ -57,21 +58,8 @@ static char type_char(int type)
 	return type == DEVWL_DEV_BLOCK ? 'b' : 'c';
 }
 
-static const char *access_text(uint8_t access, char buf[static 4])
-{
-	char *p = buf;
-
-	if (access & DEVWL_ACC_READ)
-		*p++ = 'r';
-	if (access & DEVWL_ACC_WRITE)
-		*p++ = 'w';
-	if (access & DEVWL_ACC_MKNOD)
-		*p++ = 'm';
-	*p = '\0';
-	return buf;
-}
-
-/* The container named by id or by a prefix of exactly one id (as Docker takes them). */
+/* The container named by id, by its Kubernetes name NAMESPACE/POD/CONTAINER, or by a
+ * prefix of exactly one id (as Docker takes them). */
 static struct container *find_container(struct devwld *d, const char *name, struct devwl_error *err)
 {
 	struct container *found = NULL, *other = NULL;
@@ -84,7 +72,7 @@ static struct container *find_container(struct devwld *d, const char *name, stru
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		struct container *c = container_of(l, struct container, link);
 
-		if (!strcmp(c->id, name))
+		if (!strcmp(c->id, name) || (c->k8s_name && !strcmp(c->k8s_name, name)))
 			return c;
 		if (!strncmp(c->id, name, n)) {
 			if (found)
@@ -133,7 +121,62 @@ static const char *host_node_of(struct device *dev)
 	return NULL;
 }
 
-/* A host path, or "c MAJOR:MINOR"/"b MAJOR:MINOR": one device, numbers exact. */
+/*
+ * char-NAME/block-NAME (systemd's names of a driver's majors, as /proc/devices lists
+ * them): attach makes one node, so it is the driver's device only when the host has
+ * exactly one (block-zram with one zram disk, say); several are listed for the operator
+ * to name one.
+ */
+static int driver_device(const char *text, struct device *dev, struct devwl_error *err)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	char dir[32], found[4][24];
+	size_t nrules = 0, n = 0;
+	struct dirent *e;
+	DIR *d;
+	int r = devwl_devname_resolve(text, strlen(text), NULL, &rules, &nrules, err);
+
+	if (r < 0)
+		return r;
+	snprintf(dir, sizeof(dir), "/sys/dev/%s",
+		 rules[0].type == DEVWL_DEV_BLOCK ? "block" : "char");
+	d = opendir(dir);
+	if (!d)
+		return devwl_error_set(err, negerrno(), 0, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		unsigned int maj, min;
+		char end;
+
+		if (sscanf(e->d_name, "%u:%u%c", &maj, &min, &end) != 2)
+			continue;
+		for (size_t i = 0; i < nrules; i++) {
+			if (rules[i].major != maj)
+				continue;
+			if (n < ARRAY_SIZE(found))
+				snprintf(found[n], sizeof(found[n]), "%u:%u", maj, min);
+			n++;
+			dev->type = rules[i].type;
+			dev->major = maj;
+			dev->minor = min;
+		}
+	}
+	closedir(d);
+	if (n == 0)
+		return devwl_error_set(err, -ENOENT, 0, "%.64s: no device of that driver here",
+				       text);
+	if (n > 1)
+		return devwl_error_set(
+			err, -EINVAL, 0,
+			"%.64s names %zu devices here (%s, %s%s%s%s%s): attach makes "
+			"one node: name its /dev path or \"%c MAJOR:MINOR\"",
+			text, n, found[0], found[1], n > 2 ? ", " : "", n > 2 ? found[2] : "",
+			n > 3 ? ", " : "", n > 3 ? "..." : "",
+			dev->type == DEVWL_DEV_BLOCK ? 'b' : 'c');
+	dev->host_path = host_node_of(dev);
+	return 0;
+}
+
+/* A host path, "c MAJOR:MINOR"/"b MAJOR:MINOR", or a driver's only device. */
 static int resolve_device(const char *text, struct device *dev, struct devwl_error *err)
 {
 	*dev = (struct device){0};
@@ -153,11 +196,7 @@ static int resolve_device(const char *text, struct device *dev, struct devwl_err
 		return 0;
 	}
 	if (!strncmp(text, "char-", 5) || !strncmp(text, "block-", 6))
-		return devwl_error_set(
-			err, -EINVAL, 0,
-			"%.64s names every device of a driver; attach makes one node:"
-			" name its /dev path or \"c MAJOR:MINOR\"",
-			text);
+		return driver_device(text, dev, err);
 	if ((text[0] == 'c' || text[0] == 'b') && text[1] == ' ') {
 		struct devwl_rule rule;
 		char buf[64];
@@ -335,7 +374,7 @@ static void record(struct devwld *d, const char *event, const struct container *
 		snprintf(dev, sizeof(dev), "%c %u:%u", type_char(a->type), a->major, a->minor);
 		json_object_object_add(o, "device", json_object_new_string(dev));
 		json_object_object_add(o, "access",
-				       json_object_new_string(access_text(a->access, acc)));
+				       json_object_new_string(devwl_access_text(a->access, acc)));
 		json_object_object_add(o, "path", json_object_new_string(a->path));
 	} else if (device) {
 		json_object_object_add(o, "device", json_object_new_string(device));
@@ -509,7 +548,7 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 		explain_allow_refused(c->node, &rule, why, sizeof(why));
 		devwl_error_set(err, r, 0, "container %s: %c %u:%u %s refused at node %s: %s",
 				c->id, type_char(dev.type), dev.major, dev.minor,
-				access_text(a->access, acc), c->node_path,
+				devwl_access_text(a->access, acc), c->node_path,
 				why[0] ? why : strerror(-r));
 		undo_leaf(d, c, TAKE_PTR(old), old_created);
 		return r;
@@ -518,7 +557,7 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 	node_changed(d);
 
 	place = (struct devwl_place){.path = a->path,
-				     .type = type_char(dev.type),
+				     .type = dev.type,
 				     .major = dev.major,
 				     .minor = dev.minor,
 				     .mode = a->mode,
@@ -541,7 +580,7 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 		return r;
 	}
 	log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id, type_char(dev.type),
-		dev.major, dev.minor, access_text(a->access, acc), a->path, c->node_path,
+		dev.major, dev.minor, devwl_access_text(a->access, acc), a->path, c->node_path,
 		r == 1 ? ", which was there already" : "");
 	return 0;
 }
@@ -602,7 +641,7 @@ int detach_device(struct devwld *d, const char *container, const char *what,
 	/* The node first: once the grant is gone, nothing may be left to stumble on. */
 	pidfd = pidfd_of(c, &pid);
 	if (pidfd >= 0)
-		r = devwl_node_unplace(pidfd, a->path, type_char(a->type), a->major, a->minor, err);
+		r = devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, err);
 	if (pidfd < 0 || r < 0) {
 		/* The grant goes anyway: a detach must never leave the device usable. */
 		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
@@ -685,7 +724,7 @@ void attach_list(struct devwld *d, FILE *out)
 			const struct attachment *a = &c->attached[i];
 
 			fprintf(out, "%s %c %u:%u %s %s%s ", c->id, type_char(a->type), a->major,
-				a->minor, access_text(a->access, acc), a->path,
+				a->minor, devwl_access_text(a->access, acc), a->path,
 				a->lapsed ? " (lapsed)" : "");
 			if (st.st_ino)
 				holders(st.st_ino, a, out);

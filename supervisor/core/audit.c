@@ -131,6 +131,32 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	}
 }
 
+void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
+			 const struct container *c)
+{
+	char small[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
+	_cleanup_free_ char *big = NULL;
+	const char *line = NULL;
+	struct devwl_event ev;
+	struct audit_why why;
+	int n;
+
+	audit_event_of_denial(denial, &ev);
+	pthread_mutex_lock(&a->lock);
+	a->kernel_denied++;
+	pthread_mutex_unlock(&a->lock);
+	audit_why_of(&ev, AUDIT_KERNEL_REASON, c->node, &why, rule);
+	events_publish(&ev, c->id, c->node_path, &why);
+	if (!a->out)
+		return;
+	n = audit_line(&ev, c->id, c->node_path, &why, small, &big, &line);
+	if (n < 0 || !sink_write(a->out, line, (size_t)n)) {
+		pthread_mutex_lock(&a->lock);
+		a->dropped++;
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
 uint64_t audit_error(struct audit *a)
 {
 	uint64_t n;
@@ -178,6 +204,7 @@ static void counts_locked(const struct audit *a, struct audit_counts *ret)
 		.errors = a->errors,
 		.gone = a->gone,
 		.dropped = a->dropped,
+		.kernel_denied = a->kernel_denied,
 		.p50_ns = percentile(a, 0.50),
 		.p99_ns = percentile(a, 0.99),
 	};

@@ -34,7 +34,8 @@ struct audit {
 	bool own_out;	      /* not the shared stderr sink */
 	bool all;	      /* also record CONTINUE answers */
 	uint64_t notifications, continued, allowed, denied, errors, gone;
-	uint64_t dropped; /* records the sink had no room for */
+	uint64_t dropped;	/* records the sink had no room for */
+	uint64_t kernel_denied; /* refusals a kernel-mode device program recorded */
 	uint64_t hist[AUDIT_BUCKETS];
 	unsigned int depth; /* subtree depth of the series (--metrics-depth) */
 	struct audit_series *series;
@@ -47,7 +48,7 @@ struct audit {
 
 /* What devwlctl stats shows of the audit. */
 struct audit_counts {
-	uint64_t notifications, continued, allowed, denied, errors, gone, dropped;
+	uint64_t notifications, continued, allowed, denied, errors, gone, dropped, kernel_denied;
 	uint64_t p50_ns, p99_ns;
 };
 
@@ -61,6 +62,11 @@ void audit_close(struct audit *a);
  * hierarchy), or NULL. */
 void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
 		 const char *reason, const struct devwl_node *decider);
+/* What c's kernel-mode device program refused (no notification: the kernel decided),
+ * counted apart from the notifications, recorded and published with AUDIT_KERNEL_REASON
+ * and the rule of c's node that refuses it. Loop thread (it reads the hierarchy). */
+void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
+			 const struct container *c);
 /* Count a failed notification; returns the count so far. Any thread. */
 uint64_t audit_error(struct audit *a);
 void audit_gone(struct audit *a);

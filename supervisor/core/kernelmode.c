@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "audit-line.h"
+#include "audit.h"
 #include "baseline.h"
 #include "devwld.h"
 #include "kernelmode.h"
@@ -47,7 +49,24 @@ struct kernel_cg {
 	int size;      /* the last apply: instructions (v2) or writes (v1) */
 	char reason[256];
 	bool await_pid; /* wanted, but no process of it came with a pid yet (crun exec) */
+	struct denials_src *denials; /* its program's ring of denials on the loop, or NULL */
 };
+
+/*
+ * What a v2 program refused, read from the loop. One ring per container, not one shared
+ * map: the ring is the cgroup handle's (libdevwl's, the same across every program swapped
+ * in), so a container refused without end fills its own and drops its own records,
+ * never another container's, and a record needs no key to find its container. Its cost
+ * is 16 KiB of locked memory and one poll per programmed container. The source's fd is a
+ * dup of the ring's: the loop closes its own.
+ */
+struct denials_src {
+	struct source src;
+	struct container *c;
+};
+
+/* Records taken per wake-up before the loop serves the others (a ring holds about 400). */
+#define DENIALS_PER_ROUND 512
 
 int kernelmode_parse(const char *s, enum kernel_when *ret)
 {
@@ -215,6 +234,90 @@ static bool cgroup_taken(struct devwld *d, const struct container *self, const s
 	return false;
 }
 
+static void denials_free(struct source *src)
+{
+	free(container_of(src, struct denials_src, src));
+}
+
+static void denials_stop(struct devwld *d, struct container *c)
+{
+	if (!c->kernel || !c->kernel->denials)
+		return;
+	c->kernel->denials->c = NULL;
+	loop_destroy(&d->loop, &c->kernel->denials->src);
+	c->kernel->denials = NULL;
+}
+
+static void denials_ready(struct devwld *d, struct source *src, int revents)
+{
+	struct denials_src *ds = container_of(src, struct denials_src, src);
+	struct container *c = ds->c;
+	struct devwl_denial buf[32];
+	int n = 0, r;
+
+	if (revents & (POLLERR | POLLNVAL)) {
+		log_msg("container %s: WARNING: kernel mode: its ring of denials failed: its"
+			" device cgroup still refuses, unrecorded",
+			c->id);
+		denials_stop(d, c);
+		return;
+	}
+	for (int taken = 0; taken < DENIALS_PER_ROUND; taken += n) {
+		n = devwl_cgroup_read_denials(c->kernel->cg, buf, ARRAY_SIZE(buf));
+		if (n < 0) {
+			log_msg("container %s: WARNING: kernel mode: reading its denials: %s; its"
+				" device cgroup still refuses, unrecorded",
+				c->id, strerror(-n));
+			denials_stop(d, c);
+			return;
+		}
+		for (int i = 0; i < n; i++)
+			audit_kernel_denial(&d->audit, &buf[i], c);
+		if ((size_t)n < ARRAY_SIZE(buf))
+			break;
+	}
+	/* Level-triggered: records left for the next round wake it at once. */
+	r = loop_arm(&d->loop, src, POLLIN);
+	if (r < 0) {
+		log_msg("container %s: WARNING: kernel mode: cannot watch its denials (%s): its"
+			" device cgroup still refuses, unrecorded",
+			c->id, strerror(-r));
+		denials_stop(d, c);
+	}
+}
+
+/* Once c's program records its denials, read them from the loop (devwld(8), KERNEL MODE). */
+static void denials_watch(struct devwld *d, struct container *c)
+{
+	struct kernel_cg *k = c->kernel;
+	struct denials_src *ds;
+	int fd = devwl_cgroup_denials_fd(k->cg), r;
+
+	if (k->denials || fd < 0)
+		return;
+	ds = calloc(1, sizeof(*ds));
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (!ds || fd < 0) {
+		log_msg("container %s: WARNING: kernel mode: cannot watch its denials (%s)", c->id,
+			strerror(fd < 0 ? errno : ENOMEM));
+		if (fd >= 0)
+			close(fd);
+		free(ds);
+		return;
+	}
+	ds->c = c;
+	ds->src.fd = fd;
+	ds->src.ready = denials_ready;
+	ds->src.free_fn = denials_free;
+	k->denials = ds;
+	r = loop_arm(&d->loop, &ds->src, POLLIN);
+	if (r < 0) {
+		log_msg("container %s: WARNING: kernel mode: cannot watch its denials (%s)", c->id,
+			strerror(-r));
+		denials_stop(d, c);
+	}
+}
+
 /* Apply c's node if it changed since the last apply (or was never applied). */
 /* Programs applied since the worker started (the loop thread's). */
 static uint64_t applies;
@@ -274,7 +377,7 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		refuse(d, c, 0, "%s is another container's too", dir);
 		return;
 	}
-	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER, &cg);
+	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER | DEVWL_CGROUP_RECORD_DENIALS, &cg);
 	if (r < 0) {
 		refuse(d, c, r, "%s", dir);
 		return;
@@ -302,9 +405,14 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 			c->id, c->node_path, k->dir, strerror(-r));
 		k->size = r;
 	} else {
-		log_msg("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s)", c->id,
-			k->version, k->dir, c->node_path, k->size,
-			k->version == 2 ? "instructions" : "writes");
+		denials_watch(d, c);
+		log_msg("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s; its"
+			" denials %s)",
+			c->id, k->version, k->dir, c->node_path, k->size,
+			k->version == 2 ? "instructions" : "writes",
+			k->denials	  ? "recorded"
+			: k->version == 1 ? "not seen: the v1 controller tells nobody"
+					  : "not seen: the kernel cannot record them");
 	}
 	audit_mode(d, c);
 }
@@ -393,13 +501,16 @@ void kernelmode_policy_changed(struct devwld *d)
 			log_msg("container %s: WARNING: kernel mode: applying node %s to %s failed"
 				" (%s); the cgroup denies every device until a change applies",
 				c->id, c->node_path, c->kernel->dir, strerror(-r));
+		else
+			denials_watch(d, c);
 	}
 }
 
-void kernelmode_gone(struct container *c)
+void kernelmode_gone(struct devwld *d, struct container *c)
 {
 	if (!c->kernel)
 		return;
+	denials_stop(d, c);
 	devwl_cgroup_free(c->kernel->cg);
 	free(c->kernel->dir);
 	free(c->kernel->applied);
@@ -409,7 +520,10 @@ void kernelmode_gone(struct container *c)
 
 void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 {
-	*ret = (struct kernel_counts){.applies = applies};
+	struct audit_counts a;
+
+	audit_counts(&d->audit, &a);
+	*ret = (struct kernel_counts){.applies = applies, .denied = a.kernel_denied};
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
@@ -427,9 +541,11 @@ void kernelmode_stats(struct devwld *d, FILE *out)
 	struct kernel_counts k;
 
 	kernelmode_counts(d, &k);
-	fprintf(out, "kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n",
+	fprintf(out,
+		"kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n"
+		"kernel_denied %llu\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
 		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
 						     : "auto",
-		k.programmed, k.unprogrammed);
+		k.programmed, k.unprogrammed, (unsigned long long)k.denied);
 }

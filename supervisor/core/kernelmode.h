@@ -53,18 +53,19 @@ void kernelmode_pid_known(struct devwld *d, struct container *c, pid_t pid);
 /* The hierarchy may have changed: every programmed cgroup whose node changed is applied
  * again before this returns, so a revocation reaches running containers at once. */
 void kernelmode_policy_changed(struct devwld *d);
-/* c is freed: close its cgroup handle (what was applied stays until the cgroup goes). */
-void kernelmode_gone(struct container *c);
+/* c is freed: stop reading its denials, close its cgroup handle (what was applied stays
+ * until the cgroup goes). */
+void kernelmode_gone(struct devwld *d, struct container *c);
 /* Did c ask for kernel mode (kept across restarts)? */
 bool kernelmode_wanted(const struct container *c);
 /* "kernel-v1", "kernel-v2", "unprogrammed" (wanted, not in force) or "authoritative". */
 const char *kernelmode_name(const struct container *c);
 /* What the metrics show: containers programmed and wanted but not, programs applied
- * since the worker started, and the size of what is programmed now (instructions on v2,
- * writes on v1). */
+ * since the worker started, the size of what is programmed now (instructions on v2,
+ * writes on v1), and the refusals the v2 programs recorded since the worker started. */
 struct kernel_counts {
 	unsigned int programmed, unprogrammed;
-	uint64_t applies, size;
+	uint64_t applies, size, denied;
 };
 void kernelmode_counts(struct devwld *d, struct kernel_counts *ret);
 /* "name value" lines for devwlctl stats. */

@@ -289,6 +289,7 @@ int state_text(struct devwld *d, char **ret_text)
 					       .owner = c->owner_uid,
 					       .created = c->created_node,
 					       .kernel = kernelmode_wanted(c),
+					       .k8s_name = c->k8s_name,
 					       .attached = c->attached,
 					       .nattached = c->nattached};
 		n = 0;
@@ -572,6 +573,8 @@ static void commit(struct devwld *d, struct saved *s)
 		struct saved_container *sc = &s->containers[i];
 		struct container *c = container_find(d, sc->owner, sc->id);
 
+		if (c && !c->k8s_name && sc->k8s_name)
+			c->k8s_name = strdup(sc->k8s_name);
 		for (size_t j = 0; c && !c->nattached && j < sc->nattached; j++)
 			if (attach_restore(c, &sc->attached[j]) < 0)
 				log_msg("state: container %s: out of memory restoring its attached"

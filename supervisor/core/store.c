@@ -306,7 +306,7 @@ static void container_free(struct devwld *d, struct container *c)
 	d->ncontainers--;
 	if (d->store_hooks.container_gone)
 		d->store_hooks.container_gone(c);
-	kernelmode_gone(c);
+	kernelmode_gone(d, c);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
@@ -314,6 +314,7 @@ static void container_free(struct devwld *d, struct container *c)
 		log_msg("container %s: gone (%llu notifications)", c->id,
 			(unsigned long long)c->notifications);
 	attachments_free(c->attached, c->nattached);
+	free(c->k8s_name);
 	free(c->id);
 	free(c->node_path);
 	free(c);
@@ -355,6 +356,8 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 		return -ENOMEM;
 	}
 	c->node_path = TAKE_PTR(path);
+	/* Only a name to find it by: NULL (restored, or no memory) costs nothing else. */
+	c->k8s_name = st ? mapping_k8s_name(st) : NULL;
 	c->node = node;
 	c->created_node = made || created;
 	c->owner_uid = peer_uid;

@@ -614,3 +614,15 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 	*ret_path = TAKE_PTR(path);
 	return 0;
 }
+
+char *mapping_k8s_name(const struct oci_state *st)
+{
+	const char *ns = first_annotation(st, ns_keys, ARRAY_SIZE(ns_keys));
+	const char *pod = first_annotation(st, pod_keys, ARRAY_SIZE(pod_keys));
+	const char *ctr = first_annotation(st, ctr_keys, ARRAY_SIZE(ctr_keys));
+	char *name = NULL;
+
+	if (!ns || !pod || !ctr || asprintf(&name, "%s/%s/%s", ns, pod, ctr) < 0)
+		return NULL;
+	return name;
+}

@@ -77,4 +77,8 @@ int mapping_node_path(const struct mapping *m, const char *k8s_override,
 		      const char *default_override, const struct oci_state *st, uid_t peer_uid,
 		      char **ret_path, const char **ret_source, struct devwl_error *err);
 
+/* "NAMESPACE/POD/CONTAINER" of a Kubernetes container from its CRI annotations (heap), or
+ * NULL: not one of them (or out of memory). For devwlctl, which names containers so. */
+char *mapping_k8s_name(const struct oci_state *st);
+
 #endif

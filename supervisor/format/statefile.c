@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "jsonutil.h"
 #include "keeper_table.h"
 #include "nodepath.h"
@@ -29,6 +30,7 @@ void saved_clear(struct saved *s)
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		free(s->containers[i].id);
 		free(s->containers[i].node);
+		free(s->containers[i].k8s_name);
 		free(s->containers[i].procs);
 		for (size_t j = 0; j < s->containers[i].nattached; j++)
 			free(s->containers[i].attached[j].path);
@@ -72,20 +74,6 @@ static struct json_object *proc_json(const struct saved_proc *p)
 	return po;
 }
 
-static const char *access_word(uint8_t access, char buf[static 4])
-{
-	char *p = buf;
-
-	if (access & DEVWL_ACC_READ)
-		*p++ = 'r';
-	if (access & DEVWL_ACC_WRITE)
-		*p++ = 'w';
-	if (access & DEVWL_ACC_MKNOD)
-		*p++ = 'm';
-	*p = '\0';
-	return buf;
-}
-
 static struct json_object *attachment_json(const struct attachment *a)
 {
 	struct json_object *o = json_object_new_object();
@@ -100,9 +88,11 @@ static struct json_object *attachment_json(const struct attachment *a)
 	if (r >= 0)
 		r = json_add(o, "minor", json_object_new_int64(a->minor));
 	if (r >= 0)
-		r = json_add(o, "access", json_object_new_string(access_word(a->access, acc)));
+		r = json_add(o, "access",
+			     json_object_new_string(devwl_access_text(a->access, acc)));
 	if (r >= 0)
-		r = json_add(o, "added", json_object_new_string(access_word(a->added, added)));
+		r = json_add(o, "added",
+			     json_object_new_string(devwl_access_text(a->added, added)));
 	if (r >= 0 && a->lapsed)
 		r = json_add(o, "lapsed", json_object_new_boolean(true));
 	if (r >= 0)
@@ -132,6 +122,8 @@ static struct json_object *container_json(const struct saved_container *c)
 		r = json_add(obj, "id", json_object_new_string(c->id));
 	if (r >= 0)
 		r = json_add(obj, "node", json_object_new_string(c->node));
+	if (r >= 0 && c->k8s_name)
+		r = json_add(obj, "k8s_name", json_object_new_string(c->k8s_name));
 	if (r >= 0)
 		r = json_add(obj, "owner_uid", json_object_new_int64(c->owner));
 	if (r >= 0)
@@ -361,18 +353,12 @@ static int parse_access(struct json_object *ao, const char *key, uint8_t *ret,
 
 	if (r < 0)
 		return r;
+	/* "added" may be none: the container had the access before. */
 	*ret = 0;
-	for (const char *p = json_object_get_string(v); *p; p++) {
-		uint8_t bit = *p == 'r'	  ? DEVWL_ACC_READ
-			      : *p == 'w' ? DEVWL_ACC_WRITE
-			      : *p == 'm' ? DEVWL_ACC_MKNOD
-					  : 0;
-
-		if (!bit || (*ret & bit))
-			return devwl_error_set(err, -EINVAL, 0,
-					       "an attachment's \"%s\" is no access", key);
-		*ret |= bit;
-	}
+	if (json_object_get_string_len(v) &&
+	    devwl_access_parse(json_object_get_string(v), (size_t)json_object_get_string_len(v),
+			       ret) < 0)
+		return devwl_error_set(err, -EINVAL, 0, "an attachment's \"%s\" is no access", key);
 	return 0;
 }
 
@@ -463,6 +449,18 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 		return -ENOMEM;
 	if (json_string_has_nul(v) || devwl_node_path_valid(c->node) < 0)
 		return devwl_error_set(err, -EINVAL, 0, "container \"%.64s\": bad node", c->id);
+	if (json_object_object_get_ex(co, "k8s_name", NULL)) {
+		r = get(co, "k8s_name", json_type_string, &v, false, err);
+		if (r < 0)
+			return r;
+		if (json_string_has_nul(v) || strlen(json_object_get_string(v)) > 1024)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "container \"%.64s\": \"k8s_name\" is no name",
+					       c->id);
+		c->k8s_name = strdup(json_object_get_string(v));
+		if (!c->k8s_name)
+			return -ENOMEM;
+	}
 	r = get(co, "created_node", json_type_boolean, &v, false, err);
 	if (r < 0)
 		return r;

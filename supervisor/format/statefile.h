@@ -27,7 +27,8 @@ struct saved_proc {
 
 struct saved_container {
 	char *id, *node;
-	uid_t owner; /* its runtimes' uid: every process's peer_uid */
+	char *k8s_name; /* NAMESPACE/POD/CONTAINER, or NULL */
+	uid_t owner;	/* its runtimes' uid: every process's peer_uid */
 	bool created;
 	bool kernel; /* in kernel mode (kernelmode.c) */
 	struct saved_proc *procs;

@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "attach.h"
 #include "batch.h"
 #include "control.h"
@@ -348,21 +349,9 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		goto out;
 	if (r > 0)
 		req.gid = (gid_t)n;
-	for (const char *p = acc; p && *p; p++) {
-		uint8_t bit = *p == 'r'	  ? DEVWL_ACC_READ
-			      : *p == 'w' ? DEVWL_ACC_WRITE
-			      : *p == 'm' ? DEVWL_ACC_MKNOD
-					  : 0;
-
-		if (!bit || (req.access & bit)) {
-			r = devwl_error_set(&err, -EINVAL, 0,
-					    "access \"%.8s\": r, w and m, each at most once", acc);
-			goto out;
-		}
-		req.access |= bit;
-	}
-	if (acc && !req.access) {
-		r = devwl_error_set(&err, -EINVAL, 0, "access \"\": give r, w or m");
+	if (acc && devwl_access_parse(acc, strlen(acc), &req.access) < 0) {
+		r = devwl_error_set(&err, -EINVAL, 0,
+				    "access \"%.8s\": r, w and m, each at most once", acc);
 		goto out;
 	}
 	r = attach_device(d, &req, &err);

@@ -178,6 +178,9 @@ int metrics_write(struct devwld *d, FILE *f)
 	one(f, "devwl_kernel_program_entries", "gauge",
 	    "What the programmed device cgroups hold: BPF instructions (v2) or writes (v1).",
 	    k.size);
+	one(f, "devwl_kernel_denials_total", "counter",
+	    "Device accesses the kernel-mode device programs refused and recorded (cgroup v2).",
+	    k.denied);
 	one(f, "devwl_kernel_unprogrammed_containers", "gauge",
 	    "Containers that asked for kernel mode and could not have it.", k.unprogrammed);
 	one(f, "devwl_audit_records_dropped_total", "counter",

@@ -31,18 +31,18 @@ static void bad_requests(struct pt_target *t)
 		int want;
 		const char *says;
 	} rows[] = {
-		{"dev/x", 'c', 1, 0666, 0, -EINVAL, "not absolute"},
-		{"/dev/../x", 'c', 1, 0666, 0, -EINVAL, "\"..\""},
-		{"/dev/./x", 'c', 1, 0666, 0, -EINVAL, "\".\""},
-		{"/dev/x/", 'c', 1, 0666, 0, -EINVAL, "ends in '/'"},
-		{"/", 'c', 1, 0666, 0, -EINVAL, "ends in '/'"},
-		{"/dev/x", 'x', 1, 0666, 0, -EINVAL, "not 'c' or 'b'"},
-		{"/dev/x", DEVWL_DEV_CHAR, 1, 0666, 0, -EINVAL, "not 'c' or 'b'"},
-		{"/dev/x", 'c', 4096, 0666, 0, -EINVAL, "12-bit major"},
-		{"/dev/x", 'c', 1, 010666, 0, -EINVAL, "permission bits"},
-		{"/dev/x", 'c', 1, 0666, 4, -EINVAL, "unknown flags"},
+		{"dev/x", DEVWL_DEV_CHAR, 1, 0666, 0, -EINVAL, "not absolute"},
+		{"/dev/../x", DEVWL_DEV_CHAR, 1, 0666, 0, -EINVAL, "\"..\""},
+		{"/dev/./x", DEVWL_DEV_CHAR, 1, 0666, 0, -EINVAL, "\".\""},
+		{"/dev/x/", DEVWL_DEV_CHAR, 1, 0666, 0, -EINVAL, "ends in '/'"},
+		{"/", DEVWL_DEV_CHAR, 1, 0666, 0, -EINVAL, "ends in '/'"},
+		{"/dev/x", 'x', 1, 0666, 0, -EINVAL, "not DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK"},
+		{"/dev/x", 'c', 1, 0666, 0, -EINVAL, "not DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK"},
+		{"/dev/x", DEVWL_DEV_CHAR, 4096, 0666, 0, -EINVAL, "12-bit major"},
+		{"/dev/x", DEVWL_DEV_CHAR, 1, 010666, 0, -EINVAL, "permission bits"},
+		{"/dev/x", DEVWL_DEV_CHAR, 1, 0666, 4, -EINVAL, "unknown flags"},
 	};
-	struct devwl_place p = pt_place("/dev/x", 'c', 1, 3, 0666, 0, 0, 0);
+	struct devwl_place p = pt_place("/dev/x", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0);
 	struct devwl_error err;
 	char longpath[PATH_MAX + 8];
 	int fd = -1, r = 0;
@@ -63,26 +63,27 @@ static void bad_requests(struct pt_target *t)
 	memset(longpath, 'a', sizeof(longpath) - 1);
 	longpath[0] = '/';
 	longpath[sizeof(longpath) - 1] = '\0';
-	r = place(t, pt_place(longpath, 'c', 1, 3, 0666, 0, 0, 0), &err);
+	r = place(t, pt_place(longpath, DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0), &err);
 	LT_CHECK(r == -ENAMETOOLONG, "a path of PATH_MAX: %d %s", r, err.msg);
 	r = place(t,
 		  pt_place("/dev/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 			   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 			   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 			   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-			   'c', 1, 3, 0666, 0, 0, 0),
+			   DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0),
 		  &err);
 	LT_CHECK(r == -ENAMETOOLONG && strstr(err.msg, "NAME_MAX"), "a long name: %d %s", r,
 		 err.msg);
 	r = devwl_node_place(t->pidfd, NULL, &err);
 	LT_CHECK(r == -EINVAL, "NULL place: %d", r);
-	r = devwl_node_unplace(t->pidfd, "/dev/../x", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, "/dev/../x", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == -EINVAL, "unplace of ..: %d %s", r, err.msg);
 
 	/* Not a pidfd: an fd of another kind, and no fd at all. */
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	r = devwl_node_place(fd, &(struct devwl_place){.path = "/dev/x", .type = 'c', .mode = 0666},
-			     &err);
+	r = devwl_node_place(
+		fd, &(struct devwl_place){.path = "/dev/x", .type = DEVWL_DEV_CHAR, .mode = 0666},
+		&err);
 	LT_CHECK(r == -EBADF && strstr(err.msg, "not a pidfd"), "/dev/null as pidfd: %d %s", r,
 		 err.msg);
 	close(fd);
@@ -101,7 +102,7 @@ static void make_and_use(struct pt_target *t)
 
 	/* Our umask must not matter: the mode is set exactly. */
 	umask(0777);
-	r = place(t, pt_place(node, 'c', 1, 3, 0606, 1234, 2345, 0), &err);
+	r = place(t, pt_place(node, DEVWL_DEV_CHAR, 1, 3, 0606, 1234, 2345, 0), &err);
 	LT_CHECK(r == 0, "place %s: %d %s", node, r, err.msg);
 	umask(022);
 	pt_ask(t, buf, sizeof(buf), "stat %s", node);
@@ -113,32 +114,33 @@ static void make_and_use(struct pt_target *t)
 	LT_CHECK(!pt_host_has(buf), "the host's %s (under the target's tmpfs) is untouched", buf);
 
 	/* The same node again: 1, left as it is (its owner and mode were not asked for). */
-	r = place(t, pt_place(node, 'c', 1, 3, 0600, 0, 0, 0), &err);
+	r = place(t, pt_place(node, DEVWL_DEV_CHAR, 1, 3, 0600, 0, 0, 0), &err);
 	LT_CHECK(r == 1, "the same node again: %d %s", r, err.msg);
 	pt_ask(t, buf, sizeof(buf), "stat %s", node);
 	LT_CHECK(strcmp(buf, "c 0606 1234:2345 1:3") == 0, "left as it was: %s", buf);
 
 	/* Something else there: another number, another type, a file, a symlink. */
-	r = place(t, pt_place(node, 'c', 1, 5, 0666, 0, 0, 0), &err);
+	r = place(t, pt_place(node, DEVWL_DEV_CHAR, 1, 5, 0666, 0, 0, 0), &err);
 	LT_CHECK(r == -EEXIST && strstr(err.msg, "character device 1:3 is there"),
 		 "another minor: %d %s", r, err.msg);
-	r = place(t, pt_place(node, 'b', 1, 3, 0666, 0, 0, 0), &err);
+	r = place(t, pt_place(node, DEVWL_DEV_BLOCK, 1, 3, 0666, 0, 0, 0), &err);
 	LT_CHECK(r == -EEXIST, "a block node of the same number: %d %s", r, err.msg);
-	r = place(t, pt_place("/dev/file", 'c', 1, 3, 0666, 0, 0, 0), &err);
+	r = place(t, pt_place("/dev/file", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0), &err);
 	LT_CHECK(r == -EEXIST && strstr(err.msg, "a regular file is there"), "a file: %d %s", r,
 		 err.msg);
-	r = place(t, pt_place("/dev/lnk", 'c', 1, 3, 0666, 0, 0, 0), &err);
+	r = place(t, pt_place("/dev/lnk", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0), &err);
 	LT_CHECK(r == -EEXIST && strstr(err.msg, "a symbolic link is there"),
 		 "a symlink to /dev/null in its place: %d %s", r, err.msg);
-	r = place(t, pt_place("/dev", 'c', 1, 3, 0666, 0, 0, DEVWL_PLACE_MKDIR), &err);
+	r = place(t, pt_place("/dev", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, DEVWL_PLACE_MKDIR), &err);
 	LT_CHECK(r == -EEXIST && strstr(err.msg, "a directory is there"), "a directory: %d %s", r,
 		 err.msg);
 	/* Empty components are one '/'. */
-	r = place(t, pt_place("//dev///devwl-place-73-same", 'c', 1, 3, 0666, 0, 0, 0), &err);
+	r = place(t, pt_place("//dev///devwl-place-73-same", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0),
+		  &err);
 	LT_CHECK(r == 0, "//dev///name: %d %s", r, err.msg);
 	pt_ask(t, buf, sizeof(buf), "stat /dev/devwl-place-73-same");
 	LT_CHECK(strcmp(buf, "c 0666 0:0 1:3") == 0, "//dev///name made /dev/name: %s", buf);
-	r = devwl_node_unplace(t->pidfd, "/dev/devwl-place-73-same", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, "/dev/devwl-place-73-same", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 0, "unplace /dev/devwl-place-73-same: %d %s", r, err.msg);
 }
 
@@ -162,7 +164,9 @@ static void symlinks(struct pt_target *t)
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		for (unsigned int flags = 0; flags <= DEVWL_PLACE_MKDIR;
 		     flags += DEVWL_PLACE_MKDIR) {
-			r = place(t, pt_place(rows[i].path, 'c', 1, 3, 0666, 0, 0, flags), &err);
+			r = place(t,
+				  pt_place(rows[i].path, DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, flags),
+				  &err);
 			LT_CHECK(r == -ELOOP && strstr(err.msg, rows[i].names) &&
 					 strstr(err.msg, "symbolic link"),
 				 "place %s (flags %u): %d \"%s\", want ELOOP naming %s",
@@ -172,7 +176,7 @@ static void symlinks(struct pt_target *t)
 			LT_CHECK(strncmp(buf, "err", 3) == 0, "the target has %s: %s", rows[i].host,
 				 buf);
 		}
-		r = devwl_node_unplace(t->pidfd, rows[i].path, 'c', 1, 3, &err);
+		r = devwl_node_unplace(t->pidfd, rows[i].path, DEVWL_DEV_CHAR, 1, 3, &err);
 		LT_CHECK(r == -ELOOP, "unplace %s: %d %s", rows[i].path, r, err.msg);
 	}
 	pt_ask(t, buf, sizeof(buf), "stat /tmp/devwl-place-73-sub");
@@ -180,11 +184,12 @@ static void symlinks(struct pt_target *t)
 		 "MKDIR made /tmp/devwl-place-73-sub through a link: %s", buf);
 	LT_CHECK(!pt_host_has("/tmp/devwl-place-73-sub"), "the host has /tmp/devwl-place-73-sub");
 	/* The link's text is the target's: no line break of it reaches the message. */
-	r = place(t, pt_place("/dev/nllink/x", 'c', 1, 3, 0666, 0, 0, 0), &err);
+	r = place(t, pt_place("/dev/nllink/x", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0), &err);
 	LT_CHECK(r == -ELOOP && !strchr(err.msg, '\n') && strstr(err.msg, "/tmp?error"),
 		 "a link to a text with a line break: %d %s", r, err.msg);
 	/* A node as a parent: not a directory. */
-	r = place(t, pt_place("/dev/file/x", 'c', 1, 3, 0666, 0, 0, DEVWL_PLACE_MKDIR), &err);
+	r = place(t, pt_place("/dev/file/x", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, DEVWL_PLACE_MKDIR),
+		  &err);
 	LT_CHECK(r == -ENOTDIR && strstr(err.msg, "a regular file, not a directory"),
 		 "a file as a parent: %d %s", r, err.msg);
 }
@@ -195,13 +200,15 @@ static void parents(struct pt_target *t)
 	char buf[256];
 	int r = 0;
 
-	r = place(t, pt_place("/dev/net/a/tun", 'c', 1, 3, 0660, 0, 0, 0), &err);
+	r = place(t, pt_place("/dev/net/a/tun", DEVWL_DEV_CHAR, 1, 3, 0660, 0, 0, 0), &err);
 	LT_CHECK(r == -ENOENT && strstr(err.msg, "\"/dev/net\" does not exist") && err.offset == 5,
 		 "a missing parent: %d \"%s\" at %zu", r, err.msg, err.offset);
 	pt_ask(t, buf, sizeof(buf), "stat /dev/net");
 	LT_CHECK(strncmp(buf, "err", 3) == 0, "/dev/net made without MKDIR: %s", buf);
 	umask(0777);
-	r = place(t, pt_place("/dev/net/a/tun", 'c', 1, 3, 0660, 0, 0, DEVWL_PLACE_MKDIR), &err);
+	r = place(t,
+		  pt_place("/dev/net/a/tun", DEVWL_DEV_CHAR, 1, 3, 0660, 0, 0, DEVWL_PLACE_MKDIR),
+		  &err);
 	umask(022);
 	LT_CHECK(r == 0, "MKDIR: %d %s", r, err.msg);
 	pt_ask(t, buf, sizeof(buf), "stat /dev/net");
@@ -211,9 +218,9 @@ static void parents(struct pt_target *t)
 	pt_ask(t, buf, sizeof(buf), "rw /dev/net/a/tun");
 	LT_CHECK(strcmp(buf, "ok") == 0, "the node under new parents works: %s", buf);
 	LT_CHECK(!pt_host_has("/dev/net/a"), "the host has /dev/net/a");
-	r = devwl_node_unplace(t->pidfd, "/dev/net/a/tun", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, "/dev/net/a/tun", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 0, "unplace /dev/net/a/tun: %d %s", r, err.msg);
-	r = devwl_node_unplace(t->pidfd, "/dev/nonesuch/tun", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, "/dev/nonesuch/tun", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 1, "unplace under a missing parent: %d %s", r, err.msg);
 }
 
@@ -223,14 +230,14 @@ static void unplace(struct pt_target *t)
 	char buf[256];
 	int r = 0;
 
-	r = devwl_node_unplace(t->pidfd, "/dev/file", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, "/dev/file", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == -EEXIST && strstr(err.msg, "a regular file"), "unplace a file: %d %s", r,
 		 err.msg);
 	pt_ask(t, buf, sizeof(buf), "stat /dev/file");
 	LT_CHECK(buf[0] == 'f', "the file left: %s", buf);
-	r = devwl_node_unplace(t->pidfd, node, 'c', 1, 5, &err);
+	r = devwl_node_unplace(t->pidfd, node, DEVWL_DEV_CHAR, 1, 5, &err);
 	LT_CHECK(r == -EEXIST, "unplace another minor: %d %s", r, err.msg);
-	r = devwl_node_unplace(t->pidfd, "/dev/lnk", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, "/dev/lnk", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == -EEXIST && strstr(err.msg, "symbolic link"), "unplace a symlink: %d %s", r,
 		 err.msg);
 	r = devwl_node_unplace(t->pidfd, node, 'x', 1, 3, &err);
@@ -239,19 +246,20 @@ static void unplace(struct pt_target *t)
 	/* An fd the target holds stays usable: the kernel revokes nothing. */
 	pt_ask(t, buf, sizeof(buf), "hold %s", node);
 	LT_CHECK(strcmp(buf, "ok") == 0, "the target opens %s: %s", node, buf);
-	r = devwl_node_unplace(t->pidfd, node, 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, node, DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 0, "unplace %s: %d %s", node, r, err.msg);
 	pt_ask(t, buf, sizeof(buf), "stat %s", node);
 	LT_CHECK(strcmp(buf, "err stat ENOENT") == 0, "%s after unplace: %s", node, buf);
 	pt_ask(t, buf, sizeof(buf), "held");
 	LT_CHECK(strcmp(buf, "ok") == 0, "the fd held across unplace: %s", buf);
-	r = devwl_node_unplace(t->pidfd, node, 'c', 1, 3, &err);
+	r = devwl_node_unplace(t->pidfd, node, DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 1, "unplace again: %d %s", r, err.msg);
 }
 
 static void dead_targets(void)
 {
-	struct devwl_place p = pt_place("/dev/devwl-place-73-dead", 'c', 1, 3, 0666, 0, 0, 0);
+	struct devwl_place p =
+		pt_place("/dev/devwl-place-73-dead", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0);
 	struct devwl_error err = {0};
 	pid_t pid = 0;
 	int fd = -1, r = 0;
@@ -261,7 +269,7 @@ static void dead_targets(void)
 		r = devwl_node_place(fd, &p, &err);
 		LT_CHECK(r == -ESRCH && strstr(err.msg, "exited"), "%s target: %d %s",
 			 reap ? "a reaped" : "a zombie", r, err.msg);
-		r = devwl_node_unplace(fd, p.path, 'c', 1, 3, &err);
+		r = devwl_node_unplace(fd, p.path, DEVWL_DEV_CHAR, 1, 3, &err);
 		LT_CHECK(r == -ESRCH, "unplace, %s target: %d %s", reap ? "a reaped" : "a zombie",
 			 r, err.msg);
 		if (!reap)

@@ -26,7 +26,7 @@ int main(void)
 
 	r = devwl_node_place(t.pidfd,
 			     &(struct devwl_place){.path = "/dev/devwl-74",
-						   .type = 'c',
+						   .type = DEVWL_DEV_CHAR,
 						   .major = 1,
 						   .minor = 3,
 						   .mode = 0620,
@@ -42,7 +42,7 @@ int main(void)
 	/* (uid_t)-1: its root; parents made for it are its root's too. */
 	r = devwl_node_place(t.pidfd,
 			     &(struct devwl_place){.path = "/dev/dri/by-path/card9",
-						   .type = 'c',
+						   .type = DEVWL_DEV_CHAR,
 						   .major = 1,
 						   .minor = 3,
 						   .mode = 0666,
@@ -66,7 +66,7 @@ int main(void)
 	/* Ids it has no mapping for: refused, naming the id; nothing made. */
 	r = devwl_node_place(t.pidfd,
 			     &(struct devwl_place){.path = "/dev/devwl-74-x",
-						   .type = 'c',
+						   .type = DEVWL_DEV_CHAR,
 						   .major = 1,
 						   .minor = 3,
 						   .mode = 0666,
@@ -76,7 +76,7 @@ int main(void)
 		 "an unmapped uid: %d %s", r, err.msg);
 	r = devwl_node_place(t.pidfd,
 			     &(struct devwl_place){.path = "/dev/devwl-74-x",
-						   .type = 'c',
+						   .type = DEVWL_DEV_CHAR,
 						   .major = 1,
 						   .minor = 3,
 						   .mode = 0666,
@@ -87,9 +87,9 @@ int main(void)
 	pt_ask(&t, buf, sizeof(buf), "stat /dev/devwl-74-x");
 	LT_CHECK(strcmp(buf, "err stat ENOENT") == 0, "made all the same: %s", buf);
 
-	r = devwl_node_unplace(t.pidfd, "/dev/devwl-74", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t.pidfd, "/dev/devwl-74", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 0, "unplace /dev/devwl-74: %d %s", r, err.msg);
-	r = devwl_node_unplace(t.pidfd, "/dev/dri/by-path/card9", 'c', 1, 3, &err);
+	r = devwl_node_unplace(t.pidfd, "/dev/dri/by-path/card9", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 0, "unplace /dev/dri/by-path/card9: %d %s", r, err.msg);
 	pt_stop(&t);
 	if (lt_failures)

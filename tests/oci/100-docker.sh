@@ -10,53 +10,22 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 . "$HERE/clients.sh"
-
-client_cmd dockerd docker.io
-# /usr/local/bin may hold another docker client: use the one of the package.
-DOCKER_CLI=/usr/bin/docker
-[ -x "$DOCKER_CLI" ] || DOCKER_CLI=$(command -v docker) || skip "docker not installed (apt-get install docker.io)"
-WRAPPER=$EXAMPLES/docker/devwl-runc
+. "$HERE/docker.sh"
 D=$CLIENT_DIR
-dk() { timeout 60 "$DOCKER_CLI" -H "unix://$D/docker.sock" "$@"; }
 
 client_policy
 client_profile
 start_devwld
 
-client_stop() {
-	local ids
-	if [ -S "$D/docker.sock" ]; then
-		ids=$(dk ps -aq 2>/dev/null)
-		[ -n "$ids" ] && dk rm -f $ids >/dev/null 2>&1
-	fi
-	[ -n "${DOCKERD_PID:-}" ] && stop_pids TERM "$DOCKERD_PID"
-}
-client_note_paths /etc/docker /run/docker /run/containerd
-# The trust key dockerd 20.10 writes (no option moves it): ours if /etc/docker was.
-[ -e /etc/docker ] || client_own /etc/docker/key.json
 # devwl: the listener only; devwl-apps: every container on the node /apps/docker.
 jq -n --arg p "$WRAPPER" --arg l "$T/listen.sock" '{runtimes: {
 	devwl: {path: $p, runtimeArgs: ["--devwl-listener=" + $l]},
 	"devwl-apps": {path: $p, runtimeArgs: ["--devwl-listener=" + $l,
 		"--devwl-metadata=node=/apps/docker"]},
 	"devwl-typo": {path: $p, runtimeArgs: ["--devwl-listner=" + $l]}}}' >"$D/daemon.json"
-dockerd --config-file "$D/daemon.json" --iptables=false --ip-masq=false --ip-forward=false \
-	--bridge=none --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/docker.pid" \
-	-H "unix://$D/docker.sock" --storage-driver vfs --exec-opt native.cgroupdriver=cgroupfs \
-	--cgroup-parent "/$CGROUP_PARENT" --containerd-namespace "$CGROUP_PARENT" \
-	--containerd-plugins-namespace "$CGROUP_PARENT-plugins" >"$D/dockerd.log" 2>&1 &
-DOCKERD_PID=$!
-for ((i = 0; i < 300; i++)); do
-	dk version >/dev/null 2>&1 && break
-	kill -0 "$DOCKERD_PID" 2>/dev/null || skip "dockerd cannot start here: $(tail -3 "$D/dockerd.log")"
-	sleep 0.1
-done
-dk version >/dev/null 2>&1 || skip "dockerd not ready after 30 s: $(tail -3 "$D/dockerd.log")"
-VERSION=$(dk version --format '{{.Server.Version}}')
-echo "# dockerd $VERSION, runc $(runc --version | sed -n 's/^runc version //p')"
+docker_start
+VERSION=$DOCKER_VERSION
 
-client_rootfs_tar
-dk import "$T/busybox.tar" devwl-busybox:test >/dev/null || fail "docker import"
 # --pull never: a missing image must fail here, not reach for a registry.
 RUN=(run --pull never --network none --security-opt "seccomp=$T/profile.json")
 

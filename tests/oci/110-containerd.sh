@@ -28,9 +28,7 @@ VERSION=$(c version | awk '/^Server:/ {s = 1} s && $1 == "Version:" {print $2; e
 echo "# containerd $VERSION, runc $(runc --version | sed -n 's/^runc version //p')"
 
 IMAGE=docker.io/library/devwl-busybox:test
-client_oci_archive "$IMAGE"
-c images import --snapshotter native "$T/busybox-oci.tar" >"$T/import.out" 2>&1 ||
-	fail "ctr images import: $(cat "$T/import.out")"
+containerd_import "$IMAGE"
 RUN=(run --snapshotter native --seccomp --seccomp-profile "$T/profile.json")
 
 # --- 1. ctr run --seccomp-profile: listenerPath reaches runc; grant, deny, exit -----------

@@ -9,44 +9,21 @@ RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 . "$HERE/clients.sh"
-
-client_cmd podman podman
+. "$HERE/podman.sh"
 D=$CLIENT_DIR
-# As examples/oci-hook/README.md runs it, with this test's storage and hooks.
-pm() {
-	timeout 60 podman --root "$D/root" --runroot "$D/run" --tmpdir "$D/tmp" \
-		--storage-driver vfs --events-backend none --hooks-dir "$D/hooks.d" \
-		--runtime runc --cgroup-manager=cgroupfs "$@"
-}
 
 # The shipped policy: /apps admits org.devwl.node, grants 1:3 and 1:5, mknod without CAP_MKNOD.
 cp "$EXAMPLES/oci-hook/policy.json" "$T/policy.json"
 client_profile
 start_devwld
 
-client_stop() {
-	[ -d "$D/root" ] && pm rm -af -t 0 >/dev/null 2>&1
-}
-# c/image's blob cache goes to /var/lib/containers/cache whatever --root says.
-client_note_paths /var/lib/containers /run/containers /run/libpod
-[ -e /var/lib/containers ] || client_own /var/lib/containers/cache/blob-info-cache-v1.boltdb
-mkdir -p "$D/hooks.d"
 for h in devwl-hook.podman.json devwl-hook-poststop.podman.json; do
 	jq --arg p "$OCI_HOOK" --arg s "$T/control.sock" \
 		'.hook.path = $p | .hook.args = [.hook.args[0], "--socket", $s] + .hook.args[1:]' \
 		"$EXAMPLES/oci-hook/$h" >"$D/hooks.d/$h" || fail "jq on $h"
 done
-# podman info sets up the storage and runtime: where it fails, podman cannot run here.
-VERSION=$(pm info --format '{{.Version.Version}}' 2>"$T/version.err") ||
-	skip "podman cannot run here: $(cat "$T/version.err")"
-echo "# podman $VERSION, runc $(runc --version | sed -n 's/^runc version //p')"
-
-client_rootfs_tar
-pm import "$T/busybox.tar" localhost/devwl-busybox:test >"$T/import.out" 2>&1 ||
-	fail "podman import: $(cat "$T/import.out")"
-# --pull never: a missing image must fail here, not reach for a registry.
-RUN=(run --pull never --network none --cgroup-parent "/$CGROUP_PARENT" --ulimit nofile=1024:1024
-	--ulimit nproc=4096:4096 --security-opt "seccomp=$T/profile.json")
+podman_start
+RUN=("${PODMAN_RUN[@]}" --security-opt "seccomp=$T/profile.json")
 
 # --- 1. the README's command: org.devwl.node=/apps/web, grant and deny ---------------------
 pm "${RUN[@]}" --rm --cidfile "$T/web.cid" --annotation org.devwl.node=/apps/web \

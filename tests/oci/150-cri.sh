@@ -219,6 +219,20 @@ check_pod() {
 		echo "# kernel mode not checked: no programmable device cgroup here ($host_why)"
 	fi
 
+	if [ "$how" = field ]; then
+		# Hot-plug by the container's Kubernetes name, as an operator knows it.
+		ctl attach "$ns/$pod/$ctr" "c 1:3" /tmp/attached-null >"$T/ctl.out" 2>&1 ||
+			fail "attach by CRI name $ns/$pod/$ctr: $(cat "$T/ctl.out")"
+		ctl containers --devices | grep -q "^$CTR_ID c 1:3 rw /tmp/attached-null " ||
+			fail "containers --devices: $(ctl containers --devices)"
+		pid=$(c task ls | awk -v id="$CTR_ID" '$1 == id {print $2}')
+		[ "$(stat -c '%F %t:%T' "/proc/$pid/root/tmp/attached-null")" = "character special file 1:3" ] ||
+			fail "no node in $ns/$pod/$ctr (pid $pid): $(ls -l "/proc/$pid/root/tmp/" 2>&1)"
+		ctl detach "$ns/$pod/$ctr" /tmp/attached-null >"$T/ctl.out" 2>&1 || fail "detach: $(cat "$T/ctl.out")"
+		[ ! -e "/proc/$pid/root/tmp/attached-null" ] || fail "detach left the node"
+		pass "$how: devwlctl attach/detach by the Kubernetes name $ns/$pod/$ctr"
+	fi
+
 	stop_pod
 	log_text | grep -qx TERM || fail "$how: no SIGTERM seen: $(log_text)"
 	wait_gone "$CTR_ID"

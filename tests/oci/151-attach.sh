@@ -12,8 +12,6 @@ RT=${RT:-runc}
 KM=${KM:-auto}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
-[ -e /dev/loop-control ] || skip "no /dev/loop-control (loop driver not loaded)"
 PROFILE=$HERE/../../examples/oci-hook/seccomp-mknod-only.json
 
 # The runtimes' default devices, plus the loop driver and FUSE on /lab; each container's
@@ -29,11 +27,8 @@ cat >"$T/policy.json" <<'JSON'
   "containers": { "default_template": "/lab/{id}",
                   "container_rules": ["deny b 7:* rwm", "deny c 10:229 rwm"] } }
 JSON
-truncate -s 1M "$T/disk" || fail "truncate"
-printf 'DEVWLDISK' | dd of="$T/disk" conv=notrunc status=none
-LOOP=$(losetup -f --show "$T/disk") || skip "losetup -f: no free loop device here"
-trap 'st=$?; losetup -d "$LOOP" 2>/dev/null; (exit $st); cleanup' EXIT
-lmin=$(($(stat -c '0x%T' "$LOOP")))
+make_loop
+lmin=$LMIN
 start_devwld --kernel-mode "$KM"
 make_rootfs
 
@@ -51,6 +46,8 @@ start() {
 		"$T/control.sock" "$1" || fail "$1 never reached devwld: $(cat "$T/$1.out")"
 }
 ctl events --json --follow >"$T/events.out" 2>&1 &
+CHILD_PIDS+=("$!")
+ctl events --follow >"$T/events.txt" 2>&1 &
 CHILD_PIDS+=("$!")
 
 id=att-$RT-$$
@@ -78,6 +75,8 @@ expect_refused "symbolic link\|symlink" "$id" "$LOOP" /tmp/up/evil-node
 [ ! -e /evil-node ] || { rm -f /evil-node; fail "a node was made through the symlink on the host"; }
 expect_refused "EEXIST\|exists\|something else" "$id" "$LOOP" /dev/null
 expect_refused "access" "$id" "$LOOP" --access rx
+expect_refused "char-misc names [0-9]* devices here" "$id" char-misc
+expect_refused "lists no block device major named" "$id" block-nosuchdriver
 expect_refused "no node on the host\|PATH" "$id" "b 7:1000"
 [ "$(ctl containers --devices)" = "" ] || fail "after refusals: $(ctl containers --devices)"
 [ "$(probe 'cat /dev/null && echo NULL-OK')" = NULL-OK ] || fail "/dev/null changed: $(cat "$T/probe.out")"
@@ -90,6 +89,18 @@ ctl list /lab | grep -qx 'c 1:11 w' || fail "/lab after --parent-grant: $(ctl li
 ctl detach "$id" /dev/kmsg >/dev/null || fail "detach /dev/kmsg"
 ctl list /lab | grep -qx 'c 1:11 w' || fail "detach took the parent's grant: $(ctl list /lab)"
 pass "$RT: --parent-grant allowed c 1:11 w on /lab, then on the container; detach left /lab's"
+
+# A driver's name (systemd's block-NAME) where the host has exactly one of its devices.
+if grep -qx ' *[0-9]* zram' /proc/devices && [ "$(ls /sys/block | grep -c '^zram')" = 1 ]; then
+	zdev=$(awk '$2 == "zram" {print $1; exit}' /proc/devices)
+	ctl attach "$id" block-zram --access r --parent-grant >"$T/ctl.out" 2>&1 || fail "block-zram: $(cat "$T/ctl.out")"
+	ctl containers --devices | grep -q "^$id b $zdev:[0-9]* r /dev/zram0 " || fail "block-zram: $(ctl containers --devices)"
+	[ "$(probe 'true </dev/zram0 && echo OPENED')" = OPENED ] || fail "/dev/zram0: $(cat "$T/probe.out")"
+	ctl detach "$id" block-zram >/dev/null || fail "detach block-zram"
+	pass "$RT: block-zram, the driver's only device here, attached as /dev/zram0 and detached"
+else
+	echo "# block-NAME with one device not tried: no single zram disk here"
+fi
 
 ctl attach "${id:0:12}" "$LOOP" --mode 0660 >"$T/ctl.out" 2>&1 || fail "attach: $(cat "$T/ctl.out")"
 [ "$(probe "head -c 9 $LOOP")" = DEVWLDISK ] || fail "reading $LOOP: $(cat "$T/probe.out")"
@@ -153,7 +164,10 @@ for want in '"event":"attach".*"result":"attached"' '"event":"attach".*"result":
 	grep -q "$want" "$T/events.out" || fail "no $want in devwlctl events: $(cat "$T/events.out")"
 	grep -q "$want" "$T/audit.jsonl" || fail "no $want in the audit"
 done
-pass "$RT: attach, refused attach (with the reason) and detach in devwlctl events and the audit"
+grep -q " attach $LOOP b 7:$lmin rw attached" "$T/events.txt" &&
+	grep -q " detach $LOOP b 7:$lmin rw detached" "$T/events.txt" ||
+	fail "devwlctl events for people: $(grep -v ' open' "$T/events.txt" | head -20)"
+pass "$RT: attach, refused attach (with the reason) and detach in devwlctl events (both forms) and the audit"
 
 # A user-namespace container: the node devwld makes sits on the container's /dev, which
 # its runtime mounted inside the user namespace (nodev): an attached device must open all

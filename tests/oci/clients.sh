@@ -188,3 +188,154 @@ client_cleanup() {
 	cleanup
 }
 trap client_cleanup EXIT
+
+# --- Hot-plug through a client (tests/oci/154 podman, 155 Docker, 156 containerd) --------
+
+# client_attach_policy: client_policy, with the loop driver (b 7:*) allowed on /containers
+# and taken from each container's own node as it is made ("container_rules"): only an
+# attach gives a container a loop device.
+client_attach_policy() {
+	client_policy
+	jq '(.nodes[] | select(.path == "/containers") | .rules) += ["allow b 7:* rw"]
+		| .containers.container_rules = ["deny b 7:* rwm"]' "$T/policy.json" >"$T/policy.new" &&
+		mv "$T/policy.new" "$T/policy.json" || fail "jq on the policy"
+}
+
+# The mknod-only profile (examples/oci-hook/seccomp-mknod-only.json: only mknod of device
+# nodes traps, the device cgroup decides opens) with this test's listener, as
+# $T/km-profile.json. Its listenerMetadata keeps "mode=kernel" and drops the shipped
+# "node=": each container gets /containers/ID of its own, as with the full profile.
+client_km_profile() {
+	jq --arg lp "$T/listen.sock" '.listenerPath = $lp | .listenerMetadata = "mode=kernel"' \
+		"$EXAMPLES/oci-hook/seccomp-mknod-only.json" >"$T/km-profile.json" ||
+		fail "jq on the mknod-only profile"
+}
+
+# The long-running container of the attach tests: it runs each script attach_wl drops in
+# as /tmp/req.N, in order, its output to /tmp/out.N, until /tmp/stop exists. The
+# container's own process, not an exec'ed one, opens what the scripts open.
+ATTACH_WORKLOAD='echo READY; n=0
+while [ ! -e /tmp/stop ]; do
+	if [ -e /tmp/req.$n ]; then
+		sh /tmp/req.$n >/tmp/out.$n.part 2>&1
+		mv /tmp/out.$n.part /tmp/out.$n
+		n=$((n + 1))
+	else
+		sleep 0.1
+	fi
+done
+echo STOPPED'
+
+# attach_wl PID SCRIPT: SCRIPT run by the ATTACH_WORKLOAD whose process is PID (handed in
+# from the host through /proc/PID/root); its output in $T/wl.out.
+ATTACH_REQ=()
+attach_wl() {
+	local root=/proc/$1/root n=${ATTACH_REQ[$1]:-0}
+	ATTACH_REQ[$1]=$((n + 1))
+	printf '%s\n' "$2" >"$root/tmp/req.$n.part" && mv "$root/tmp/req.$n.part" "$root/tmp/req.$n" ||
+		fail "cannot hand the workload $1 its script"
+	wait_until 60 test -e "$root/tmp/out.$n" || fail "the workload $1 did not run script $n: $2"
+	cat "$root/tmp/out.$n" >"$T/wl.out"
+}
+
+# client_listed ID: devwlctl containers lists ID.
+client_listed() { ctl containers | grep -q "^$1 "; }
+
+# openat_denials ID DEVICE: how many opens of DEVICE by ID devwld's audit records denied.
+openat_denials() {
+	jq -s --arg id "$1" --arg dev "$2" '[.[] | select(.container == $id and
+		.syscall == "openat" and .device == $dev and .decision == "deny")] | length' \
+		"$T/audit.jsonl"
+}
+
+# attach_probe NAME: a script checking $LOOP, /tmp/loop-host and mknod /tmp/NAME of it;
+# attach_refused WHO WHEN NAME ROOT: its output in $T/wl.out says all three are refused.
+attach_probe() {
+	printf '%s\n' "test -e $LOOP && echo PRESENT" 'head -c 9 /tmp/loop-host; echo OPEN_RC=$?' \
+		"mknod /tmp/$1 b 7 $LMIN; echo MKNOD_RC=\$?"
+}
+attach_refused() {
+	local who=$1 when=$2 name=$3 root=$4 out
+	out=$(cat "$T/wl.out")
+	grep -q PRESENT <<<"$out" && fail "$who: $LOOP in the container $when: $out"
+	grep -q "head: /tmp/loop-host: Operation not permitted" <<<"$out" &&
+		grep -q OPEN_RC=1 <<<"$out" || fail "$who: open of b 7:$LMIN $when: $out"
+	grep -q "mknod: /tmp/$name: Operation not permitted" <<<"$out" &&
+		grep -q MKNOD_RC=1 <<<"$out" && [ ! -e "$root/tmp/$name" ] ||
+		fail "$who: mknod b 7:$LMIN $when: $out"
+}
+
+# attach_proof WHO ID NAME PID KIND EXEC...: hot-plug of $LOOP (make_loop) into the
+# running container ID (ATTACH_WORKLOAD, process PID, on /containers/ID), named NAME to
+# devwlctl (an id or a prefix). KIND: full (every open traps: devwld refuses) or kernel
+# (the mknod-only profile: the container's device cgroup, which devwld programs, refuses).
+# EXEC... runs a command in the container the client's way (docker exec ID). Before the
+# attach the device is absent, and a node of it made from the host, or by mknod, refused;
+# attached, the workload reads the disk's bytes and writes some the host's file then
+# holds, an exec'ed process sees the node; detached, the node is gone and a new open
+# refused. The caller stops the container (/tmp/stop in it).
+attach_proof() {
+	local who=$1 id=$2 name=$3 pid=$4 kind=$5 root=/proc/$4/root node mode n0 d0 tag
+	local dev="b 7:$LMIN" hex
+	shift 5
+	hex=$(printf %x "$LMIN")
+	read -r node mode < <(ctl containers | awk -v id="$id" '$1 == id {print $2, $5}')
+	[ "$node" = "/containers/$id" ] || fail "$who: $id is not on /containers/$id: $(ctl containers)"
+	case $kind/$mode in
+	full/* | kernel/kernel-v1 | kernel/kernel-v2) ;;
+	*) fail "$who: kernel mode not in force ($mode): $(grep "container $id" "$T/devwld.log" | tail -3)" ;;
+	esac
+
+	# A node the container could not make: put there from the host, only the device
+	# cgroup (kernel) or devwld (full) stands between it and the disk.
+	mknod "$root/tmp/loop-host" b 7 "$LMIN" || fail "$who: mknod in the container's /tmp from the host"
+	attach_wl "$pid" "$(attach_probe loop-made)"
+	attach_refused "$who" "before the attach" loop-made "$root"
+	audit_has "$id" "/containers/$id" mknodat "$dev" deny || fail "$who: no mknod denial audited"
+	d0=$(openat_denials "$id" "$dev")
+	if [ "$kind" = full ]; then
+		[ "$d0" -ge 1 ] || fail "$who: the open of $dev was not devwld's denial: $(tail -3 "$T/audit.jsonl")"
+	else
+		[ "$d0" = 0 ] || fail "$who: an open was trapped under the mknod-only profile"
+	fi
+	pass "$who: before the attach $LOOP is absent; a node of it made from the host and mknod $dev fail EPERM ($mode)"
+
+	ctl attach "$name" "$LOOP" >"$T/ctl.out" 2>&1 || fail "$who: devwlctl attach $name $LOOP: $(cat "$T/ctl.out")"
+	ctl containers --devices | grep -q "^$id $dev rw $LOOP " ||
+		fail "$who: containers --devices: $(ctl containers --devices)"
+	n0=$(stat_of notifications)
+	tag="attached-by-$kind-$$"
+	attach_wl "$pid" "head -c 9 $LOOP; echo
+printf $tag | dd of=$LOOP bs=512 seek=1 conv=notrunc,fsync 2>&1 && echo WROTE"
+	[ "$(head -1 "$T/wl.out")" = DEVWLDISK ] || fail "$who: reading $LOOP: $(cat "$T/wl.out")"
+	grep -q WROTE "$T/wl.out" || fail "$who: writing $LOOP: $(cat "$T/wl.out")"
+	[ "$(dd if="$T/disk" bs=512 skip=1 count=1 status=none | head -c ${#tag})" = "$tag" ] ||
+		fail "$who: the host's file does not hold what the container wrote"
+	if [ "$kind" = kernel ]; then
+		[ "$(stat_of notifications)" = "$n0" ] || fail "$who: the workload's opens trapped in kernel mode"
+	else
+		audit_has "$id" "/containers/$id" openat "$dev" allow ||
+			fail "$who: devwld's audit has no granted open of $dev"
+	fi
+	pass "$who: attached as $name; the workload reads $LOOP and writes it (data checked on the host)"
+
+	"$@" sh -c "stat -c '%F %t:%T' $LOOP && head -c 9 $LOOP" >"$T/exec.out" 2>&1 ||
+		fail "$who: exec: $(cat "$T/exec.out")"
+	[ "$(cat "$T/exec.out")" = "block special file 7:$hex
+DEVWLDISK" ] || fail "$who: what the exec'ed process sees: $(cat "$T/exec.out")"
+	pass "$who: an exec'ed process sees the node and reads the disk"
+
+	ctl detach "$name" "$LOOP" >"$T/ctl.out" 2>&1 || fail "$who: devwlctl detach: $(cat "$T/ctl.out")"
+	ctl containers --devices | grep -q "^$id " && fail "$who: after detach: $(ctl containers --devices)"
+	attach_wl "$pid" "$(attach_probe loop-made2)"
+	attach_refused "$who" "after the detach" loop-made2 "$root"
+	"$@" sh -c "test -e $LOOP && echo PRESENT; head -c 9 /tmp/loop-host" >"$T/exec.out" 2>&1
+	grep -q PRESENT "$T/exec.out" && fail "$who: $LOOP in the exec'ed process's view after detach"
+	grep -q "head: /tmp/loop-host: Operation not permitted" "$T/exec.out" ||
+		fail "$who: an exec'ed process's open after detach: $(cat "$T/exec.out")"
+	if [ "$kind" = full ]; then
+		[ "$(openat_denials "$id" "$dev")" -ge $((d0 + 2)) ] ||
+			fail "$who: the opens after detach were not devwld's denials"
+	fi
+	pass "$who: detached: the node is gone, the workload's and an exec'ed process's opens fail EPERM"
+}

@@ -62,3 +62,11 @@ client_stop() {
 	fi
 	[ -n "${CTD_PID:-}" ] && stop_pids TERM "$CTD_PID"
 }
+
+# containerd_import REF [CMD]: the busybox image (client_oci_archive REF CMD) imported as
+# REF into the test's namespace, for the native snapshotter.
+containerd_import() {
+	client_oci_archive "$@"
+	c images import --snapshotter native "$T/busybox-oci.tar" >"$T/import.out" 2>&1 ||
+		fail "ctr images import: $(cat "$T/import.out")"
+}

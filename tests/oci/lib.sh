@@ -40,9 +40,10 @@ chmod 755 "$T"
 CONTAINERS=()
 DEVWLD_PID=
 CHILD_PIDS=()
+LOOPS=()
 
 cleanup() {
-	local id pid status=$?
+	local id pid l status=$?
 	for id in "${CONTAINERS[@]}"; do
 		$RT kill "$id" KILL >/dev/null 2>&1
 		for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -58,6 +59,10 @@ cleanup() {
 		kill "$DEVWLD_PID" 2>/dev/null
 		wait "$DEVWLD_PID" 2>/dev/null
 	fi
+	# Still open somewhere (a container not yet gone): the kernel detaches it at the close.
+	for l in "${LOOPS[@]}"; do
+		losetup -d "$l" 2>/dev/null
+	done
 	# Under -DDEVWL_SANITIZE=ON a report (at exit, for leaks) fails the test.
 	if grep -q "ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:" \
 		"$T/devwld.log" 2>/dev/null; then
@@ -184,6 +189,18 @@ wait_for() {
 		sleep 0.05
 	done
 	return 1
+}
+
+# make_loop: a loop device (LOOP, its minor LMIN) on the 1 MiB file $T/disk, which starts
+# with DEVWLDISK; detached at the end. Skips where the host has no loop device to give.
+make_loop() {
+	command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
+	[ -e /dev/loop-control ] || skip "no /dev/loop-control (loop driver not loaded)"
+	truncate -s 1M "$T/disk" || fail "truncate"
+	printf 'DEVWLDISK' | dd of="$T/disk" conv=notrunc status=none || fail "writing $T/disk"
+	LOOP=$(losetup -f --show "$T/disk") || skip "losetup -f: no free loop device here"
+	LOOPS+=("$LOOP")
+	LMIN=$(($(stat -c '0x%T' "$LOOP")))
 }
 
 # stat_of NAME: one value of `devwlctl stats`.

@@ -4,7 +4,10 @@
  * wildcards) programmed into a cgroup-v2 device program (devwl_node_compile_bpf) and into
  * a cgroup-v1 devices cgroup (devwl_cgroup_apply's writes, each policy a transition from
  * the one before), then real device accesses of random numbers by a probe process in each
- * cgroup; every answer of the kernel must equal devwl_node_check().
+ * cgroup; every answer of the kernel must equal devwl_node_check(). The v2 program is the
+ * one that records its denials (DEVWL_CGROUP_RECORD_DENIALS), where the kernel has ring
+ * buffers: each denial it answers must be recorded, with the device, access and probe's
+ * pid, and nothing it allows.
  *
  *   kernel-enforce [--policies N] [--tuples N] [--seed S]
  *
@@ -365,9 +368,35 @@ static const char *req_str(const struct req *q, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * What the v2 program recorded of the last request (DEVWL_CGROUP_RECORD_DENIALS): one
+ * record or more of exactly that device and access, by the probe, when it denied; none
+ * when it allowed. Returns 0 or a description of the difference in why.
+ */
+static int check_records(struct devwl_cgroup *cg, const struct req *q, pid_t pid, int got,
+			 char *why, size_t size)
+{
+	struct devwl_denial d[16];
+	int n = devwl_cgroup_read_denials(cg, d, ARRAY_SIZE(d));
+
+	if (n < 0)
+		return snprintf(why, size, "reading the denials: %s", strerror(-n)), -1;
+	if (got && n)
+		return snprintf(why, size, "allowed, yet %d denials recorded", n), -1;
+	if (!got && !n)
+		return snprintf(why, size, "denied, yet no denial recorded"), -1;
+	for (int i = 0; i < n; i++)
+		if (d[i].type != q->type || d[i].major != q->major || d[i].minor != q->minor ||
+		    (d[i].access & ~q->access) || (d[i].pid && d[i].pid != pid))
+			return snprintf(why, size, "recorded %d %u:%u access %d by %d", d[i].type,
+					d[i].major, d[i].minor, d[i].access, (int)d[i].pid),
+			       -1;
+	return 0;
+}
+
 /* Check tuples against both cgroups; returns the number of divergences, <0 on error. */
-static long check_tuples(struct probe *pv2, struct probe *pv1, const struct devwl_node *node,
-			 unsigned ntuples, unsigned long *count)
+static long check_tuples(struct probe *pv2, struct probe *pv1, struct devwl_cgroup *cg2,
+			 const struct devwl_node *node, unsigned ntuples, unsigned long *count)
 {
 	long bad = 0;
 
@@ -385,6 +414,13 @@ static long check_tuples(struct probe *pv2, struct probe *pv1, const struct devw
 		}
 		want = devwl_node_check(node, q.type, q.major, q.minor, q.access);
 		got2 = probe_ask(pv2, &q);
+		if (devwl_cgroup_denials_fd(cg2) >= 0 &&
+		    check_records(cg2, &q, pv2->pid, got2, s, sizeof(s)) < 0) {
+			char q_s[96];
+			fprintf(stderr, "RECORD %s: %s\n", req_str(&q, q_s, sizeof(q_s)), s);
+			if (++bad > 10)
+				return bad;
+		}
 		got1 = probe_ask(pv1, &q);
 		*count += 2;
 		if (got2 != want || got1 != want) {
@@ -431,7 +467,8 @@ int main(int argc, char **argv)
 	printf("kernel-enforce: seed %llu, %u policies x %u tuples, two cgroups each\n",
 	       (unsigned long long)seed, policies, ntuples);
 	/* The host attached a device program in setup(): devwl failing to is a failure. */
-	r = devwl_cgroup_open(v2dir, 0, &cg2);
+	/* Recording, as devwld's kernel mode programs it: the decisions of that program. */
+	r = devwl_cgroup_open(v2dir, DEVWL_CGROUP_RECORD_DENIALS, &cg2);
 	if (r < 0) {
 		fprintf(stderr, "kernel-enforce: FAIL: devwl_cgroup_open(%s): %s\n", v2dir,
 			strerror(-r));
@@ -461,14 +498,18 @@ int main(int argc, char **argv)
 		nex += devwl_node_exception_count(node);
 		n2 = devwl_cgroup_apply(cg2, node);
 		n1 = devwl_cgroup_apply(cg1, node);
+		if (i == 0 && n2 >= 0)
+			printf("kernel-enforce: the v2 program records its denials: %s\n",
+			       devwl_cgroup_denials_fd(cg2) >= 0 ? "yes"
+								 : "no (the kernel cannot)");
 		if (n2 < 0 || n1 < 0) {
 			fprintf(stderr, "policy %u (%zu exceptions): apply v2 %s, v1 %s\n", i,
 				devwl_node_exception_count(node), n2 < 0 ? strerror(-n2) : "ok",
 				n1 < 0 ? strerror(-n1) : "ok");
 			bad++;
 		} else {
-			bad = check_tuples(&pv2, &pv1, node, i == policies ? 10 * ntuples : ntuples,
-					   &checks);
+			bad = check_tuples(&pv2, &pv1, cg2, node,
+					   i == policies ? 10 * ntuples : ntuples, &checks);
 		}
 		if (i == policies)
 			printf("kernel-enforce: large policy: %zu exceptions, %d instructions, %d "

@@ -53,6 +53,15 @@ int main(void)
 	MEMBER(devwl_event, handling_ns);
 	MEMBER(devwl_event, userns_ino);
 	MEMBER(devwl_event, reserved);
+	STRUCT(devwl_denial);
+	MEMBER(devwl_denial, type);
+	MEMBER(devwl_denial, major);
+	MEMBER(devwl_denial, minor);
+	MEMBER(devwl_denial, access);
+	MEMBER(devwl_denial, pid);
+	MEMBER(devwl_denial, tid);
+	MEMBER(devwl_denial, cgroup_id);
+	MEMBER(devwl_denial, reserved);
 
 	STRUCT(devwl_place);
 	MEMBER(devwl_place, path);
@@ -101,6 +110,7 @@ int main(void)
 	VALUE(DEVWL_FILTER_MKNOD_ONLY);
 	VALUE(DEVWL_CGROUP_OWN_PARENT);
 	VALUE(DEVWL_CGROUP_TAKE_OVER);
+	VALUE(DEVWL_CGROUP_RECORD_DENIALS);
 	VALUE(DEVWL_PLACE_MKDIR);
 	VALUE(DEVWL_PLACE_TWIN);
 	return 0;

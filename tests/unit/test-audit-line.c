@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Audit records (common/audit-line.c): the mode record of devwl-run and devwld. */
+/* Audit records (common/audit-line.c): the mode record of devwl-run and devwld, and the
+ * record of what a kernel-mode device program refused. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,12 +76,51 @@ static void test_audit_mode_format_too_small(void **state)
 	assert_int_equal(audit_mode_format(&(struct audit_mode){.mode = "x"}, buf, 0), -ENOSPC);
 }
 
+/* A kernel denial: no call, no path, the device, the reason and the rule of the node. */
+static void test_audit_event_of_denial(void **state)
+{
+	const struct devwl_denial d = {.type = DEVWL_DEV_CHAR,
+				       .major = 1,
+				       .minor = 11,
+				       .access = DEVWL_ACC_READ | DEVWL_ACC_WRITE,
+				       .pid = 4242,
+				       .tid = 4243};
+	struct devwl_policy *p = devwl_policy_new();
+	char buf[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
+	struct devwl_event ev;
+	struct audit_why why;
+	const char *tail;
+	int n;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(devwl_policy_write(p, "/", DEVWL_FILE_DENY, "c 1:11 w", 8, NULL), 0);
+	audit_event_of_denial(&d, &ev);
+	assert_int_equal(ev.verdict, DEVWL_VERDICT_DENY);
+	assert_int_equal(ev.error, EPERM);
+	audit_why_of(&ev, AUDIT_KERNEL_REASON, devwl_policy_find(p, "/"), &why, rule);
+	assert_non_null(why.rule);
+	n = audit_format(&ev, "ctr", "/", &why, buf, sizeof(buf));
+	assert_true(n > 0);
+	/* After the time, which changes. */
+	tail = strstr(buf, ",\"container\"");
+	assert_non_null(tail);
+	assert_string_equal(
+		tail,
+		",\"container\":\"ctr\",\"node\":\"/\",\"pid\":4242,\"tid\":4243,"
+		"\"syscall\":null,\"path\":null,\"device\":\"c 1:11\",\"access\":\"rw\","
+		"\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"kernel device program "
+		"(kernel mode)\",\"rule\":\"deny c 1:11 w\",\"handling_ns\":0}\n");
+	devwl_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_audit_mode_format_devwld),
 		cmocka_unit_test(test_audit_mode_format_run),
 		cmocka_unit_test(test_audit_mode_format_too_small),
+		cmocka_unit_test(test_audit_event_of_denial),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

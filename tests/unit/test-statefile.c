@@ -80,6 +80,7 @@ static void fixture_init(struct fixture *f)
 	assert_int_equal(bindings_add(&f->d.bindings, "/c/x", false, "usb:0403:6001", true), 0);
 	list_init(&f->d.containers);
 	f->c[0].id = "c1";
+	f->c[0].k8s_name = "ns/pod/ctr";
 	f->c[0].node_path = "/c/x";
 	f->c[0].created_node = true;
 	f->c[0].owner_uid = UINT32_MAX;
@@ -200,6 +201,8 @@ static void test_state_text_round_trip(void **state)
 	assert_int_equal(s.containers[0].procs[1].pid, INT32_MAX);
 	assert_int_equal(s.containers[0].procs[1].peer_uid, UINT32_MAX);
 	assert_int_equal(s.containers[0].procs[1].peer_pid, INT32_MAX);
+	assert_string_equal(s.containers[0].k8s_name, "ns/pod/ctr");
+	assert_null(s.containers[1].k8s_name);
 	assert_int_equal(s.containers[0].nattached, 2);
 	for (size_t i = 0; i < 2; i++) {
 		const struct attachment *got = &s.containers[0].attached[i], *want = &f.a[i];
@@ -348,6 +351,7 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "containers.0", "3", "a container is not an object");
 	expect_mutation_refused(t, "containers.0.id", "\"\"", "not a container id");
 	expect_mutation_refused(t, "containers.0.id", "\"a/b\"", "not a container id");
+	expect_mutation_refused(t, "containers.0.k8s_name", "5", "\"k8s_name\" has the wrong type");
 	expect_mutation_refused(t, "containers.0.attached", "{}",
 				"\"attached\" has the wrong type");
 	expect_mutation_refused(t, "containers.0.attached.0", "1",
