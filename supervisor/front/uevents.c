@@ -245,13 +245,21 @@ static void rearm(struct devwld *d, struct source *src)
 	close_sources(d);
 }
 
+/*
+ * Every message waiting is read, then the bindings are resolved once: what is resolved is
+ * sysfs as it is after the last of them, so a number a removal freed and an add took
+ * again is revoked unless what now holds it matches too, and a burst (a hub plugged in,
+ * a udev trigger) costs one resolution per round, not one per device.
+ */
 static void nl_ready(struct devwld *d, struct source *src, int revents)
 {
-	char buf[8192 + 1];
+	char buf[8192 + 1], cause[PATH_MAX + 96] = "";
+	unsigned int more = 0;
+	bool lost = false;
 	(void)revents;
 
 	/* Bounded: the rest waits for the next round. */
-	for (int round = 0; round < 64; round++) {
+	for (int round = 0; round < 256; round++) {
 		struct sockaddr_nl from = {0};
 		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf) - 1};
 		struct msghdr msg = {.msg_name = &from,
@@ -259,13 +267,10 @@ static void nl_ready(struct devwld *d, struct source *src, int revents)
 				     .msg_iov = &iov,
 				     .msg_iovlen = 1};
 		struct uevent ev;
-		char cause[PATH_MAX + 64];
 		ssize_t n = recvmsg(src->fd, &msg, MSG_DONTWAIT);
 
 		if (n < 0 && errno == ENOBUFS) {
-			log_msg("selectors: uevents were lost (the receive buffer overflowed): "
-				"resolving every binding again");
-			refresh(d, false, "uevents lost");
+			lost = true;
 			continue;
 		}
 		if (n <= 0)
@@ -277,7 +282,19 @@ static void nl_ready(struct devwld *d, struct source *src, int revents)
 		if (uevent_parse(buf, (size_t)n + (buf[n - 1] != '\0'), &ev) < 0 ||
 		    !uevent_matters(&ev))
 			continue;
-		snprintf(cause, sizeof(cause), "uevent %s %s", ev.action, ev.devpath);
+		if (cause[0])
+			more++;
+		else
+			snprintf(cause, sizeof(cause), "uevent %s %s", ev.action, ev.devpath);
+	}
+	if (lost) {
+		log_msg("selectors: uevents were lost (the receive buffer overflowed): "
+			"resolving every binding again");
+		refresh(d, false, "uevents lost");
+	} else if (cause[0]) {
+		if (more)
+			snprintf(cause + strlen(cause), sizeof(cause) - strlen(cause),
+				 " and %u more", more);
 		refresh(d, false, cause);
 	}
 	rearm(d, src);
