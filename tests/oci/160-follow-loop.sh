@@ -117,7 +117,11 @@ grep '"event":"selector"' "$T/audit.jsonl" | tail -1 | grep -qF "\"revoked\":[\"
 	fail "the detach did not revoke b $N0 r: $(tail -1 "$T/audit.jsonl")"
 ctl show /lab | grep -qF "allow b $N0 " && fail "b $N0 is still allowed: $(ctl show /lab)"
 pass "losetup -d $A0: b $N0 revoked at once ($(grep '"event":"selector"' "$T/audit.jsonl" | tail -1 | jq -r .cause))"
-attach "$T/hold.img" "$A0" >/dev/null || fail "cannot put hold.img on $A0"
+# Another test on this host may take the freed device first: then its file holds the
+# minor, which serves as well, but it is not ours to detach below.
+held=1
+attach "$T/hold.img" "$A0" >/dev/null 2>"$T/hold.err" || held=0
+[ "$held" = 1 ] || echo "# $A0 was taken by someone else before hold.img: $(cat "$T/hold.err")"
 A1=$(attach "$T/a.img") || fail "cannot attach a.img again"
 N1=$(numbers "$A1")
 [ "$N1" != "$N0" ] || fail "a.img landed on its old minor $N0 again, though hold.img holds it"
@@ -132,9 +136,10 @@ grep '"event":"selector"' "$T/audit.jsonl" | grep -qF "\"granted\":[\"b $N1 r\"]
 r=$(open "$A0")
 [ "$r" = refused ] || fail "the workload read $A0 ($N0, now hold.img's): $r"
 pass "a.img again, on $A1 ($N1): the workload reads it; $A0 ($N0), now another file's, is refused"
-# The same file on the old minor again, after hold.img: granted again, as a.img's.
-losetup -d "$A0" && attach "$T/other.img" "$A0" >/dev/null || fail "other.img on $A0"
-[ "$(open "$A0")" = refused ] || fail "the workload read $A0 with other.img on it"
+# Another file on the old minor again, after hold.img: refused too.
+if [ "$held" = 1 ] && losetup -d "$A0" && attach "$T/other.img" "$A0" >/dev/null 2>&1; then
+	[ "$(open "$A0")" = refused ] || fail "the workload read $A0 with other.img on it"
+fi
 
 # devwlctl: a binding of its own, for a file attached only later; kept across a reload.
 ctl allow /lab "loop:$T/b.img" r || fail "devwlctl allow /lab loop:b.img r"
