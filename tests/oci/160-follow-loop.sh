@@ -56,7 +56,8 @@ grep -qxF "/lab allow loop:$T/a.img r [file]: b $N0 r" "$T/sel.out" ||
 	fail "selectors: $(cat "$T/sel.out")"
 grep -qxF "/lab allow cdi:test.devwl.org/dev=one r [file]: -" "$T/sel.out" ||
 	fail "selectors, the CDI device no spec defines yet: $(cat "$T/sel.out")"
-ctl events --json >"$T/events.out" 2>&1 &
+# devwlctl itself, not the ctl function: $! is then the process cleanup kills.
+"$DEVWLCTL" --socket "$T/control.sock" events --json >"$T/events.out" 2>&1 &
 CHILD_PIDS+=("$!")
 for _ in $(seq 1200); do
 	[ "$(stat_of events_subscribers)" = 1 ] && break
