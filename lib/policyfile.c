@@ -685,11 +685,11 @@ static int load_policy(struct devwl_policy *policy, const char *text, struct jso
 			nodes = val;
 		else if (!strcmp(key, "containers"))
 			containers = val;
-		else
-			return devwl_error_set(
-				err, -EINVAL, 0,
-				"%s: unknown key \"%s\" (known: version, nodes, containers)", name,
-				quote(key, strlen(key), q, sizeof(q)));
+		else if (strcmp(key, "selectors")) /* devwld's too: it reads them itself */
+			return devwl_error_set(err, -EINVAL, 0,
+					       "%s: unknown key \"%s\" (known: version, nodes, "
+					       "containers, selectors)",
+					       name, quote(key, strlen(key), q, sizeof(q)));
 	}
 	if (!version)
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"version\" is missing (use 1)", name);

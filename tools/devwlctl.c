@@ -29,7 +29,8 @@ static void usage(FILE *f)
 	      "Commands to a running devwld (its control socket, root only):\n"
 	      "  allow NODE RULE | deny NODE RULE   write RULE (\"c 1:3 rwm\") to the node\n"
 	      "                                     (or a name: /dev/fuse rw, char-pts rw;\n"
-	      "                                     or a selector: usb:0403:6001 rw)\n"
+	      "                                     or a selector: usb:0403:6001 rw, which\n"
+	      "                                     devwld follows: devwlctl selectors)\n"
 	      "  mkdir NODE | rmdir NODE            create / remove a node\n"
 	      "  list NODE | show NODE              devices.list / the full listing\n"
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
@@ -43,6 +44,8 @@ static void usage(FILE *f)
 	      "                                     grant and its node at PATH (DEVICE: a\n"
 	      "                                     host path, or \"c MAJOR:MINOR\")\n"
 	      "  detach CONTAINER DEVICE|PATH       take it back: node removed, grant revoked\n"
+	      "  selectors                          the selector bindings devwld follows:\n"
+	      "                                     NODE VERB SELECTOR [SOURCE]: RULES NOW\n"
 	      "  stats                              counters and handling times\n"
 	      "  metrics                            the same and more, as Prometheus text\n"
 	      "  reload                             reload the policy file (as SIGHUP); the\n"
@@ -175,6 +178,7 @@ static int cmd_daemon(int argc, char **argv)
 		{"check", "check", 5, false},
 		{"mknod-cap", "mknod_needs_cap", 2, false},
 		{"containers", "containers", 0, false},
+		{"selectors", "selectors", 0, false},
 		{"stats", "stats", 0, false},
 		{"metrics", "metrics", 0, false},
 		{"reload", "reload", 0, false},
@@ -345,6 +349,33 @@ static const char *field(struct json_object *obj, const char *key)
 	return json_object_object_get_ex(obj, key, &v) && v ? json_object_get_string(v) : "";
 }
 
+/* The rules of an array member, after a label, or nothing when there are none. */
+static void print_rules(struct json_object *obj, const char *key, const char *label)
+{
+	struct json_object *v = NULL;
+	size_t n;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_array) ||
+	    !(n = json_object_array_length(v)))
+		return;
+	printf(" %s", label);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%s", i ? ", " : " ",
+		       json_object_get_string(json_object_array_get_idx(v, i)));
+}
+
+/* A selector's devices changed: time, node, selector, granted and revoked, cause. */
+static void print_selector(struct json_object *obj)
+{
+	const char *t = field(obj, "time");
+
+	printf("%.12s selector %s %s %s:", strlen(t) >= 23 ? t + 11 : t, field(obj, "node"),
+	       field(obj, "binding"), field(obj, "selector"));
+	print_rules(obj, "revoked", "revoked");
+	print_rules(obj, "granted", "granted");
+	printf(" (%s)\n", field(obj, "cause"));
+}
+
 /* One decision as a line for people: time, container, node, pid, call, path, device. */
 static void print_event(const char *line, bool json)
 {
@@ -361,6 +392,8 @@ static void print_event(const char *line, bool json)
 			json_object_get_string(v));
 	} else if (json || !obj) {
 		puts(line);
+	} else if (!strcmp(field(obj, "event"), "selector")) {
+		print_selector(obj);
 	} else {
 		t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
 		/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "bindings.h"
 #include "devwl.h"
 #include "edits.h"
 #include "keeper_link.h"
@@ -33,6 +34,7 @@ struct kernel_cg;
 struct serve;
 struct watch;
 struct metrics;
+struct follow;
 
 /*
  * What the store (store.c) tells the parts above it, set by the worker's start-up
@@ -107,6 +109,8 @@ struct devwld_config {
 	const char *metrics;		 /* unix:PATH or HOST:PORT, or NULL: not served */
 	unsigned int metrics_depth;	 /* node components of the "subtree" label */
 	bool metrics_containers;	 /* also a series per container */
+	const char *const *cdi_dirs;	 /* --cdi-dir, in order; none: the host's */
+	size_t n_cdi_dirs;
 };
 
 /* Listener connections refused (listener.c): logged once per interval, then counted. */
@@ -128,13 +132,15 @@ struct devwld {
 	struct state state;	 /* the state file (state.c) */
 	struct watch *watch;	 /* the policy file's watch (front/watch.c), or NULL */
 	struct metrics *metrics; /* --metrics (front/metrics.c), or NULL */
+	struct follow *follow;	 /* uevents and CDI specs watched (front/uevents.c), or NULL */
 	/* The store (store.c): the hierarchy, where it came from, the containers. */
 	struct devwl_policy *policy;
 	struct mapping mapping;
 	char *policy_text; /* what policy and mapping were loaded from */
 	size_t policy_len;
-	struct strset ondemand; /* the nodes we made for containers, not the policy's */
-	struct edits edits;	/* devwlctl changes since the file was loaded */
+	struct strset ondemand;	  /* the nodes we made for containers, not the policy's */
+	struct edits edits;	  /* devwlctl changes since the file was loaded */
+	struct bindings bindings; /* selectors followed (follow.c): the file's, then devwlctl's */
 	struct list_head containers;
 	unsigned int ncontainers, nprocs;
 	struct audit audit;

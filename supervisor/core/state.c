@@ -35,6 +35,7 @@
 #include "attach.h"
 #include "devwld.h"
 #include "fileio.h"
+#include "follow.h"
 #include "keeper_table.h"
 #include "log.h"
 #include "sink.h"
@@ -267,6 +268,7 @@ int state_text(struct devwld *d, char **ret_text)
 		.policy_text = d->policy_text,
 		.ondemand = d->ondemand,
 		.edits = d->edits,
+		.bindings = d->bindings,
 	};
 	size_t i = 0, n = 0;
 	int r = 0;
@@ -518,12 +520,20 @@ static void commit(struct devwld *d, struct saved *s)
 	edits_clear(&d->edits);
 	d->edits = s->edits;
 	s->edits = (struct edits){0};
+	/* What the bindings were last written as is in the hierarchy restored; what changed
+	 * while no worker listened is written now, before any container is served again. */
+	bindings_clear(&d->bindings);
+	d->bindings = s->bindings;
+	s->bindings = (struct bindings){0};
+	if (follow_refresh(d, false, "devwld restarted"))
+		state_changed(d);
 	if (d->cfg.policy_file && s->policy_text) {
 		struct devwl_error err = {0};
 		struct mapping m = {0};
 
 		/* The mapping comes from the text the hierarchy came from: the two match. */
-		if (store_parse_text(d->cfg.policy_file, s->policy_text, NULL, &m, &err) >= 0) {
+		if (store_parse_text(d->cfg.policy_file, s->policy_text, NULL, &m, NULL, &err) >=
+		    0) {
 			mapping_clear(&d->mapping);
 			d->mapping = m;
 			free(d->policy_text);

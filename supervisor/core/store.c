@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include "attachment.h"
+#include "batch.h"
 #include "defaults.h"
 #include "devwld.h"
 #include "fileio.h"
+#include "follow.h"
 #include "keeper_link.h"
 #include "log.h"
 #include "nodepath.h"
@@ -76,10 +78,12 @@ int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *
 }
 
 int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
-		     struct mapping *ret_mapping, struct devwl_error *err)
+		     struct mapping *ret_mapping, struct bindings *ret_bindings,
+		     struct devwl_error *err)
 {
 	struct devwl_policy *policy = NULL;
-	struct json_object *top = NULL, *containers = NULL;
+	struct json_object *top = NULL, *containers = NULL, *selectors = NULL;
+	struct bindings b = {0};
 	enum json_tokener_error jerr = json_tokener_success;
 	struct mapping m = {0};
 	int r;
@@ -95,9 +99,14 @@ int store_parse_text(const char *file, const char *text, struct devwl_policy **r
 				       json_tokener_error_desc(jerr));
 	}
 	json_object_object_get_ex(top, "containers", &containers);
+	json_object_object_get_ex(top, "selectors", &selectors);
 	r = mapping_from_json(containers, file, &m, err);
+	if (r >= 0)
+		r = bindings_from_json(selectors, file, &b, err);
 	json_object_put(top);
 	if (r < 0) {
+		mapping_clear(&m);
+		bindings_clear(&b);
 		devwl_policy_free(policy);
 		return r;
 	}
@@ -106,6 +115,10 @@ int store_parse_text(const char *file, const char *text, struct devwl_policy **r
 	else
 		devwl_policy_free(policy);
 	*ret_mapping = m;
+	if (ret_bindings)
+		*ret_bindings = b;
+	else
+		bindings_clear(&b);
 	return 0;
 }
 
@@ -121,7 +134,9 @@ int store_load(struct devwld *d)
 	r = read_text(d->cfg.policy_file, POLICY_TEXT_MAX, &d->policy_text, &d->policy_len, &err);
 	if (r >= 0)
 		r = store_parse_text(d->cfg.policy_file, d->policy_text, &d->policy, &d->mapping,
-				     &err);
+				     &d->bindings, &err);
+	if (r >= 0)
+		r = follow_load(d, d->policy, &d->bindings, 0, &err);
 	if (r < 0)
 		log_msg("policy %s", err.msg[0] ? err.msg : strerror(-r));
 	return r;
@@ -253,6 +268,7 @@ bool store_forget_node(struct devwld *d, const char *path)
 		strset_del(&d->ondemand, (size_t)i);
 		/* A change devwlctl made to it lived as long as the node. */
 		edits_forget(&d->edits, p);
+		bindings_forget(&d->bindings, p);
 		slash = strrchr(p, '/');
 		if (slash == p)
 			break;
@@ -559,8 +575,37 @@ static bool container_node(struct devwld *d, const char *path)
  * will be. One that no longer applies (the file's parent now refuses an allow, say) is
  * logged and dropped: what the file says then stands.
  */
+/* A change line on policy: a selector's allow or deny is kept in b as a binding
+ * (follow.c), any other carried out as devwlctl's. */
+static int exec_change(struct devwld *d, struct devwl_policy *policy, struct bindings *b,
+		       const char *line, size_t len, bool record, FILE *out)
+{
+	_cleanup_free_ char *node = NULL, *sel = NULL;
+	bool allow = false;
+	int r = binding_of_line(line, len, &node, &allow, &sel);
+
+	if (r < 0)
+		return batch_reply_error(out, r, "out of memory");
+	if (r > 0)
+		return follow_bind(d, policy, b, node, allow, sel, record, out);
+	return edit_exec(policy, line, len, out);
+}
+
+int store_change(struct devwld *d, const char *line, size_t len, FILE *out)
+{
+	char node[4096];
+	int r = exec_change(d, d->policy, &d->bindings, line, len, true, out);
+
+	/* A node removed takes its bindings along: one made again later starts without. */
+	if (r >= 0 && len > 6 && !memcmp(line, "rmdir ", 6) &&
+	    edit_target(line, len, node, sizeof(node)) >= 0)
+		bindings_forget(&d->bindings, node);
+	return r;
+}
+
 static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_policy *fresh,
-			const struct mapping *start, struct strset *made, struct edits *kept)
+			const struct mapping *start, struct strset *made, struct edits *kept,
+			struct bindings *b)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		const struct edit *x = &e->v[i];
@@ -572,13 +617,13 @@ static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_po
 
 		if (!f)
 			return -ENOMEM;
-		r = edit_exec(fresh, x->line, x->len, f);
+		r = exec_change(d, fresh, b, x->line, x->len, false, f);
 		if (r == -ENOENT && strncmp(x->line, "mkdir ", 6) &&
 		    edit_target(x->line, x->len, node, sizeof(node)) >= 0 &&
 		    ensure_node(fresh, node, made, container_node(d, node) ? start : NULL,
 				&(struct devwl_node *){NULL}, NULL) >= 0) {
 			rewind(f);
-			r = edit_exec(fresh, x->line, x->len, f);
+			r = exec_change(d, fresh, b, x->line, x->len, false, f);
 		}
 		if (fclose(f) != 0)
 			return -ENOMEM;
@@ -616,6 +661,7 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	struct mapping mapping = {0};
 	struct strset made = {0};
 	struct edits kept = {0};
+	struct bindings bindings = {0};
 	struct devwl_error err = {0};
 	_cleanup_free_ struct devwl_node **nodes = NULL;
 	_cleanup_free_ struct placed *order = NULL;
@@ -623,9 +669,15 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	size_t i = 0, n = 0;
 	int r;
 
-	r = store_parse_text(d->cfg.policy_file, text, &fresh, &mapping, &err);
+	r = store_parse_text(d->cfg.policy_file, text, &fresh, &mapping, &bindings, &err);
 	if (r < 0)
 		return reload_failed(d, ret_err, r, err.msg[0] ? err.msg : strerror(-r));
+	/* The file's bindings right after its nodes, before the devwlctl changes. */
+	r = follow_load(d, fresh, &bindings, 0, &err);
+	if (r < 0) {
+		reload_failed(d, ret_err, r, err.msg[0] ? err.msg : strerror(-r));
+		goto fail;
+	}
 	/* Sized by the list itself, not by the counter kept beside it. */
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next)
 		n++;
@@ -637,7 +689,7 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 		goto fail;
 	}
 	if (replay) {
-		r = replay_edits(d, &d->edits, fresh, &mapping, &made, &kept);
+		r = replay_edits(d, &d->edits, fresh, &mapping, &made, &kept, &bindings);
 		if (r < 0) {
 			reload_failed(d, ret_err, r, strerror(-r));
 			goto fail;
@@ -689,6 +741,8 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 		log_msg("reset: %zu devwlctl changes dropped", d->edits.n);
 	edits_clear(&d->edits);
 	d->edits = kept;
+	bindings_clear(&d->bindings);
+	d->bindings = bindings;
 	free(d->policy_text);
 	d->policy_text = TAKE_PTR(owned);
 	d->policy_len = len;
@@ -706,6 +760,7 @@ fail:
 	mapping_clear(&mapping);
 	strset_clear(&made);
 	edits_clear(&kept);
+	bindings_clear(&bindings);
 	return r;
 }
 
@@ -751,6 +806,7 @@ void store_fini(struct devwld *d)
 	mapping_clear(&d->mapping);
 	strset_clear(&d->ondemand);
 	edits_clear(&d->edits);
+	bindings_clear(&d->bindings);
 	free(d->policy_text);
 	d->policy_text = NULL;
 }

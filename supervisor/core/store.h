@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "devwld.h"
@@ -19,7 +20,11 @@ int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *
 /* Parse a policy file's text into its hierarchy (ret_policy may be NULL: only checked)
  * and its container mapping. */
 int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
-		     struct mapping *ret_mapping, struct devwl_error *err);
+		     struct mapping *ret_mapping, struct bindings *ret_bindings,
+		     struct devwl_error *err);
+/* A devwlctl change line (edit_is_change()) carried out on the live hierarchy, answered
+ * on out; an allow or deny of a selector becomes a binding (follow.c). 0 or -errno. */
+int store_change(struct devwld *d, const char *line, size_t len, FILE *out);
 int store_load(struct devwld *d);
 /* Reload the policy file (SIGHUP, devwlctl reload): everything or nothing; err (may be
  * NULL) says why not, as the log does. */

@@ -14,6 +14,7 @@
 #include "keeper_table.h"
 #include "nodepath.h"
 #include "ocistate.h"
+#include "selector.h"
 #include "statefile.h"
 #include "util.h"
 
@@ -25,6 +26,7 @@ void saved_clear(struct saved *s)
 	free(s->policy_text);
 	strset_clear(&s->ondemand);
 	edits_clear(&s->edits);
+	bindings_clear(&s->bindings);
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		free(s->containers[i].id);
 		free(s->containers[i].node);
@@ -154,6 +156,39 @@ static struct json_object *container_json(const struct saved_container *c)
 	return obj;
 }
 
+/* {"node", "allow", "selector", "file", "rules": ["b 7:0 rw"...]} */
+static struct json_object *binding_json(const struct binding *b)
+{
+	struct json_object *obj = json_object_new_object(), *rules = json_object_new_array();
+	int r = obj && rules ? 0 : -ENOMEM;
+
+	if (r >= 0)
+		r = json_add(obj, "node", json_object_new_string(b->node));
+	if (r >= 0)
+		r = json_add(obj, "allow", json_object_new_boolean(b->allow));
+	if (r >= 0)
+		r = json_add(obj, "selector", json_object_new_string(b->selector));
+	if (r >= 0)
+		r = json_add(obj, "file", json_object_new_boolean(b->from_file));
+	for (size_t i = 0; r >= 0 && i < b->rules.n; i++) {
+		char s[DEVWL_RULE_STR_MAX];
+
+		r = devwl_rule_format(&b->rules.v[i], s, sizeof(s));
+		if (r >= 0)
+			r = json_push(rules, json_object_new_string(s));
+	}
+	if (r >= 0) {
+		r = json_add(obj, "rules", rules);
+		rules = NULL;
+	}
+	json_object_put(rules);
+	if (r < 0) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
 int statefile_text(const struct saved *s, const char *policy_file, char **ret_text)
 {
 	_cleanup_free_ char *hier_text = NULL;
@@ -189,6 +224,12 @@ int statefile_text(const struct saved *s, const char *policy_file, char **ret_te
 			r = json_push(arr, json_object_new_string_len(s->edits.v[i].line,
 								      (int)s->edits.v[i].len));
 		r = r >= 0 ? json_add(top, "edits", arr) : (json_object_put(arr), r);
+	}
+	if (r >= 0) {
+		arr = json_object_new_array();
+		for (size_t i = 0; arr && r >= 0 && i < s->bindings.n; i++)
+			r = json_push(arr, binding_json(&s->bindings.v[i]));
+		r = r >= 0 ? json_add(top, "bindings", arr) : (json_object_put(arr), r);
 	}
 	if (r >= 0) {
 		arr = json_object_new_array();
@@ -464,6 +505,45 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 	return parse_owner(co, c, err);
 }
 
+/* One of "bindings": checked as the policy file's are, its rules as kernel rules. */
+static int parse_binding(struct json_object *o, size_t i, struct bindings *bs,
+			 struct devwl_error *err)
+{
+	struct json_object *node = NULL, *allow = NULL, *sel = NULL, *file = NULL, *rules = NULL;
+	struct binding *b;
+	int r;
+
+	if (!json_object_is_type(o, json_type_object) ||
+	    get(o, "node", json_type_string, &node, false, err) < 0 ||
+	    get(o, "allow", json_type_boolean, &allow, false, err) < 0 ||
+	    get(o, "selector", json_type_string, &sel, false, err) < 0 ||
+	    get(o, "file", json_type_boolean, &file, false, err) < 0 ||
+	    get(o, "rules", json_type_array, &rules, false, err) < 0 ||
+	    devwl_node_path_valid(json_object_get_string(node)) < 0 ||
+	    !selector_is(json_object_get_string(sel), strlen(json_object_get_string(sel))))
+		return devwl_error_set(err, -EINVAL, 0, "\"bindings\"[%zu] is not a binding", i);
+	r = bindings_add(bs, json_object_get_string(node), json_object_get_boolean(allow),
+			 json_object_get_string(sel), json_object_get_boolean(file));
+	if (r < 0)
+		return devwl_error_set(err, r, 0, "\"bindings\"[%zu]: %s", i, strerror(-r));
+	b = &bs->v[bs->n - 1];
+	for (size_t k = 0; k < json_object_array_length(rules); k++) {
+		struct json_object *e = json_object_array_get_idx(rules, k);
+		struct devwl_rule rule;
+
+		if (!json_object_is_type(e, json_type_string) ||
+		    devwl_rule_parse(json_object_get_string(e),
+				     (size_t)json_object_get_string_len(e), &rule, NULL) < 0 ||
+		    rule.type == DEVWL_DEV_ALL)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "\"bindings\"[%zu]: rule %zu is not a device's", i,
+					       k);
+		if (rulevec_add(&b->rules, &rule) < 0)
+			return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	}
+	return 0;
+}
+
 int parse_state(const char *file, const char *text, struct saved *s, struct devwl_error *err)
 {
 	enum json_tokener_error jerr = json_tokener_success;
@@ -518,6 +598,13 @@ int parse_state(const char *file, const char *text, struct saved *s, struct devw
 			else
 				r = edits_add(&s->edits, line, len);
 		}
+	}
+	/* Optional: states written before selectors were followed have none. */
+	if (r >= 0 && json_object_object_get_ex(top, "bindings", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			r = devwl_error_set(err, -EINVAL, 0, "\"bindings\" has the wrong type");
+		for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++)
+			r = parse_binding(json_object_array_get_idx(arr, i), i, &s->bindings, err);
 	}
 	if (r >= 0)
 		r = get(top, "containers", json_type_array, &arr, false, err);

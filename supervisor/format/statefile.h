@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "attachment.h"
+#include "bindings.h"
 #include "devwl.h"
 #include "edits.h"
 #include "strset.h"
@@ -41,6 +42,7 @@ struct saved {
 	char *policy_text;
 	struct strset ondemand;
 	struct edits edits;
+	struct bindings bindings; /* with what each was last written as (core/follow.c) */
 	struct saved_container *containers;
 	size_t ncontainers;
 };

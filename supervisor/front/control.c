@@ -18,6 +18,8 @@
  *                                     two optional
  *   detach JSON                       {"container","device"}: a device or its path
  *   devices                           the attached devices (attach_list()), then "."
+ *   selectors                         the selector bindings followed and what each
+ *                                     names now (follow_list()), then "."
  *   hook-create STATE-JSON            the OCI hook: create the container's node
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
  *                                     (STATE-JSON: the runtime's state, one line, plus
@@ -43,6 +45,7 @@
 #include "control.h"
 #include "devwld.h"
 #include "events.h"
+#include "follow.h"
 #include "listener.h"
 #include "log.h"
 #include "metrics.h"
@@ -375,7 +378,7 @@ static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 				  EDITS_MAX);
 		return;
 	}
-	r = edit_exec(d->policy, line, len, out);
+	r = store_change(d, line, len, out);
 	if (r >= 0 && edits_add(&d->edits, line, len) < 0)
 		log_msg("control: out of memory: a reload will not apply this change again");
 }
@@ -399,8 +402,8 @@ static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_ar
 /* Commands that only look: everything else may change what the state file holds. */
 static bool read_only(const char *line, size_t len)
 {
-	static const char *const cmds[] = {"containers", "devices", "stats",
-					   "list",	 "show",    "check"};
+	static const char *const cmds[] = {"containers", "devices", "stats",	"list",
+					   "show",	 "check",   "selectors"};
 	size_t a = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
@@ -451,6 +454,8 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		do_attach(d, false, line + a, len - a, out);
 	else if (is_cmd(line, len, "devices", &a) && a == len)
 		attach_list(d, out);
+	else if (is_cmd(line, len, "selectors", &a) && a == len)
+		follow_list(d, out);
 	else if (is_cmd(line, len, "hook-create", &a) && a < len)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)

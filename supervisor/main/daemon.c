@@ -33,6 +33,7 @@
 #include "store.h"
 #include "trust.h"
 #include "util.h"
+#include "uevents.h"
 #include "watch.h"
 
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
@@ -84,7 +85,7 @@ static void worker_hooks(struct devwld *d)
 {
 	d->loop.hooks = (struct loop_hooks){
 		/* A reload the watch makes is in the state write started right after. */
-		.tick = {watch_tick, tick_state},
+		.tick = {watch_tick, uevents_tick, tick_state},
 		.after = {oci_conn_expire, metrics_expire, after_audit, handover_after},
 		.reload = reload,
 		.restart = handover_begin,
@@ -263,6 +264,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	if (d->control_src.fd >= 0)
 		close(d->control_src.fd);
 	watch_close(d);
+	uevents_close(d);
 	metrics_close(d);
 	loop_fini(&d->loop);
 	audit_close(&d->audit);

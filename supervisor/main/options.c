@@ -49,6 +49,8 @@ static void usage(FILE *f)
 	      "                        unix:PATH or a numeric HOST:PORT [not served]\n"
 	      "  --metrics-depth N     node components in the subtree label [2]\n"
 	      "  --metrics-containers  also a series per container (unbounded labels)\n"
+	      "  --cdi-dir DIR         a CDI spec directory for cdi: selectors (repeatable,\n"
+	      "                        later ones win) [/etc/cdi, /var/run/cdi]\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version\n",
 	      f);
@@ -91,6 +93,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		OPT_METRICS,
 		OPT_METRICS_DEPTH,
 		OPT_METRICS_CONTAINERS,
+		OPT_CDI_DIR,
 	};
 	static const struct option opts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
@@ -114,6 +117,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{"metrics", required_argument, NULL, OPT_METRICS},
 		{"metrics-depth", required_argument, NULL, OPT_METRICS_DEPTH},
 		{"metrics-containers", no_argument, NULL, OPT_METRICS_CONTAINERS},
+		{"cdi-dir", required_argument, NULL, OPT_CDI_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -254,6 +258,17 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_METRICS_CONTAINERS:
 			o->cfg.metrics_containers = true;
 			break;
+		case OPT_CDI_DIR:
+			if (optarg[0] != '/') {
+				fprintf(stderr, "devwld: --cdi-dir %s: expected an absolute path\n",
+					optarg);
+				return 2;
+			}
+			if (ARRAY_RESERVE(o->cdi_dirs, o->cdi_cap, o->cfg.n_cdi_dirs + 1) < 0)
+				return 1;
+			o->cdi_dirs[o->cfg.n_cdi_dirs++] = optarg;
+			o->cfg.cdi_dirs = o->cdi_dirs;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -285,5 +300,6 @@ int options_parse(int argc, char **argv, struct options *o)
 void options_free(struct options *o)
 {
 	free(o->uids);
+	free(o->cdi_dirs);
 	free(o->state_file);
 }

@@ -13,6 +13,8 @@ struct options {
 	bool no_audit;
 	uid_t *uids; /* cfg.listen_uids' memory */
 	size_t uids_cap;
+	const char **cdi_dirs; /* cfg.cdi_dirs' memory */
+	size_t cdi_cap;
 	char *state_file; /* cfg.state_file's, when it is the default beside the control socket */
 };
 

@@ -347,7 +347,8 @@ static void test_devwl_policy_load_string_error_place(void **state)
 		     NULL);
 	assert_int_equal(err.offset, strstr(text, "    {\n") - text + 4);
 	load_bad("{\"version\": 1, \"nodez\": []}", -EINVAL,
-		 "unknown key \"nodez\" (known: version, nodes, containers)", NULL, NULL);
+		 "unknown key \"nodez\" (known: version, nodes, containers, selectors)", NULL,
+		 NULL);
 	load_bad(rule, -EINVAL, "bad.json:2:2: node /a/b: rule 1 \"allow c 1:3 rwx\"", NULL, NULL);
 	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"devices\": [{\"allow\": "
 		 "true, \"typ\": \"c\"}]}]}",
@@ -355,6 +356,25 @@ static void test_devwl_policy_load_string_error_place(void **state)
 		 "bad.json:1:26: node /a: device 1: unknown key \"typ\" (known: allow, type,", NULL,
 		 NULL);
 	assert_ptr_equal(p, SENTINEL);
+}
+
+/* "selectors" is devwld's (devwl-policy(5)): the library accepts and ignores it, whatever it
+ * holds, as it does "containers". */
+static void test_devwl_policy_load_string_selectors_ignored(void **state)
+{
+	static const char text[] =
+		"{\"version\": 1, \"nodes\": [{\"path\": \"/lab\", \"rules\": [\"deny a\"]}],\n"
+		" \"selectors\": [{\"node\": \"/lab\", \"allow\": \"usb:0403:6001 rw\"},\n"
+		"                {\"node\": \"/nowhere\", \"deny\": \"subsystem:hidraw rwm\"}]}";
+	struct devwl_policy *p = NULL;
+	struct devwl_error err = {0};
+
+	(void)state;
+	assert_int_equal(devwl_policy_load_string(text, "sel.json", &p, &err), 0);
+	assert_non_null(p);
+	assert_int_equal(devwl_policy_count(p), 2);
+	assert_show(p, "/lab", "behavior deny\n");
+	devwl_policy_free(p);
 }
 
 static void test_devwl_policy_load_string_bad_content(void **state)
@@ -1143,6 +1163,7 @@ int main(void)
 		cmocka_unit_test(test_devwl_policy_load_file_too_large),
 		cmocka_unit_test(test_devwl_policy_load_file_bad_fixtures),
 		cmocka_unit_test(test_devwl_policy_load_string_bad_json),
+		cmocka_unit_test(test_devwl_policy_load_string_selectors_ignored),
 		cmocka_unit_test(test_devwl_policy_load_string_bad_content),
 		cmocka_unit_test(test_devwl_policy_load_string_error_place),
 		cmocka_unit_test(test_devwl_policy_load_string_bad_rule),

@@ -68,6 +68,16 @@ static void fixture_init(struct fixture *f)
 	assert_int_equal(edits_add(&f->d.edits, "mkdir /c/y", 10), 0);
 	/* A rule may hold a NUL byte: it survives as JSON's \u0000. */
 	assert_int_equal(edits_add(&f->d.edits, edit_nul, sizeof(edit_nul) - 1), 0);
+	/* Selector bindings, with what each was last written as. */
+	assert_int_equal(bindings_add(&f->d.bindings, "/c", true, "loop:/srv/a \"b\".img r", false),
+			 0);
+	assert_int_equal(rulevec_add(&f->d.bindings.v[0].rules,
+				     &(struct devwl_rule){.type = DEVWL_DEV_BLOCK,
+							  .access = DEVWL_ACC_READ,
+							  .major = 7,
+							  .minor = (1u << 20) - 1}),
+			 0);
+	assert_int_equal(bindings_add(&f->d.bindings, "/c/x", false, "usb:0403:6001", true), 0);
 	list_init(&f->d.containers);
 	f->c[0].id = "c1";
 	f->c[0].k8s_name = "ns/pod/ctr";
@@ -113,6 +123,7 @@ static void fixture_fini(struct fixture *f)
 	free(f->d.policy_text);
 	strset_clear(&f->d.ondemand);
 	edits_clear(&f->d.edits);
+	bindings_clear(&f->d.bindings);
 }
 
 static char *fixture_text(void)
@@ -160,6 +171,20 @@ static void test_state_text_round_trip(void **state)
 	assert_memory_equal(s.edits.v[0].line, "mkdir /c/y", 10);
 	assert_int_equal(s.edits.v[1].len, sizeof(edit_nul) - 1);
 	assert_memory_equal(s.edits.v[1].line, edit_nul, sizeof(edit_nul) - 1);
+	assert_int_equal(s.bindings.n, 2);
+	assert_string_equal(s.bindings.v[0].node, "/c");
+	assert_true(s.bindings.v[0].allow);
+	assert_false(s.bindings.v[0].from_file);
+	assert_string_equal(s.bindings.v[0].selector, "loop:/srv/a \"b\".img r");
+	assert_int_equal(s.bindings.v[0].rules.n, 1);
+	assert_int_equal(s.bindings.v[0].rules.v[0].type, DEVWL_DEV_BLOCK);
+	assert_int_equal(s.bindings.v[0].rules.v[0].major, 7);
+	assert_int_equal(s.bindings.v[0].rules.v[0].minor, (1u << 20) - 1);
+	assert_int_equal(s.bindings.v[0].rules.v[0].access, DEVWL_ACC_READ);
+	assert_string_equal(s.bindings.v[1].node, "/c/x");
+	assert_false(s.bindings.v[1].allow);
+	assert_true(s.bindings.v[1].from_file);
+	assert_int_equal(s.bindings.v[1].rules.n, 0);
 
 	assert_int_equal(s.ncontainers, 2);
 	assert_string_equal(s.containers[0].id, "c1");
@@ -313,6 +338,15 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "edits.0", "\"list /\"",
 				"\"edits\"[0] is not a devwlctl change");
 	expect_mutation_refused(t, "edits.1", "[]", "\"edits\"[1] is not a devwlctl change");
+	expect_mutation_refused(t, "bindings", "{}", "\"bindings\" has the wrong type");
+	expect_mutation_refused(t, "bindings.0", "7", "\"bindings\"[0] is not a binding");
+	expect_mutation_refused(t, "bindings.0.node", "\"c\"", "\"bindings\"[0] is not a binding");
+	expect_mutation_refused(t, "bindings.1.selector", "\"c 1:3 rw\"",
+				"\"bindings\"[1] is not a binding");
+	expect_mutation_refused(t, "bindings.0.rules.0", "\"a\"",
+				"\"bindings\"[0]: rule 0 is not a device's");
+	expect_mutation_refused(t, "bindings.0.rules.0", "\"b 7:0 rx\"",
+				"\"bindings\"[0]: rule 0 is not a device's");
 	expect_mutation_refused(t, "containers", NULL, "\"containers\" missing");
 	expect_mutation_refused(t, "containers.0", "3", "a container is not an object");
 	expect_mutation_refused(t, "containers.0.id", "\"\"", "not a container id");

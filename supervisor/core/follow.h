@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Devices followed by identity (follow.c): the selector bindings of d->bindings written
+ * to their nodes, and written again, as a difference, whenever what they name changes
+ * (front/uevents.c tells). Loop thread only.
+ */
+#ifndef DEVWLD_FOLLOW_H
+#define DEVWLD_FOLLOW_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "bindings.h"
+#include "devwl.h"
+
+struct devwld;
+struct selector_env;
+
+/* The roots this devwld resolves selectors against (--cdi-dir; the host's otherwise). */
+void follow_env(const struct devwld *d, struct selector_env *env);
+
+/*
+ * A policy just loaded: write every binding of b to policy, in order, each resolved now
+ * (its rules: what it resolved to). A binding whose node policy lacks, or whose selector
+ * does not resolve (malformed, sysfs unreadable), fails it: -errno with err naming it. An
+ * allow the node's parent refuses is logged and skipped, as "container_rules" are.
+ */
+int follow_load(struct devwld *d, struct devwl_policy *policy, struct bindings *b, size_t from,
+		struct devwl_error *err);
+
+/*
+ * devwlctl allow|deny NODE SELECTOR on policy: resolved, written, and kept in b as a
+ * binding; answered on out as the batch protocol answers. An allow the parent refuses
+ * takes back what it wrote and is refused (EPERM), keeping nothing. record: say it in
+ * the audit and `devwlctl events` (not when a reload replays it). 0 or a negative errno
+ * (-ENOENT: no such node).
+ */
+int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *b, const char *node,
+		bool allow, const char *selector, bool record, FILE *out);
+
+/*
+ * Resolve d->bindings again (cdi_only: only the cdi: ones) and write to d->policy what
+ * changed since each was written: every allow binding's revocations first, then, in the
+ * bindings' order, the grants and new denials (a device a binding touched here is
+ * written again by each later binding naming it, so the order of the list decides, as
+ * on a load). A binding whose node is gone is dropped. Each change is recorded with
+ * cause. true when anything was written: the caller then renews the handlers' copies
+ * and the programmed cgroups before anything else runs.
+ */
+bool follow_refresh(struct devwld *d, bool cdi_only, const char *cause);
+
+/* devwlctl selectors: one line per binding, "NODE allow|deny SELECTOR [file|devwlctl]:
+ * RULES" (what it resolves to now, "-" for nothing), then ".". */
+void follow_list(struct devwld *d, FILE *out);
+
+#endif

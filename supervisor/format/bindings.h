@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Selector bindings (bindings.c): a node's grant or denial of the devices a selector
+ * (common/selector.h) names, kept by identity so that devwld follows the devices across
+ * unplug, replug and renumbering (core/follow.c). Pure: the list, the policy file's
+ * "selectors", a devwlctl line, and what changes when a binding resolves anew.
+ */
+#ifndef DEVWLD_BINDINGS_H
+#define DEVWLD_BINDINGS_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "devwl.h"
+#include "rulevec.h"
+
+struct binding {
+	char *node;
+	bool allow;	      /* else deny */
+	bool from_file;	      /* the policy file's "selectors", else a devwlctl change */
+	char *selector;	      /* "SELECTOR [ACCESS]" as written */
+	struct rulevec rules; /* what it resolved to when last written, sorted */
+};
+
+struct bindings {
+	struct binding *v;
+	size_t n, size;
+};
+
+/* Past this a devwlctl binding is refused, as a change past EDITS_MAX is. */
+#define BINDINGS_MAX 1024
+
+/* Append a binding (copies; rules empty). -ENOSPC past BINDINGS_MAX, -ENOMEM. */
+int bindings_add(struct bindings *b, const char *node, bool allow, const char *selector,
+		 bool from_file);
+void bindings_clear(struct bindings *b);
+/* Drop the bindings of path and its descendants (a node made on demand is gone). */
+void bindings_forget(struct bindings *b, const char *path);
+
+/*
+ * The policy file's "selectors" (NULL: none): [{"node": PATH, "allow"|"deny": "SELECTOR
+ * [ACCESS]"}], appended to b in order. -EINVAL with err naming the element and why
+ * (file: its name in messages), -ENOMEM.
+ */
+int bindings_from_json(struct json_object *arr, const char *file, struct bindings *b,
+		       struct devwl_error *err);
+
+/*
+ * Is line a devwlctl change "allow|deny NODE RULE" whose RULE (escaped as on the line)
+ * is a selector? Then *ret_node and *ret_selector (caller frees) and *ret_allow. 1 yes,
+ * 0 no, -ENOMEM.
+ */
+int binding_of_line(const char *line, size_t len, char **ret_node, bool *ret_allow,
+		    char **ret_selector);
+
+/*
+ * What to write when a binding that resolved to old now resolves to now (both sorted
+ * or not; a device is its type and numbers). For an allow binding: a device gone, or
+ * access it lost, is denied (*deny); a device new, or access it gained, is allowed
+ * (*allow). For a deny binding: what is new is denied; what is gone is left alone, so
+ * that a denial naming nothing any more never turns into a grant. 0 or -ENOMEM
+ * (both emptied).
+ */
+int binding_diff(bool allow, const struct rulevec *old, const struct rulevec *now,
+		 struct rulevec *ret_deny, struct rulevec *ret_allow);
+
+#endif

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What tells devwld that the devices its selector bindings name may have changed, so
+ * that core/follow.c resolves them again and writes the difference:
+ *
+ * - the kernel's uevents: a NETLINK_KOBJECT_UEVENT socket in the kernel's own multicast
+ *   group (1), not udevd's (2), so it works without udevd and learns of a device's
+ *   removal before udevd has acted on it. Every message only triggers a resolution
+ *   against sysfs, never a decision by itself, so a message forged into the group could
+ *   cost a resolution and nothing more; those of another sender than the kernel are
+ *   dropped all the same. ENOBUFS (messages lost) resolves everything again.
+ * - the CDI spec directories (inotify): a spec written, renamed into place or removed.
+ *   A directory that does not exist yet is looked for again every REWATCH_MS rather
+ *   than watched through its parent: /var/run/cdi's parent is /run, busy with
+ *   everything else, and the look costs one inotify_add_watch() a second; when it
+ *   appears, the cdi: bindings are resolved at once, which covers specs written into
+ *   it before the watch was in place.
+ *
+ * Both are open only while there is a binding, and each revocation is in force (the
+ * handlers' node copies renewed, programmed cgroups written) before this hook returns to
+ * the loop, so no call is decided under a number that vanished once its uevent is read.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "devwld.h"
+#include "follow.h"
+#include "kernelmode.h"
+#include "log.h"
+#include "serve.h"
+#include "state.h"
+#include "uevent.h"
+#include "uevents.h"
+#include "util.h"
+
+#define REWATCH_MS    1000
+#define UEVENT_RCVBUF (4 << 20)
+#define CDI_MASK                                                                                   \
+	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF |   \
+	 IN_MOVE_SELF | IN_ONLYDIR)
+
+static const char *const default_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
+
+struct follow {
+	struct source *nl, *ino; /* NULL while closed */
+	int *wd;		 /* per CDI directory; -1: not watched (missing) */
+	uint64_t rewatch_ms;	 /* when to look for the missing ones again */
+	bool failed;		 /* the uevent socket could not be had: said once */
+};
+
+static size_t n_dirs(const struct devwld *d)
+{
+	return d->cfg.n_cdi_dirs ? d->cfg.n_cdi_dirs : ARRAY_SIZE(default_cdi_dirs);
+}
+
+static const char *dir_at(const struct devwld *d, size_t i)
+{
+	return d->cfg.n_cdi_dirs ? d->cfg.cdi_dirs[i] : default_cdi_dirs[i];
+}
+
+/* What follow_refresh() wrote is in force before anything else runs. */
+static void refresh(struct devwld *d, bool cdi_only, const char *cause)
+{
+	if (!follow_refresh(d, cdi_only, cause))
+		return;
+	serve_policy_changed(d);
+	kernelmode_policy_changed(d);
+	state_changed(d);
+}
+
+static void free_source(struct source *src)
+{
+	free(src);
+}
+
+static void close_sources(struct devwld *d)
+{
+	struct follow *f = d->follow;
+
+	if (f->nl)
+		loop_destroy(&d->loop, f->nl);
+	if (f->ino)
+		loop_destroy(&d->loop, f->ino);
+	f->nl = f->ino = NULL;
+	for (size_t i = 0; i < n_dirs(d); i++)
+		f->wd[i] = -1;
+}
+
+static void nl_ready(struct devwld *d, struct source *src, int revents);
+static void ino_ready(struct devwld *d, struct source *src, int revents);
+
+static struct source *new_source(int fd, void (*ready)(struct devwld *, struct source *, int))
+{
+	struct source *src = calloc(1, sizeof(*src));
+
+	if (!src) {
+		close(fd);
+		return NULL;
+	}
+	src->fd = fd;
+	src->ready = ready;
+	src->free_fn = free_source;
+	return src;
+}
+
+static int open_netlink(void)
+{
+	struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = 1};
+	int size = UEVENT_RCVBUF;
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			NETLINK_KOBJECT_UEVENT);
+
+	if (fd < 0)
+		return negerrno();
+	/* A burst (a hub of devices plugged in, a udev trigger) must not overflow it;
+	 * FORCE goes past rmem_max, for root. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		int r = negerrno();
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Watch the CDI directories not watched yet; true when one was added. */
+static bool watch_dirs(struct devwld *d)
+{
+	struct follow *f = d->follow;
+	bool added = false;
+
+	for (size_t i = 0; f->ino && i < n_dirs(d); i++) {
+		if (f->wd[i] >= 0)
+			continue;
+		f->wd[i] = inotify_add_watch(f->ino->fd, dir_at(d, i), CDI_MASK);
+		added |= f->wd[i] >= 0;
+	}
+	return added;
+}
+
+static bool any_missing(const struct devwld *d)
+{
+	for (size_t i = 0; d->follow->ino && i < n_dirs(d); i++)
+		if (d->follow->wd[i] < 0)
+			return true;
+	return false;
+}
+
+static int open_sources(struct devwld *d)
+{
+	struct follow *f = d->follow;
+	int fd = open_netlink();
+
+	if (fd < 0) {
+		/* Tried again every REWATCH_MS: said once, not every second. */
+		if (!f->failed)
+			log_msg("selectors: cannot receive uevents (%s): devices are not followed"
+				" until it can",
+				strerror(-fd));
+		f->failed = true;
+		return fd;
+	}
+	f->failed = false;
+	f->nl = new_source(fd, nl_ready);
+	if (!f->nl || loop_arm(&d->loop, f->nl, POLLIN) < 0) {
+		log_msg("selectors: cannot watch uevents: devices are not followed");
+		close_sources(d);
+		return -ENOMEM;
+	}
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd >= 0)
+		f->ino = new_source(fd, ino_ready);
+	if (!f->ino || loop_arm(&d->loop, f->ino, POLLIN) < 0) {
+		/* The devices still are: only a spec rewritten waits for a reload. */
+		log_msg("selectors: cannot watch the CDI spec directories (%s): a changed spec "
+			"applies on reload",
+			fd < 0 ? strerror(errno) : "no room");
+		if (f->ino)
+			loop_destroy(&d->loop, f->ino);
+		f->ino = NULL;
+	}
+	watch_dirs(d);
+	return 0;
+}
+
+int uevents_tick(struct devwld *d, uint64_t now)
+{
+	struct follow *f = d->follow;
+
+	if (!f) {
+		if (!d->bindings.n)
+			return -1;
+		f = d->follow = calloc(1, sizeof(*f));
+		if (f)
+			f->wd = malloc(n_dirs(d) * sizeof(*f->wd));
+		if (!f || !f->wd) {
+			free(f);
+			d->follow = NULL;
+			log_msg("selectors: out of memory: devices are not followed");
+			return REWATCH_MS;
+		}
+		for (size_t i = 0; i < n_dirs(d); i++)
+			f->wd[i] = -1;
+	}
+	if (!d->bindings.n) {
+		if (f->nl)
+			log_msg("selectors: no binding left: uevents no longer followed");
+		close_sources(d);
+		return -1;
+	}
+	if (!f->nl) {
+		if (open_sources(d) < 0)
+			return REWATCH_MS;
+		log_msg("selectors: following uevents and the CDI spec directories");
+		/* Whatever changed between the binding and now. */
+		refresh(d, false, "following started");
+		f->rewatch_ms = now + REWATCH_MS;
+	}
+	if (!any_missing(d))
+		return -1;
+	if (now >= f->rewatch_ms) {
+		f->rewatch_ms = now + REWATCH_MS;
+		if (watch_dirs(d))
+			refresh(d, true, "a CDI spec directory appeared");
+	}
+	return (int)(f->rewatch_ms - now);
+}
+
+static void rearm(struct devwld *d, struct source *src)
+{
+	if (loop_arm(&d->loop, src, POLLIN) >= 0)
+		return;
+	/* The next tick opens them again and resolves everything. */
+	log_msg("selectors: cannot watch uevents or CDI specs; opening them again");
+	close_sources(d);
+}
+
+/*
+ * Every message waiting is read, then the bindings are resolved once: what is resolved is
+ * sysfs as it is after the last of them, so a number a removal freed and an add took
+ * again is revoked unless what now holds it matches too, and a burst (a hub plugged in,
+ * a udev trigger) costs one resolution per round, not one per device.
+ */
+static void nl_ready(struct devwld *d, struct source *src, int revents)
+{
+	char buf[8192 + 1], cause[PATH_MAX + 96] = "";
+	unsigned int more = 0;
+	bool lost = false;
+	(void)revents;
+
+	/* Bounded: the rest waits for the next round. */
+	for (int round = 0; round < 256; round++) {
+		struct sockaddr_nl from = {0};
+		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf) - 1};
+		struct msghdr msg = {.msg_name = &from,
+				     .msg_namelen = sizeof(from),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1};
+		struct uevent ev;
+		ssize_t n = recvmsg(src->fd, &msg, MSG_DONTWAIT);
+
+		if (n < 0 && errno == ENOBUFS) {
+			lost = true;
+			continue;
+		}
+		if (n <= 0)
+			break;
+		/* The kernel's (port 0) alone; a truncated message is no uevent. */
+		if (from.nl_pid != 0 || (msg.msg_flags & MSG_TRUNC))
+			continue;
+		buf[n] = '\0';
+		if (uevent_parse(buf, (size_t)n + (buf[n - 1] != '\0'), &ev) < 0 ||
+		    !uevent_matters(&ev))
+			continue;
+		if (cause[0])
+			more++;
+		else
+			snprintf(cause, sizeof(cause), "uevent %s %s", ev.action, ev.devpath);
+	}
+	if (lost) {
+		log_msg("selectors: uevents were lost (the receive buffer overflowed): "
+			"resolving every binding again");
+		refresh(d, false, "uevents lost");
+	} else if (cause[0]) {
+		if (more)
+			snprintf(cause + strlen(cause), sizeof(cause) - strlen(cause),
+				 " and %u more", more);
+		refresh(d, false, cause);
+	}
+	rearm(d, src);
+}
+
+static void ino_ready(struct devwld *d, struct source *src, int revents)
+{
+	union {
+		char buf[16 * (sizeof(struct inotify_event) + NAME_MAX + 1)];
+		struct inotify_event align;
+	} u;
+	struct follow *f = d->follow;
+	char cause[PATH_MAX + 64] = "";
+	(void)revents;
+
+	for (int round = 0; round < 16; round++) {
+		ssize_t n = read(src->fd, u.buf, sizeof(u.buf));
+
+		if (n <= 0)
+			break;
+		for (char *p = u.buf; p < u.buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+			const char *dir = "?";
+
+			for (size_t i = 0; i < n_dirs(d); i++)
+				if (f->wd[i] == ev->wd) {
+					dir = dir_at(d, i);
+					if (ev->mask & IN_IGNORED)
+						f->wd[i] = -1; /* gone: looked for again */
+				}
+			if (!cause[0] || (ev->mask & IN_Q_OVERFLOW))
+				snprintf(cause, sizeof(cause), "%s %s%s%s",
+					 ev->mask & IN_Q_OVERFLOW ? "CDI events lost in"
+								  : "CDI spec changed:",
+					 dir, ev->len ? "/" : "", ev->len ? ev->name : "");
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	/* One resolution for the burst an editor or a rename makes. */
+	if (cause[0])
+		refresh(d, true, cause);
+	rearm(d, src);
+}
+
+void uevents_close(struct devwld *d)
+{
+	if (!d->follow)
+		return;
+	close_sources(d);
+	free(d->follow->wd);
+	free(d->follow);
+	d->follow = NULL;
+}

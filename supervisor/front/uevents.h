@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What tells devwld that the devices its selector bindings name may have changed
+ * (uevents.c): the kernel's uevents and the CDI spec directories, watched while there
+ * is at least one binding.
+ */
+#ifndef DEVWLD_UEVENTS_H
+#define DEVWLD_UEVENTS_H
+
+#include <stdint.h>
+
+struct devwld;
+
+/* Each loop round: open or close the sources as bindings come and go, watch CDI
+ * directories that appeared. ms until it wants to run again, or -1. */
+int uevents_tick(struct devwld *d, uint64_t now);
+/* After the loop: close what is open. */
+void uevents_close(struct devwld *d);
+
+#endif

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Selector bindings (supervisor/format/bindings.c) and the uevents that make devwld
+ * resolve them again (supervisor/format/uevent.c): what a binding writes when what it
+ * names changes, where bindings come from, and which messages count.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bindings.h"
+#include "uevent.h"
+
+#define B(maj, min, acc)                                                                           \
+	{                                                                                          \
+		.type = DEVWL_DEV_BLOCK, .access = (acc), .major = (maj), .minor = (min)           \
+	}
+#define RW (DEVWL_ACC_READ | DEVWL_ACC_WRITE)
+#define R  DEVWL_ACC_READ
+
+static struct rulevec vec(size_t n, const struct devwl_rule *rules)
+{
+	struct rulevec rv = {0};
+
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(rulevec_add(&rv, &rules[i]), 0);
+	return rv;
+}
+
+/* rv holds exactly want (in order: diff's output is sorted). */
+static void assert_rules(const struct rulevec *rv, size_t n, const struct devwl_rule *want)
+{
+	assert_int_equal(rv->n, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(rv->v[i].type, want[i].type);
+		assert_int_equal(rv->v[i].major, want[i].major);
+		assert_int_equal(rv->v[i].minor, want[i].minor);
+		assert_int_equal(rv->v[i].access, want[i].access);
+	}
+}
+
+static void diff(bool allow, size_t nold, const struct devwl_rule *old, size_t nnow,
+		 const struct devwl_rule *now, struct rulevec *deny, struct rulevec *grant)
+{
+	struct rulevec o = vec(nold, old), n = vec(nnow, now);
+
+	assert_int_equal(binding_diff(allow, &o, &n, deny, grant), 0);
+	free(o.v);
+	free(n.v);
+}
+
+/* A loop device renumbered: the old minor is revoked, the new one granted. */
+static void test_binding_diff_allow_renumbered(void **state)
+{
+	const struct devwl_rule old[] = {B(7, 0, RW)}, now[] = {B(7, 3, RW)};
+	struct rulevec deny, grant;
+
+	(void)state;
+	diff(true, 1, old, 1, now, &deny, &grant);
+	assert_rules(&deny, 1, (struct devwl_rule[]){B(7, 0, RW)});
+	assert_rules(&grant, 1, (struct devwl_rule[]){B(7, 3, RW)});
+	free(deny.v);
+	free(grant.v);
+}
+
+/* Unchanged devices write nothing (an operator's hand edit on them stays); a device
+ * gone is revoked with the access it had; one added is granted. */
+static void test_binding_diff_allow_partial(void **state)
+{
+	const struct devwl_rule old[] = {B(8, 16, RW), B(8, 0, RW), B(8, 17, RW)};
+	const struct devwl_rule now[] = {B(8, 17, RW), B(8, 32, RW), B(8, 0, RW)};
+	struct rulevec deny, grant;
+
+	(void)state;
+	diff(true, 3, old, 3, now, &deny, &grant);
+	assert_rules(&deny, 1, (struct devwl_rule[]){B(8, 16, RW)});
+	assert_rules(&grant, 1, (struct devwl_rule[]){B(8, 32, RW)});
+	free(deny.v);
+	free(grant.v);
+	diff(true, 3, old, 3, old, &deny, &grant);
+	assert_int_equal(deny.n + grant.n, 0);
+	free(deny.v);
+	free(grant.v);
+}
+
+/* A CDI spec that narrows a device's permissions takes back the bits it lost. */
+static void test_binding_diff_allow_access(void **state)
+{
+	const struct devwl_rule old[] = {B(7, 1, RW)}, now[] = {B(7, 1, R | DEVWL_ACC_MKNOD)};
+	struct rulevec deny, grant;
+
+	(void)state;
+	diff(true, 1, old, 1, now, &deny, &grant);
+	assert_rules(&deny, 1, (struct devwl_rule[]){B(7, 1, DEVWL_ACC_WRITE)});
+	assert_rules(&grant, 1, (struct devwl_rule[]){B(7, 1, DEVWL_ACC_MKNOD)});
+	free(deny.v);
+	free(grant.v);
+}
+
+/* A deny binding denies what is new, and never grants what it no longer names. */
+static void test_binding_diff_deny(void **state)
+{
+	const struct devwl_rule old[] = {B(7, 0, RW)}, now[] = {B(7, 3, RW)};
+	struct rulevec deny, grant;
+
+	(void)state;
+	diff(false, 1, old, 1, now, &deny, &grant);
+	assert_rules(&deny, 1, (struct devwl_rule[]){B(7, 3, RW)});
+	assert_int_equal(grant.n, 0);
+	free(deny.v);
+	free(grant.v);
+	diff(false, 1, old, 0, NULL, &deny, &grant);
+	assert_int_equal(deny.n + grant.n, 0);
+	free(deny.v);
+	free(grant.v);
+}
+
+/* From nothing (a load) and to nothing (every device gone). */
+static void test_binding_diff_empty(void **state)
+{
+	const struct devwl_rule some[] = {B(7, 0, RW), B(7, 1, R)};
+	struct rulevec deny, grant;
+
+	(void)state;
+	diff(true, 0, NULL, 2, some, &deny, &grant);
+	assert_int_equal(deny.n, 0);
+	assert_rules(&grant, 2, some);
+	free(deny.v);
+	free(grant.v);
+	diff(true, 2, some, 0, NULL, &deny, &grant);
+	assert_rules(&deny, 2, some);
+	assert_int_equal(grant.n, 0);
+	free(deny.v);
+	free(grant.v);
+}
+
+static void from_json(const char *text, int want, const char *msg, struct bindings *b)
+{
+	struct json_object *o = json_tokener_parse(text);
+	struct devwl_error err = {0};
+
+	assert_non_null(o);
+	assert_int_equal(bindings_from_json(o, "p.json", b, &err), want);
+	if (msg)
+		assert_non_null(strstr(err.msg, msg));
+	json_object_put(o);
+}
+
+static void test_bindings_from_json(void **state)
+{
+	struct bindings b = {0};
+
+	(void)state;
+	from_json("[{\"node\": \"/lab\", \"allow\": \"usb:0403:6001 rw\"},"
+		  " {\"deny\": \"subsystem:hidraw rwm\", \"node\": \"/lab/x\"}]",
+		  0, NULL, &b);
+	assert_int_equal(b.n, 2);
+	assert_string_equal(b.v[0].node, "/lab");
+	assert_true(b.v[0].allow);
+	assert_true(b.v[0].from_file);
+	assert_string_equal(b.v[0].selector, "usb:0403:6001 rw");
+	assert_string_equal(b.v[1].node, "/lab/x");
+	assert_false(b.v[1].allow);
+	bindings_forget(&b, "/lab/x");
+	assert_int_equal(b.n, 1);
+	bindings_forget(&b, "/la");
+	assert_int_equal(b.n, 1);
+	bindings_clear(&b);
+	from_json("{}", -EINVAL, "\"selectors\": must be an array", &b);
+	from_json("[1]", -EINVAL, "\"selectors\"[0]: must be an object", &b);
+	from_json("[{\"node\": \"/a\"}]", -EINVAL, "\"allow\" or \"deny\" is missing", &b);
+	from_json("[{\"node\": \"a\", \"allow\": \"loop:/x\"}]", -EINVAL, "node path", &b);
+	from_json("[{\"node\": \"/a\", \"allow\": \"loop:/x\", \"deny\": \"loop:/y\"}]", -EINVAL,
+		  "not both", &b);
+	from_json("[{\"node\": \"/a\", \"allow\": \"c 1:3 rw\"}]", -EINVAL, "is no selector", &b);
+	from_json("[{\"node\": \"/a\", \"alow\": \"loop:/x\"}]", -EINVAL, "unknown key \"alow\"",
+		  &b);
+	from_json("[{\"node\": \"/a\", \"allow\": 3}]", -EINVAL, "must be a string", &b);
+	assert_int_equal(b.n, 0);
+	bindings_clear(&b);
+}
+
+static void test_binding_of_line(void **state)
+{
+	static const char sel[] = "allow /lab loop:/tmp/a\\x20b.img rw";
+	char *node = NULL, *s = NULL;
+	bool allow = false;
+
+	(void)state;
+	assert_int_equal(binding_of_line(sel, strlen(sel), &node, &allow, &s), 1);
+	assert_string_equal(node, "/lab");
+	assert_true(allow);
+	assert_string_equal(s, "loop:/tmp/a b.img rw");
+	free(node);
+	free(s);
+	assert_int_equal(binding_of_line("deny /a cdi:x.com/gpu=0", 23, &node, &allow, &s), 1);
+	assert_false(allow);
+	free(node);
+	free(s);
+	/* Plain rules, device names and other commands are no binding. */
+	assert_int_equal(binding_of_line("allow /a c 1:3 rw", 17, &node, &allow, &s), 0);
+	assert_int_equal(binding_of_line("allow /a /dev/fuse rw", 21, &node, &allow, &s), 0);
+	assert_int_equal(binding_of_line("mkdir /a", 8, &node, &allow, &s), 0);
+	assert_int_equal(binding_of_line("allow /a", 8, &node, &allow, &s), 0);
+	assert_int_equal(binding_of_line("allow /a usb\\x3", 15, &node, &allow, &s), 0);
+}
+
+static void test_uevent_parse(void **state)
+{
+	static const char change[] = "change@/devices/virtual/block/loop0\0ACTION=change\0"
+				     "DEVPATH=/devices/virtual/block/loop0\0SUBSYSTEM=block\0"
+				     "MAJOR=7\0MINOR=0\0DEVNAME=loop0\0SEQNUM=4242";
+	static const char bind[] =
+		"bind@/devices/pci0000:00/0000:00:14.0/usb1/1-1\0"
+		"ACTION=bind\0DEVPATH=/devices/pci0000:00/0000:00:14.0/usb1/1-1\0"
+		"SUBSYSTEM=usb\0MAJOR=189\0MINOR=1";
+	static const char noddev[] = "add@/module/loop\0ACTION=add\0DEVPATH=/module/loop\0"
+				     "SUBSYSTEM=module";
+	static const char libudev[] = "libudev\0\xfe\xed\xca\xfe";
+	struct uevent ev;
+
+	(void)state;
+	assert_int_equal(uevent_parse(change, sizeof(change), &ev), 0);
+	assert_string_equal(ev.action, "change");
+	assert_string_equal(ev.devpath, "/devices/virtual/block/loop0");
+	assert_string_equal(ev.subsystem, "block");
+	assert_true(uevent_matters(&ev));
+	assert_int_equal(uevent_parse(bind, sizeof(bind), &ev), 0);
+	assert_false(uevent_matters(&ev));
+	assert_int_equal(uevent_parse(noddev, sizeof(noddev), &ev), 0);
+	assert_false(uevent_matters(&ev));
+	assert_int_equal(uevent_parse(libudev, sizeof(libudev), &ev), -EINVAL);
+	assert_int_equal(uevent_parse("add@/x", 6, &ev), -EINVAL); /* no final NUL */
+	assert_int_equal(uevent_parse("add@/x\0ACTION=add", 18, &ev), -EINVAL);
+	assert_int_equal(uevent_parse("", 1, &ev), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_binding_diff_allow_renumbered),
+		cmocka_unit_test(test_binding_diff_allow_partial),
+		cmocka_unit_test(test_binding_diff_allow_access),
+		cmocka_unit_test(test_binding_diff_deny),
+		cmocka_unit_test(test_binding_diff_empty),
+		cmocka_unit_test(test_bindings_from_json),
+		cmocka_unit_test(test_binding_of_line),
+		cmocka_unit_test(test_uevent_parse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
