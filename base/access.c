@@ -37,3 +37,16 @@ char *devwl_access_text(unsigned int access, char buf[static 4])
 	*p = '\0';
 	return buf;
 }
+
+int devwl_rule_key_cmp(const void *a, const void *b)
+{
+	const struct devwl_rule *x = a, *y = b;
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	if (x->minor != y->minor)
+		return x->minor < y->minor ? -1 : 1;
+	return 0;
+}

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "access.h"
 #include "rulevec.h"
 
 int rulevec_add(struct rulevec *rv, const struct devwl_rule *rule)
@@ -24,21 +25,8 @@ int rulevec_add(struct rulevec *rv, const struct devwl_rule *rule)
 	return 0;
 }
 
-static int cmp_rule(const void *a, const void *b)
-{
-	const struct devwl_rule *x = a, *y = b;
-
-	if (x->type != y->type)
-		return x->type < y->type ? -1 : 1;
-	if (x->major != y->major)
-		return x->major < y->major ? -1 : 1;
-	if (x->minor != y->minor)
-		return x->minor < y->minor ? -1 : 1;
-	return 0;
-}
-
 void rulevec_sort(struct rulevec *rv)
 {
 	if (rv->n > 1)
-		qsort(rv->v, rv->n, sizeof(*rv->v), cmp_rule);
+		qsort(rv->v, rv->n, sizeof(*rv->v), devwl_rule_key_cmp);
 }

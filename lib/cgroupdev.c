@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "access.h"
 #include "bpfdev.h"
 #include "fileio.h"
 #include "rules.h"
@@ -386,13 +387,13 @@ static int exlist_take(const struct devwl_node *node, struct exlist *l)
 	for (size_t i = 0; i < n; i++)
 		if (devwl_node_exception(node, i, &l->v[l->n]) == 0 && l->v[l->n].access)
 			l->n++;
-	qsort(l->v, l->n, sizeof(*l->v), rules_key_cmp);
+	qsort(l->v, l->n, sizeof(*l->v), devwl_rule_key_cmp);
 	return 0;
 }
 
 static unsigned exlist_access(const struct exlist *l, const struct devwl_rule *key)
 {
-	const struct devwl_rule *e = bsearch(key, l->v, l->n, sizeof(*l->v), rules_key_cmp);
+	const struct devwl_rule *e = bsearch(key, l->v, l->n, sizeof(*l->v), devwl_rule_key_cmp);
 
 	return e ? e->access : 0;
 }

@@ -801,7 +801,7 @@ static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, s
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		devwl_node_exception(node, i, &v[i]);
-	qsort(v, n, sizeof(*v), rules_key_cmp);
+	qsort(v, n, sizeof(*v), devwl_rule_key_cmp);
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -809,7 +809,7 @@ static int sorted_keys(const struct devwl_node *node, struct devwl_rule **ret, s
 
 static bool has_key(const struct devwl_rule *sorted, size_t n, const struct devwl_rule *k)
 {
-	return n && bsearch(k, sorted, n, sizeof(*sorted), rules_key_cmp);
+	return n && bsearch(k, sorted, n, sizeof(*sorted), devwl_rule_key_cmp);
 }
 
 /* Is the node what a fresh child of its parent (or a fresh root) would be? */

@@ -178,16 +178,3 @@ DEVWL_EXPORT int devwl_rule_format(const struct devwl_rule *rule, char *buf, siz
 		return -ENOSPC;
 	return n;
 }
-
-int rules_key_cmp(const void *a, const void *b)
-{
-	const struct devwl_rule *x = a, *y = b;
-
-	if (x->type != y->type)
-		return x->type < y->type ? -1 : 1;
-	if (x->major != y->major)
-		return x->major < y->major ? -1 : 1;
-	if (x->minor != y->minor)
-		return x->minor < y->minor ? -1 : 1;
-	return 0;
-}

@@ -9,10 +9,5 @@
 bool rules_kspace(unsigned char c);
 /* 'b', 'c' or 'a'. */
 char rules_type_char(unsigned type);
-/*
- * Order of struct devwl_rule by key (type, major, minor), access ignored: the key the
- * kernel matches an exception by, for qsort(3) and bsearch(3).
- */
-int rules_key_cmp(const void *a, const void *b);
 
 #endif

@@ -35,11 +35,9 @@
 #include "audit-line.h"
 #include "devwld.h"
 #include "edits.h"
-#include "events.h"
 #include "explain.h"
 #include "log.h"
 #include "nodepath.h"
-#include "sink.h"
 #include "store.h"
 #include "util.h"
 
@@ -359,7 +357,6 @@ static void record(struct devwld *d, const char *event, const struct container *
 		   const char *result, const char *reason)
 {
 	struct json_object *o = json_object_new_object();
-	const char *s;
 	char acc[4], dev[64], now[AUDIT_TIME_MAX];
 
 	if (!o)
@@ -382,21 +379,7 @@ static void record(struct devwld *d, const char *event, const struct container *
 	json_object_object_add(o, "result", json_object_new_string(result));
 	if (reason)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
-	s = json_object_to_json_string_ext(o,
-					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (s) {
-		size_t n = strlen(s);
-		char *line = malloc(n + 2);
-
-		if (line) {
-			memcpy(line, s, n);
-			line[n] = '\n';
-			if (d->audit.out)
-				(void)sink_write(d->audit.out, line, n + 1);
-			events_publish_line(line, n + 1, c ? c->id : container);
-			free(line);
-		}
-	}
+	audit_record(&d->audit, o, c ? c->id : container);
 	json_object_put(o);
 }
 

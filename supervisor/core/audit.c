@@ -15,6 +15,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -125,6 +127,25 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	n = audit_line(ev, c ? c->id : "", c ? c->node_path : "", &why, small, &big, &line);
 	/* Whoever else takes records (a subscriber) takes this line, here. */
 	if (n < 0 || !sink_write(a->out, line, (size_t)n)) {
+		pthread_mutex_lock(&a->lock);
+		a->dropped++;
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
+void audit_record(struct audit *a, struct json_object *o, const char *container)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								  JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t n = s ? strlen(s) : 0;
+	_cleanup_free_ char *line = s ? malloc(n + 1) : NULL;
+
+	if (!line)
+		return;
+	memcpy(line, s, n);
+	line[n] = '\n';
+	events_publish_line(line, n + 1, container);
+	if (a->out && !sink_write(a->out, line, n + 1)) {
 		pthread_mutex_lock(&a->lock);
 		a->dropped++;
 		pthread_mutex_unlock(&a->lock);

@@ -67,6 +67,10 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
  * and the rule of c's node that refuses it. Loop thread (it reads the hierarchy). */
 void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
 			 const struct container *c);
+/* A record that is no decision (o: a JSON object, "time" and "event" first), one line
+ * to the audit and to `devwlctl events` subscribers of container ("": every one's). */
+struct json_object;
+void audit_record(struct audit *a, struct json_object *o, const char *container);
 /* Count a failed notification; returns the count so far. Any thread. */
 uint64_t audit_error(struct audit *a);
 void audit_gone(struct audit *a);

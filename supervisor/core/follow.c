@@ -17,11 +17,9 @@
 #include "audit-line.h"
 #include "batch.h"
 #include "devwld.h"
-#include "events.h"
 #include "follow.h"
 #include "log.h"
 #include "selector.h"
-#include "sink.h"
 #include "util.h"
 
 static void log_warning(void *userdata, const char *msg)
@@ -103,7 +101,6 @@ static void record(struct devwld *d, const struct binding *b, const struct rulev
 {
 	struct json_object *o = json_object_new_object();
 	char now[AUDIT_TIME_MAX];
-	const char *s;
 
 	if (!o)
 		return;
@@ -116,22 +113,8 @@ static void record(struct devwld *d, const struct binding *b, const struct rulev
 	json_object_object_add(o, "granted", rule_array(granted));
 	json_object_object_add(o, "revoked", rule_array(revoked));
 	json_object_object_add(o, "cause", json_object_new_string(cause));
-	s = json_object_to_json_string_ext(o,
-					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (s) {
-		size_t n = strlen(s);
-		char *line = malloc(n + 2);
-
-		if (line) {
-			memcpy(line, s, n);
-			line[n] = '\n';
-			if (d->audit.out)
-				(void)sink_write(d->audit.out, line, n + 1);
-			/* No container's: only subscribers of every container see it. */
-			events_publish_line(line, n + 1, "");
-			free(line);
-		}
-	}
+	/* No container's: only subscribers of every container see it. */
+	audit_record(&d->audit, o, "");
 	json_object_put(o);
 }
 

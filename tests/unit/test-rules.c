@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "access.h"
 #include "devwl.h"
 #include "rules.h"
 
@@ -414,9 +415,9 @@ static void test_kspace_matches_kernel_ctype(void **state)
 	}
 }
 
-/* Sorted by rules_key_cmp, equal keys found whatever their access: what has_key() and
+/* Sorted by devwl_rule_key_cmp, equal keys found whatever their access: what has_key() and
  * cgroupdev's v1 diff rely on. */
-static void test_rules_key_cmp_orders_type_major_minor(void **state)
+static void test_devwl_rule_key_cmp_orders_type_major_minor(void **state)
 {
 	struct devwl_rule v[] = {
 		{DEVWL_DEV_CHAR, DEVWL_ACC_READ, 1, 5},
@@ -436,10 +437,10 @@ static void test_rules_key_cmp_orders_type_major_minor(void **state)
 	const struct devwl_rule *hit = NULL;
 
 	(void)state;
-	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), rules_key_cmp);
+	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), devwl_rule_key_cmp);
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		assert_true(rule_eq(&v[i], &want[i]));
-	hit = bsearch(&key, v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), rules_key_cmp);
+	hit = bsearch(&key, v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), devwl_rule_key_cmp);
 	assert_ptr_equal(hit, &v[2]);
 }
 
@@ -470,7 +471,7 @@ int main(void)
 		cmocka_unit_test(test_rule_format_einval),
 		cmocka_unit_test(test_rule_format_round_trip_all),
 		cmocka_unit_test(test_kspace_matches_kernel_ctype),
-		cmocka_unit_test(test_rules_key_cmp_orders_type_major_minor),
+		cmocka_unit_test(test_devwl_rule_key_cmp_orders_type_major_minor),
 		cmocka_unit_test(test_rule_parse_error_reserved_zeroed),
 	};
 
