@@ -5,8 +5,10 @@
  * An attachment is two things that must never exist one without the other: the grant on
  * the container's node, and the device node in the container's filesystem. The grant
  * comes first and is in force (the handlers' copies renewed, a kernel-mode cgroup
- * programmed again) before the node appears, so the workload never sees a node it cannot
- * open; a node that cannot be made takes the grant back. Detach removes the node first.
+ * programmed again) before the node appears, so the device policy never refuses a node
+ * the workload finds (only its first instant, mode 0000 until owner and mode are set, is
+ * EACCES to a process without CAP_DAC_OVERRIDE); a node that cannot be made takes the
+ * grant back. Detach removes the node first.
  *
  * The grant goes to a node of the container's own: one made for it alone, or else a leaf
  * made under the node it maps to, so that a grant never reaches the other containers of
