@@ -43,28 +43,6 @@ start_km() {
 		fail "devwld said nothing about kernel mode: $(cat "$T/$1.out")"
 }
 mode_of() { ctl containers | awk -v id="$1" '$1 == id {print $5}'; }
-# own_device_cgroup PID: what the host says of the container's cgroups, without devwld:
-# it has a device cgroup of its own (not the top, not one holding us) that can be
-# programmed, v1 devices or cgroup2, else prints why not.
-own_device_cgroup() {
-	local kind ours theirs
-	for kind in v1 v2; do
-		if [ $kind = v1 ]; then
-			host_can_v1_devices || { echo "v1: $host_why;"; continue; }
-			ours=$(awk -F: '$2 == "devices" {print $3}' /proc/self/cgroup)
-			theirs=$(awk -F: '$2 == "devices" {print $3}' "/proc/$1/cgroup")
-		else
-			host_can_v2_devices || { echo "v2: $host_why;"; continue; }
-			ours=$(awk -F: '$1 == 0 {print $3}' /proc/self/cgroup)
-			theirs=$(awk -F: '$1 == 0 {print $3}' "/proc/$1/cgroup")
-		fi
-		case $ours/ in
-		"$theirs"/*) echo "$kind: its cgroup '$theirs' holds ours '$ours';" ;;
-		*) return 0 ;;
-		esac
-	done
-	return 1
-}
 start_km "$id"
 if grep -q "container $id: WARNING: kernel mode asked for" "$T/devwld.log"; then
 	why=$(grep -m1 "container $id: WARNING" "$T/devwld.log")

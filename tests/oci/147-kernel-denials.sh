@@ -46,27 +46,6 @@ run_detached "$id" "$T/$id"
 wait_for "$T/devwld.log" "container $id: .*kernel mode" ||
 	fail "devwld said nothing about kernel mode: $(cat "$T/$id.out")"
 pid=$($RT state "$id" | jq .pid)
-# own_device_cgroup PID (as tests/oci/120): the host says the container has a device
-# cgroup of its own that can be programmed, else prints why not.
-own_device_cgroup() {
-	local kind ours theirs
-	for kind in v1 v2; do
-		if [ $kind = v1 ]; then
-			host_can_v1_devices || { echo "v1: $host_why;"; continue; }
-			ours=$(awk -F: '$2 == "devices" {print $3}' /proc/self/cgroup)
-			theirs=$(awk -F: '$2 == "devices" {print $3}' "/proc/$1/cgroup")
-		else
-			host_can_v2_devices || { echo "v2: $host_why;"; continue; }
-			ours=$(awk -F: '$1 == 0 {print $3}' /proc/self/cgroup)
-			theirs=$(awk -F: '$1 == 0 {print $3}' "/proc/$1/cgroup")
-		fi
-		case $ours/ in
-		"$theirs"/*) echo "$kind: its cgroup '$theirs' holds ours '$ours';" ;;
-		*) return 0 ;;
-		esac
-	done
-	return 1
-}
 if grep -q "container $id: WARNING: kernel mode asked for" "$T/devwld.log"; then
 	why=$(grep -m1 "container $id: WARNING" "$T/devwld.log")
 	host=$(own_device_cgroup "$pid") ||
