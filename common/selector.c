@@ -133,15 +133,17 @@ static int by_cdi(const struct selector_env *env, const char *sel, const char *a
 				       sel);
 	memcpy(kind, arg, (size_t)(eq - arg));
 	kind[eq - arg] = '\0';
-	if (env->cdi_dirs)
+	if (env->cdi)
+		r = 0;
+	else if (env->cdi_dirs)
 		r = cdi_load(env->cdi_dirs, env->n_cdi_dirs, &reg);
 	else
 		r = cdi_load(default_cdi_dirs, ARRAY_SIZE(default_cdi_dirs), &reg);
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "%s: %s", sel, strerror(-r));
-	for (size_t i = 0; i < cdi_n_errors(reg); i++)
+	for (size_t i = 0; reg && i < cdi_n_errors(reg); i++)
 		warn(env, "CDI: %s", cdi_error(reg, i));
-	r = cdi_resolve(reg, kind, eq + 1, access, rv, err);
+	r = cdi_resolve(env->cdi ? env->cdi : reg, kind, eq + 1, access, rv, err);
 	cdi_free(reg);
 	if (r < 0) {
 		char why[sizeof(err->msg)];

@@ -23,12 +23,17 @@
 
 #include "devwl.h"
 
+struct cdi_registry;
+
 struct selector_env {
 	const char *sysfs;	     /* NULL: /sys */
 	const char *udev;	     /* udev's database; NULL: /run/udev/data */
 	const char *dev;	     /* where the by-id/by-path links are; NULL: /dev */
 	const char *const *cdi_dirs; /* NULL: /etc/cdi, /var/run/cdi, later ones win */
 	size_t n_cdi_dirs;
+	/* Set: the CDI specs read once already (cdi_load() of cdi_dirs), for a caller that
+	 * resolves many selectors at one instant; its errors are not told again. */
+	const struct cdi_registry *cdi;
 	/* Told what is worth knowing but no failure: a CDI spec refused, no device matched. */
 	void (*warn)(void *userdata, const char *msg);
 	void *userdata;

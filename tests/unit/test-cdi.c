@@ -363,6 +363,33 @@ static void test_selector_resolve_cdi(void **state)
 	free(rules);
 }
 
+/* Specs read once answer as the directories do, and their errors are not told again. */
+static void test_selector_resolve_cdi_preloaded(void **state)
+{
+	const char *dirs[] = {static_dir, dynamic_dir};
+	struct selector_env env = {.cdi_dirs = dirs, .n_cdi_dirs = 2, .warn = note};
+	struct cdi_registry *reg = NULL;
+	struct devwl_rule *rules = NULL;
+	struct devwl_error err = {0};
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(cdi_load(dirs, 2, &reg), 0);
+	env.cdi = reg;
+	warned[0] = '\0';
+	assert_int_equal(selector_resolve(&env, "cdi:example.com/gpu=0 r", 23, &rules, &n, &err),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(rules[0].major, 195);
+	assert_int_equal(rules[1].minor, 255);
+	free(rules);
+	assert_string_equal(warned, "");
+	rules = NULL;
+	assert_int_equal(selector_resolve(&env, "cdi:example.com/gpu=7 rw", 24, &rules, &n, &err),
+			 -ENOENT);
+	cdi_free(reg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_cdi_spec_parse_accepts),
 		cmocka_unit_test(test_cdi_resolve_host_nodes),
 		cmocka_unit_test(test_selector_resolve_cdi),
+		cmocka_unit_test(test_selector_resolve_cdi_preloaded),
 	};
 
 	return cmocka_run_group_tests(tests, find_fixtures, NULL);
