@@ -182,16 +182,16 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 		step = ATTACHMENT_AWAY;
 	}
 	pidfd = attach_pidfd(c, &pid);
-	if (!a->absent) {
-		numbers(a, old, sizeof(old));
+	/* Absent, it still has the numbers it last had: the record says them too. */
+	numbers(a, old, sizeof(old));
+	if (!a->absent)
 		take_away(c, a, pidfd);
-	}
 	if (step == ATTACHMENT_AWAY) {
 		a->absent = true;
 		a->refused = false;
 		attach_node_changed(d);
 		log_msg("container %s: %s at %s: %s: node removed, %s revoked; waiting for its "
-			"device",
+			"device again",
 			c->id, a->selector, a->path, reason, old);
 		record(d, c, a, old, "waiting", reason, cause);
 		return true;
@@ -215,9 +215,9 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 		return true;
 	}
 	a->refused = false;
-	log_msg("container %s: %s at %s: %s%s%s now %c %u:%u (%s)", c->id, a->selector, a->path,
-		old[0] ? "was " : "", old, old[0] ? ", " : "back, ",
-		a->type == DEVWL_DEV_BLOCK ? 'b' : 'c', a->major, a->minor, cause);
+	log_msg("container %s: %s at %s: %s %c %u:%u, was %s (%s)", c->id, a->selector, a->path,
+		step == ATTACHMENT_MOVE ? "moved to" : "back, on",
+		a->type == DEVWL_DEV_BLOCK ? 'b' : 'c', a->major, a->minor, old, cause);
 	record(d, c, a, old, step == ATTACHMENT_MOVE ? "replugged" : "back", NULL, cause);
 	return true;
 }

@@ -205,12 +205,11 @@ static int selector_device(struct devwld *d, const char *text, struct device *de
 				       text);
 	for (size_t i = 0; i < n && i < 4; i++) {
 		char s[DEVWL_RULE_STR_MAX];
-		struct devwl_rule one = rules[i];
 
-		one.access = 0;
-		if (devwl_rule_format(&one, s, sizeof(s)) >= 0)
-			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s", i ? ", " : "",
-					       s);
+		/* The numbers alone: what it names, not the access the selector text says. */
+		if (devwl_rule_format(&rules[i], s, sizeof(s)) >= 0)
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%.*s",
+					       i ? ", " : "", (int)strcspn(s + 2, " ") + 2, s);
 	}
 	if (n > 1 || rules[0].major == DEVWL_ANY || rules[0].minor == DEVWL_ANY ||
 	    (rules[0].type != DEVWL_DEV_CHAR && rules[0].type != DEVWL_DEV_BLOCK))
