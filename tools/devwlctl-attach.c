@@ -23,10 +23,14 @@ static void attach_usage(FILE *f, bool attach)
 		fputs("Usage: devwlctl attach CONTAINER DEVICE [PATH] [--access rwm] [--mode "
 		      "MODE]\n"
 		      "                       [--uid UID] [--gid GID]\n"
+		      "       devwlctl attach CONTAINER SELECTOR PATH [--access rwm] ...\n"
 		      "\n"
 		      "Give a running container a device: the grant on its node and the device\n"
 		      "node at PATH in its filesystem (default: DEVICE's host path).\n"
 		      "DEVICE: a host path (/dev/fuse) or \"c MAJOR:MINOR\" / \"b MAJOR:MINOR\".\n"
+		      "SELECTOR (loop:FILE, usb:VID:PID[:SERIAL], by-id:NAME, serial:, wwid:,\n"
+		      "cdi:VENDOR/CLASS=NAME...): the one device it names now, followed when it\n"
+		      "is unplugged and plugged again (its numbers change, PATH does not).\n"
 		      "  --access ACCESS  r, w, m [rw]\n"
 		      "  --mode MODE      the node's mode, octal [the host node's, else 0600]\n"
 		      "  --uid UID, --gid GID  its owner as the container sees it [the host\n"
@@ -36,7 +40,7 @@ static void attach_usage(FILE *f, bool attach)
 		      "                   not take it back)\n",
 		      f);
 	else
-		fputs("Usage: devwlctl detach CONTAINER DEVICE|PATH\n"
+		fputs("Usage: devwlctl detach CONTAINER DEVICE|SELECTOR|PATH\n"
 		      "\n"
 		      "Take an attached device back: its node is removed from the container and\n"
 		      "the grant revoked. Open file descriptors stay valid (see containers\n"

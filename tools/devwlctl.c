@@ -37,12 +37,15 @@ static void usage(FILE *f)
 	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS MODE OWNER\n"
 	      "                                     per line (OWNER: the runtimes' uid)\n"
-	      "  containers --devices               ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY per\n"
-	      "                                     attached device (OPEN-BY: pids or -)\n"
+	      "  containers --devices               ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY\n"
+	      "                                     [SELECTOR] per attached device (OPEN-BY:\n"
+	      "                                     pids or -; \"- -\" and (waiting): its\n"
+	      "                                     selector names no device now)\n"
 	      "  attach CONTAINER DEVICE [PATH] [--access rwm] [--mode 0660] [--uid U]\n"
 	      "         [--gid G]                   give a running container a device: the\n"
 	      "                                     grant and its node at PATH (DEVICE: a\n"
-	      "                                     host path, or \"c MAJOR:MINOR\")\n"
+	      "                                     host path, or \"c MAJOR:MINOR\", or a\n"
+	      "                                     selector, followed: loop:FILE PATH)\n"
 	      "  detach CONTAINER DEVICE|PATH       take it back: node removed, grant revoked\n"
 	      "  selectors                          the selector bindings devwld follows:\n"
 	      "                                     NODE VERB SELECTOR [SOURCE]: RULES NOW\n"
@@ -408,6 +411,13 @@ static void print_event(const char *line, bool json)
 		}
 		if (json_object_object_get_ex(obj, "errno", &v))
 			printf(" %s", json_object_get_string(v));
+		/* An attachment by selector: what names it, and what it was before a replug. */
+		if (json_object_object_get_ex(obj, "selector", &v))
+			printf(" by %s", json_object_get_string(v));
+		if (json_object_object_get_ex(obj, "old_device", &v))
+			printf(", was %s", json_object_get_string(v));
+		if (json_object_object_get_ex(obj, "cause", &v))
+			printf(" [%s]", json_object_get_string(v));
 		/* Which check said so: a policy denial and a missing CAP_MKNOD are both EPERM. */
 		if (json_object_object_get_ex(obj, "reason", &v)) {
 			printf(" (%s", json_object_get_string(v));

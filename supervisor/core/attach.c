@@ -19,6 +19,9 @@
  * Detach takes back what the grant added, not the whole rule: access the container had
  * before the attach (from its parent, say) stays. Open file descriptors stay valid, as
  * with the kernel's device cgroup: attach_list() shows who holds them.
+ *
+ * A device named by a selector (loop:FILE, usb:VID:PID:SERIAL...) is followed by identity
+ * after the attach: attach-follow.c moves the grant and the node when its numbers change.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,8 +41,10 @@
 #include "devwld.h"
 #include "edits.h"
 #include "explain.h"
+#include "follow.h"
 #include "log.h"
 #include "nodepath.h"
+#include "selector.h"
 #include "store.h"
 #include "util.h"
 
@@ -176,10 +181,57 @@ static int driver_device(const char *text, struct device *dev, struct devwl_erro
 	return 0;
 }
 
-/* A host path, "c MAJOR:MINOR"/"b MAJOR:MINOR", or a driver's only device. */
-static int resolve_device(const char *text, struct device *dev, struct devwl_error *err)
+/*
+ * A selector: the one device it names now. Several are listed for the operator to name
+ * one (a serial, a by-id name); none is an error too, since the grant needs numbers.
+ */
+static int selector_device(struct devwld *d, const char *text, struct device *dev,
+			   struct devwl_error *err)
+{
+	_cleanup_free_ struct devwl_rule *rules = NULL;
+	struct selector_env env;
+	char list[128] = "";
+	size_t n = 0, at = 0;
+	int r;
+
+	follow_env(d, &env);
+	r = selector_resolve(&env, text, strlen(text), &rules, &n, err);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return devwl_error_set(err, -ENOENT, 0,
+				       "%.256s names no device here now (attach makes the node of "
+				       "the one it names)",
+				       text);
+	for (size_t i = 0; i < n && i < 4; i++) {
+		char s[DEVWL_RULE_STR_MAX];
+
+		/* The numbers alone: what it names, not the access the selector text says. */
+		if (devwl_rule_format(&rules[i], s, sizeof(s)) >= 0)
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%.*s",
+					       i ? ", " : "", (int)strcspn(s + 2, " ") + 2, s);
+	}
+	if (n > 1 || rules[0].major == DEVWL_ANY || rules[0].minor == DEVWL_ANY ||
+	    (rules[0].type != DEVWL_DEV_CHAR && rules[0].type != DEVWL_DEV_BLOCK))
+		return devwl_error_set(err, -EINVAL, 0,
+				       "%.256s names %s%zu devices here (%s%s): attach makes one "
+				       "node: name one device (by-id:, serial:, a USB serial)",
+				       text, n == 1 ? "a range of " : "", n, list,
+				       n > 4 ? ", ..." : "");
+	dev->type = rules[0].type;
+	dev->major = rules[0].major;
+	dev->minor = rules[0].minor;
+	dev->host_path = host_node_of(dev);
+	return 0;
+}
+
+/* A host path, "c MAJOR:MINOR"/"b MAJOR:MINOR", a driver's only device, or a selector's. */
+static int resolve_device(struct devwld *d, const char *text, struct device *dev,
+			  struct devwl_error *err)
 {
 	*dev = (struct device){0};
+	if (selector_is(text, strlen(text)))
+		return selector_device(d, text, dev, err);
 	if (text[0] == '/') {
 		if (stat(text, &dev->st) < 0)
 			return devwl_error_set(err, negerrno(), 0, "device %.256s: %s", text,
@@ -221,8 +273,9 @@ static int resolve_device(const char *text, struct device *dev, struct devwl_err
 		return 0;
 	}
 	return devwl_error_set(err, -EINVAL, 0,
-			       "device \"%.64s\": a host path (/dev/...) or \"c MAJOR:MINOR\" /"
-			       " \"b MAJOR:MINOR\"",
+			       "device \"%.64s\": a host path (/dev/...), \"c MAJOR:MINOR\" /"
+			       " \"b MAJOR:MINOR\", char-NAME/block-NAME or a selector (loop:FILE,"
+			       " usb:VID:PID...)",
 			       text);
 }
 
@@ -375,6 +428,8 @@ static void record(struct devwld *d, const char *event, const struct container *
 		json_object_object_add(o, "access",
 				       json_object_new_string(devwl_access_text(a->access, acc)));
 		json_object_object_add(o, "path", json_object_new_string(a->path));
+		if (a->selector)
+			json_object_object_add(o, "selector", json_object_new_string(a->selector));
 	} else if (device) {
 		json_object_object_add(o, "device", json_object_new_string(device));
 	}
@@ -392,9 +447,19 @@ static struct attachment *find_attachment(struct container *c, const struct devi
 		struct attachment *a = &c->attached[i];
 
 		if (path ? !strcmp(a->path, path)
-			 : a->type == dev->type && a->major == dev->major && a->minor == dev->minor)
+			 : !a->absent && a->type == dev->type && a->major == dev->major &&
+				    a->minor == dev->minor)
 			return a;
 	}
+	return NULL;
+}
+
+/* The attachment of c by the selector text, as attach was given it. */
+static struct attachment *find_selector(struct container *c, const char *text)
+{
+	for (size_t i = 0; i < c->nattached; i++)
+		if (c->attached[i].selector && !strcmp(c->attached[i].selector, text))
+			return &c->attached[i];
 	return NULL;
 }
 
@@ -466,9 +531,21 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 	uint8_t before;
 	int r;
 
-	r = resolve_device(req->device, &dev, err);
+	r = resolve_device(d, req->device, &dev, err);
 	if (r < 0)
 		return r;
+	if (selector_is(req->device, strlen(req->device))) {
+		/* The numbers change with the device; the path in the container does not. */
+		if (!req->path)
+			return devwl_error_set(
+				err, -EINVAL, 0,
+				"%.256s: a device named by a selector needs the PATH "
+				"it gets in the container",
+				req->device);
+		a->selector = strdup(req->device);
+		if (!a->selector)
+			return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	}
 	a->type = dev.type;
 	a->major = dev.major;
 	a->minor = dev.minor;
@@ -588,7 +665,7 @@ int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_e
 	r = attach_locked(d, c, req, &a, err);
 	if (r < 0) {
 		record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
-		free(a.path);
+		attachment_clear(&a);
 		return r;
 	}
 	c->attached[c->nattached++] = a;
@@ -612,22 +689,25 @@ int detach_device(struct devwld *d, const char *container, const char *what,
 		return err->code;
 	if (what[0] == '/')
 		a = find_attachment(c, NULL, what);
-	else if (resolve_device(what, &dev, err) >= 0)
+	else if ((a = find_selector(c, what)))
+		; /* as it was attached, whatever it names now (or none) */
+	else if (resolve_device(d, what, &dev, err) >= 0)
 		a = find_attachment(c, &dev, NULL);
 	else
 		return err->code;
-	if (!a && what[0] == '/' && resolve_device(what, &dev, &(struct devwl_error){0}) >= 0)
+	if (!a && what[0] == '/' && resolve_device(d, what, &dev, &(struct devwl_error){0}) >= 0)
 		a = find_attachment(c, &dev, NULL);
 	if (!a)
 		return devwl_error_set(err, -ENOENT, 0,
 				       "container %s has no device %.256s attached (devwlctl "
 				       "containers --devices lists them)",
 				       c->id, what);
-	/* The node first: once the grant is gone, nothing may be left to stumble on. */
-	pidfd = pidfd_of(c, &pid);
+	/* The node first: once the grant is gone, nothing may be left to stumble on. An
+	 * absent one has neither: its device went, and both with it. */
+	pidfd = a->absent ? -EBADF : pidfd_of(c, &pid);
 	if (pidfd >= 0)
 		r = devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, err);
-	if (pidfd < 0 || r < 0) {
+	if ((pidfd < 0 && !a->absent) || r < 0) {
 		/* The grant goes anyway: a detach must never leave the device usable. */
 		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
 			pidfd < 0 ? "no process left to reach its filesystem" : err->msg);
@@ -637,8 +717,9 @@ int detach_device(struct devwld *d, const char *container, const char *what,
 	log_msg("container %s: %c %u:%u detached from %s", c->id, type_char(a->type), a->major,
 		a->minor, a->path);
 	record(d, "detach", c, a, NULL, NULL,
-	       r < 0 || pidfd < 0 ? "revoked, node left" : "detached", r < 0 ? err->msg : NULL);
-	free(a->path);
+	       r < 0 || (pidfd < 0 && !a->absent) ? "revoked, node left" : "detached",
+	       r < 0 ? err->msg : NULL);
+	attachment_clear(a);
 	*a = c->attached[--c->nattached];
 	if (d->store_hooks.changed)
 		d->store_hooks.changed(d);
@@ -708,13 +789,20 @@ void attach_list(struct devwld *d, FILE *out)
 		for (size_t i = 0; i < c->nattached; i++) {
 			const struct attachment *a = &c->attached[i];
 
-			fprintf(out, "%s %c %u:%u %s %s%s ", c->id, type_char(a->type), a->major,
-				a->minor, devwl_access_text(a->access, acc), a->path,
-				a->lapsed ? " (lapsed)" : "");
-			if (st.st_ino)
+			if (a->absent)
+				fprintf(out, "%s - - ", c->id);
+			else
+				fprintf(out, "%s %c %u:%u ", c->id, type_char(a->type), a->major,
+					a->minor);
+			fprintf(out, "%s %s%s%s ", devwl_access_text(a->access, acc), a->path,
+				a->lapsed ? " (lapsed)" : "", a->absent ? " (waiting)" : "");
+			if (st.st_ino && !a->absent)
 				holders(st.st_ino, a, out);
 			else
 				fputc('-', out);
+			/* Last: a selector may hold blanks (a loop file's path). */
+			if (a->selector)
+				fprintf(out, " %s", a->selector);
 			fputc('\n', out);
 		}
 	}
@@ -730,8 +818,26 @@ int attach_restore(struct container *c, const struct attachment *a)
 	c->attached = v;
 	v[c->nattached] = *a;
 	v[c->nattached].path = strdup(a->path);
-	if (!v[c->nattached].path)
+	v[c->nattached].selector = a->selector ? strdup(a->selector) : NULL;
+	if (!v[c->nattached].path || (a->selector && !v[c->nattached].selector)) {
+		attachment_clear(&v[c->nattached]);
 		return -ENOMEM;
+	}
 	c->nattached++;
 	return 0;
+}
+
+int attach_pidfd(const struct container *c, pid_t *ret_pid)
+{
+	return pidfd_of(c, ret_pid);
+}
+
+void attach_revoke(struct container *c, const struct attachment *a)
+{
+	revoke_grant(c, a);
+}
+
+void attach_node_changed(struct devwld *d)
+{
+	node_changed(d);
 }

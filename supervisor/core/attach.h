@@ -22,8 +22,10 @@ struct devwl_node;
 /* What devwlctl attach asks. Unset: path NULL, access 0, mode 0, uid/gid -1. */
 struct attach_req {
 	const char *container; /* an id, or a prefix of exactly one */
-	const char *device;    /* a host path, "c MAJOR:MINOR" or "b MAJOR:MINOR" */
-	const char *path;      /* in the container; default: the host node's path */
+	const char *device;    /* a host path, "c MAJOR:MINOR", "b MAJOR:MINOR", char-NAME,
+				* block-NAME, or a selector (followed: attach-follow.c) */
+	const char *path;      /* in the container; default: the host node's path (none for
+				* a selector) */
 	uint8_t access;
 	mode_t mode;
 	uid_t uid;
@@ -34,8 +36,8 @@ struct attach_req {
 
 /* Attach: 0, or a negative errno with the reason in err (nothing half-done). */
 int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err);
-/* Detach what (a device as attach takes it, or the path in the container): 0, or a
- * negative errno with the reason in err. */
+/* Detach what (a device as attach takes it, the selector it was attached by, or the
+ * path in the container): 0, or a negative errno with the reason in err. */
 int detach_device(struct devwld *d, const char *container, const char *what,
 		  struct devwl_error *err);
 /* "ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY" lines (OPEN-BY: the pids of the container that
@@ -43,4 +45,20 @@ int detach_device(struct devwld *d, const char *container, const char *what,
 void attach_list(struct devwld *d, FILE *out);
 /* Add a restored attachment to c (the state file; fields are copied). */
 int attach_restore(struct container *c, const struct attachment *a);
+
+/*
+ * Devices attached by selector, followed (attach-follow.c): resolve each again
+ * (cdi_only: the cdi: ones) and move its grant and node where its device went, recording
+ * each change with cause. Each change is in force (node copies renewed, cgroups
+ * programmed) before the node appears. true when anything changed (the state file's).
+ */
+bool attach_follow(struct devwld *d, bool cdi_only, const char *cause);
+/* Is any device attached by a selector (so that uevents are to be followed)? */
+bool attach_following(const struct devwld *d);
+
+/* For attach-follow.c: a pidfd of one of c's processes (and its pid), or -ESRCH; a's
+ * grant revoked; the handlers and kernel-mode cgroups told that a node changed. */
+int attach_pidfd(const struct container *c, pid_t *ret_pid);
+void attach_revoke(struct container *c, const struct attachment *a);
+void attach_node_changed(struct devwld *d);
 #endif

@@ -575,7 +575,10 @@ static void commit(struct devwld *d, struct saved *s)
 
 		if (c && !c->k8s_name && sc->k8s_name)
 			c->k8s_name = strdup(sc->k8s_name);
-		for (size_t j = 0; c && !c->nattached && j < sc->nattached; j++)
+		/* Once: tested before the first, not after each (which stopped at one). */
+		if (!c || c->nattached)
+			continue;
+		for (size_t j = 0; j < sc->nattached; j++)
 			if (attach_restore(c, &sc->attached[j]) < 0)
 				log_msg("state: container %s: out of memory restoring its attached"
 					" devices",

@@ -29,6 +29,9 @@ size_t attachments_regrant(struct attachment *v, size_t n, struct devwl_node *no
 					  .minor = a->minor};
 		uint8_t before = attachment_access(node, a->type, a->major, a->minor);
 
+		/* Waiting for its device: nothing granted, nothing to grant. */
+		if (a->absent)
+			continue;
 		/* An exact allow cannot lift a wider denial of an allow-all node: checked. */
 		if (devwl_node_update(node, DEVWL_FILE_ALLOW, &rule) < 0 ||
 		    (attachment_access(node, a->type, a->major, a->minor) & a->access) !=
@@ -43,9 +46,40 @@ size_t attachments_regrant(struct attachment *v, size_t n, struct devwl_node *no
 	return lapsed;
 }
 
+enum attachment_step attachment_follow_step(const struct attachment *a,
+					    const struct devwl_rule *now, size_t n,
+					    const char **ret_why)
+{
+	bool same;
+
+	*ret_why = NULL;
+	if (n == 1 && ((now->type != DEVWL_DEV_CHAR && now->type != DEVWL_DEV_BLOCK) ||
+		       now->major == DEVWL_ANY || now->minor == DEVWL_ANY))
+		*ret_why = "it names a range of devices now, and the node is one device's";
+	else if (n > 1)
+		*ret_why = "it names several devices now, and the node is one device's";
+	else if (n == 0)
+		*ret_why = "it names no device now";
+	if (*ret_why)
+		return a->absent ? ATTACHMENT_KEEP : ATTACHMENT_AWAY;
+	same = now->type == a->type && now->major == a->major && now->minor == a->minor;
+	if (a->absent)
+		return a->refused && same ? ATTACHMENT_KEEP : ATTACHMENT_RETURN;
+	if (same)
+		return ATTACHMENT_KEEP;
+	return ATTACHMENT_MOVE;
+}
+
+void attachment_clear(struct attachment *a)
+{
+	free(a->path);
+	free(a->selector);
+	a->path = a->selector = NULL;
+}
+
 void attachments_free(struct attachment *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		free(v[i].path);
+		attachment_clear(&v[i]);
 	free(v);
 }

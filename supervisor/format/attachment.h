@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 struct devwl_node;
+struct devwl_rule;
 
 struct attachment {
 	int type; /* DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK */
@@ -19,7 +20,11 @@ struct attachment {
 	uint8_t access; /* granted */
 	uint8_t added;	/* what the grant added to the node: what detach revokes */
 	bool lapsed;	/* a reload's policy refuses it: the node stays, the grant is gone */
+	bool absent;	/* its selector names no device now: no node, no grant, waiting */
+	bool refused;	/* absent since the grant or node of these numbers failed: not tried
+			 * again until they change (not in the state file: a restart tries) */
 	char *path;	/* in the container */
+	char *selector; /* followed by identity (common/selector.h); NULL: fixed numbers */
 	mode_t mode;
 	uid_t uid; /* as the container sees them; (uid_t)-1: its root */
 	gid_t gid;
@@ -30,6 +35,24 @@ uint8_t attachment_access(const struct devwl_node *node, int type, uint32_t majo
 /* Write the grants of a container's attachments v[0..n) again to node (a reload's copy
  * of its node); one the new hierarchy refuses lapses. Returns how many lapsed now. */
 size_t attachments_regrant(struct attachment *v, size_t n, struct devwl_node *node);
+/*
+ * What an attachment by selector does when its selector resolves to now[0..n) (after a
+ * uevent, a CDI spec changed): keep it, take it away (no device, or several: when in doubt,
+ * deny), or move it to now[0]'s numbers (another device, or one back after an absence;
+ * not the numbers it was refused at again).
+ * *ret_why: for a removal, why, for the log and the record.
+ */
+enum attachment_step {
+	ATTACHMENT_KEEP,  /* the same device, or still none */
+	ATTACHMENT_AWAY,  /* was present, names no one device now */
+	ATTACHMENT_MOVE,  /* another device than it had */
+	ATTACHMENT_RETURN /* a device again after none */
+};
+enum attachment_step attachment_follow_step(const struct attachment *a,
+					    const struct devwl_rule *now, size_t n,
+					    const char **ret_why);
+/* Free what a holds (not a itself). */
+void attachment_clear(struct attachment *a);
 /* Free v[0..n) and v itself. */
 void attachments_free(struct attachment *v, size_t n);
 

@@ -33,7 +33,7 @@ void saved_clear(struct saved *s)
 		free(s->containers[i].k8s_name);
 		free(s->containers[i].procs);
 		for (size_t j = 0; j < s->containers[i].nattached; j++)
-			free(s->containers[i].attached[j].path);
+			attachment_clear(&s->containers[i].attached[j]);
 		free(s->containers[i].attached);
 	}
 	free(s->containers);
@@ -95,8 +95,12 @@ static struct json_object *attachment_json(const struct attachment *a)
 			     json_object_new_string(devwl_access_text(a->added, added)));
 	if (r >= 0 && a->lapsed)
 		r = json_add(o, "lapsed", json_object_new_boolean(true));
+	if (r >= 0 && a->absent)
+		r = json_add(o, "absent", json_object_new_boolean(true));
 	if (r >= 0)
 		r = json_add(o, "path", json_object_new_string(a->path));
+	if (r >= 0 && a->selector)
+		r = json_add(o, "selector", json_object_new_string(a->selector));
 	if (r >= 0)
 		r = json_add(o, "mode", json_object_new_int64(a->mode));
 	/* (uid_t)-1, the container's root, as -1. */
@@ -412,6 +416,27 @@ static int parse_attachment(struct json_object *ao, struct attachment *a, struct
 			return r;
 		a->lapsed = json_object_get_boolean(v);
 	}
+	/* Both since attach by selector: a state file from before has neither. */
+	if (json_object_object_get_ex(ao, "absent", NULL)) {
+		if ((r = get(ao, "absent", json_type_boolean, &v, false, err)) < 0)
+			return r;
+		a->absent = json_object_get_boolean(v);
+	}
+	if (json_object_object_get_ex(ao, "selector", NULL)) {
+		if ((r = get(ao, "selector", json_type_string, &v, false, err)) < 0)
+			return r;
+		t = json_object_get_string(v);
+		if (json_string_has_nul(v) || !selector_is(t, strlen(t)) || strlen(t) >= 4096)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "an attachment's \"selector\" is no selector");
+		a->selector = strdup(t);
+		if (!a->selector)
+			return -ENOMEM;
+	} else if (a->absent) {
+		return devwl_error_set(err, -EINVAL, 0,
+				       "an attachment absent (waiting for its device) has no "
+				       "\"selector\" to wait by");
+	}
 	if ((r = get(ao, "path", json_type_string, &v, false, err)) < 0)
 		return r;
 	t = json_object_get_string(v);
@@ -496,7 +521,7 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 			r = parse_attachment(json_object_array_get_idx(att, i),
 					     &c->attached[c->nattached], err);
 			if (r < 0) {
-				free(c->attached[c->nattached].path);
+				attachment_clear(&c->attached[c->nattached]);
 				return r;
 			}
 			c->nattached++;

@@ -16,9 +16,11 @@
  *   appears, the cdi: bindings are resolved at once, which covers specs written into
  *   it before the watch was in place.
  *
- * Both are open only while there is a binding, and each revocation is in force (the
- * handlers' node copies renewed, programmed cgroups written) before this hook returns to
- * the loop, so no call is decided under a number that vanished once its uevent is read.
+ * Both are open only while there is a binding or a device attached by selector (both
+ * followed on each change: core/follow.c, core/attach-follow.c), and each revocation is
+ * in force (the handlers' node copies renewed, programmed cgroups written) before this
+ * hook returns to the loop, so no call is decided under a number that vanished once its
+ * uevent is read.
  */
 #include <errno.h>
 #include <limits.h>
@@ -31,6 +33,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "devwld.h"
 #include "follow.h"
 #include "kernelmode.h"
@@ -66,14 +69,26 @@ static const char *dir_at(const struct devwld *d, size_t i)
 	return d->cfg.n_cdi_dirs ? d->cfg.cdi_dirs[i] : default_cdi_dirs[i];
 }
 
-/* What follow_refresh() wrote is in force before anything else runs. */
+/* What follow_refresh() wrote is in force before anything else runs; then the attached
+ * devices move, each in force before its node appears (attach_follow() sees to it). */
 static void refresh(struct devwld *d, bool cdi_only, const char *cause)
 {
-	if (!follow_refresh(d, cdi_only, cause))
-		return;
-	serve_policy_changed(d);
-	kernelmode_policy_changed(d);
-	state_changed(d);
+	bool changed = follow_refresh(d, cdi_only, cause);
+
+	if (changed) {
+		serve_policy_changed(d);
+		kernelmode_policy_changed(d);
+	}
+	if (attach_follow(d, cdi_only, cause))
+		changed = true;
+	if (changed)
+		state_changed(d);
+}
+
+/* Anything to follow: a binding, or a device attached by selector. */
+static bool following(const struct devwld *d)
+{
+	return d->bindings.n || attach_following(d);
 }
 
 static void free_source(struct source *src)
@@ -198,7 +213,7 @@ int uevents_tick(struct devwld *d, uint64_t now)
 	struct follow *f = d->follow;
 
 	if (!f) {
-		if (!d->bindings.n)
+		if (!following(d))
 			return -1;
 		f = d->follow = calloc(1, sizeof(*f));
 		if (f)
@@ -212,9 +227,10 @@ int uevents_tick(struct devwld *d, uint64_t now)
 		for (size_t i = 0; i < n_dirs(d); i++)
 			f->wd[i] = -1;
 	}
-	if (!d->bindings.n) {
+	if (!following(d)) {
 		if (f->nl)
-			log_msg("selectors: no binding left: uevents no longer followed");
+			log_msg("selectors: no binding or device attached by selector left: "
+				"uevents no longer followed");
 		close_sources(d);
 		return -1;
 	}

@@ -101,7 +101,10 @@ static void fixture_init(struct fixture *f)
 				      .minor = (1u << 20) - 1,
 				      .access = DEVWL_ACC_READ | DEVWL_ACC_WRITE,
 				      .added = DEVWL_ACC_WRITE,
+				      .absent = true,
+				      .refused = true,
 				      .path = "/dev/loop\"7",
+				      .selector = "loop:/var/tmp/a \"b\".img",
 				      .mode = 0660,
 				      .uid = (uid_t)-1,
 				      .gid = 6};
@@ -213,7 +216,13 @@ static void test_state_text_round_trip(void **state)
 		assert_int_equal(got->access, want->access);
 		assert_int_equal(got->added, want->added);
 		assert_int_equal(got->lapsed, want->lapsed);
+		assert_int_equal(got->absent, want->absent);
+		assert_false(got->refused); /* not kept: a restart tries again */
 		assert_string_equal(got->path, want->path);
+		if (want->selector)
+			assert_string_equal(got->selector, want->selector);
+		else
+			assert_null(got->selector);
 		assert_int_equal(got->mode, want->mode);
 		assert_int_equal(got->uid, want->uid);
 		assert_int_equal(got->gid, want->gid);
@@ -367,6 +376,11 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "containers.0.attached.1.uid", "-2", "out of range");
 	expect_mutation_refused(t, "containers.0.attached.1.gid", "4294967295", "out of range");
 	expect_mutation_refused(t, "containers.0.attached.1.lapsed", "1", "wrong type");
+	expect_mutation_refused(t, "containers.0.attached.0.selector", "5", "wrong type");
+	expect_mutation_refused(t, "containers.0.attached.0.selector", "\"/dev/loop0\"",
+				"is no selector");
+	expect_mutation_refused(t, "containers.0.attached.0.selector", NULL, "to wait by");
+	expect_mutation_refused(t, "containers.0.attached.0.absent", "\"yes\"", "wrong type");
 	expect_mutation_refused(t, "containers.0.id", "\"a\\u0000b\"", "not a container id");
 	expect_mutation_refused(t, "containers.0.node", "\"c\"", "bad node");
 	expect_mutation_refused(t, "containers.0.node", "\"/c\\u0000/..\"", "bad node");
