@@ -209,21 +209,6 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 	return 0;
 }
 
-/* A pending change of one binding. */
-struct change {
-	struct rulevec now, deny, allow;
-	bool skip; /* not resolved again: left as it is */
-};
-
-static bool in(const struct rulevec *rv, const struct devwl_rule *rule)
-{
-	for (size_t i = 0; i < rv->n; i++)
-		if (rv->v[i].type == rule->type && rv->v[i].major == rule->major &&
-		    rv->v[i].minor == rule->minor)
-			return true;
-	return false;
-}
-
 static void drop_binding(struct devwld *d, size_t i)
 {
 	struct binding *b = &d->bindings.v[i];
@@ -237,12 +222,61 @@ static void drop_binding(struct devwld *d, size_t i)
 	d->bindings.n--;
 }
 
+/*
+ * What binding i has resolved to now (or skip: left alone) into now[i]. An allow binding
+ * that cannot say what it names names nothing: when in doubt, deny.
+ */
+static void resolve_again(struct devwld *d, size_t i, bool cdi_only, struct rulevec *now,
+			  bool *skip)
+{
+	struct binding *b = &d->bindings.v[i];
+	struct devwl_error e = {0};
+	int r;
+
+	if (cdi_only && strncmp(b->selector, "cdi:", 4)) {
+		*skip = true;
+		return;
+	}
+	r = resolve(d, b, false, now, &e);
+	if (r >= 0)
+		return;
+	if (!b->allow) {
+		/* A denial stays as it was rather than lapse. */
+		log_msg("selector deny %s on %s: %s; left as it was", b->selector, b->node,
+			e.msg[0] ? e.msg : strerror(-r));
+		*skip = true;
+		return;
+	}
+	log_msg("selector allow %s on %s: %s; what it granted is taken back", b->selector, b->node,
+		e.msg[0] ? e.msg : strerror(-r));
+}
+
+/* Out of memory for a plan: every allow binding resolved again takes back all it gave. */
+static bool revoke_all(struct devwld *d, const bool *skip)
+{
+	bool any = false;
+
+	log_msg("selectors: out of memory: what allow bindings granted is taken back");
+	for (size_t i = 0; i < d->bindings.n; i++) {
+		struct binding *b = &d->bindings.v[i];
+
+		if (skip[i] || !b->allow)
+			continue;
+		for (size_t k = 0; k < b->rules.n; k++, any = true)
+			write_rule(devwl_policy_find(d->policy, b->node), false, &b->rules.v[k],
+				   b->selector);
+		free(b->rules.v);
+		b->rules = (struct rulevec){0};
+	}
+	return any;
+}
+
 bool follow_refresh(struct devwld *d, bool cdi_only, const char *cause)
 {
 	struct bindings *bs = &d->bindings;
-	struct change *ch;
-	struct rulevec touched = {0};
-	bool any = false;
+	struct binding_plan plan = {0};
+	struct rulevec *now;
+	bool *skip, *ok = NULL, any;
 
 	for (size_t i = 0; i < bs->n;)
 		if (!devwl_policy_find(d->policy, bs->v[i].node))
@@ -251,100 +285,61 @@ bool follow_refresh(struct devwld *d, bool cdi_only, const char *cause)
 			i++;
 	if (!bs->n)
 		return false;
-	ch = calloc(bs->n, sizeof(*ch));
-	if (!ch) {
+	now = calloc(bs->n, sizeof(*now));
+	skip = calloc(bs->n, sizeof(*skip));
+	if (!now || !skip) {
+		free(now);
+		free(skip);
 		log_msg("selectors: out of memory: not followed this time");
 		return false;
 	}
+	for (size_t i = 0; i < bs->n; i++)
+		resolve_again(d, i, cdi_only, &now[i], &skip[i]);
+	if (bindings_plan(bs, now, skip, &plan) < 0 ||
+	    !(ok = calloc(plan.n ? plan.n : 1, sizeof(*ok)))) {
+		any = revoke_all(d, skip);
+		goto out;
+	}
+	any = false;
+	for (size_t k = 0; k < plan.n; k++) {
+		const struct binding *b = &bs->v[plan.v[k].binding];
+
+		ok[k] = write_rule(devwl_policy_find(d->policy, b->node), plan.v[k].allow,
+				   &plan.v[k].rule, b->selector);
+		/* A grant refused changed nothing; a denial is made, or the node is gone. */
+		any |= ok[k] || !plan.v[k].allow;
+	}
 	for (size_t i = 0; i < bs->n; i++) {
 		struct binding *b = &bs->v[i];
-		struct devwl_error e = {0};
-		int r;
+		struct rulevec granted = {0}, revoked = {0};
 
-		if (cdi_only && strncmp(b->selector, "cdi:", 4)) {
-			ch[i].skip = true;
+		if (skip[i])
 			continue;
-		}
-		r = resolve(d, b, false, &ch[i].now, &e);
-		if (r < 0 && !b->allow) {
-			/* A denial stays as it was rather than lapse. */
-			log_msg("selector deny %s on %s: %s; left as it was", b->selector, b->node,
-				e.msg[0] ? e.msg : strerror(-r));
-			ch[i].skip = true;
-			continue;
-		}
-		if (r < 0)
-			/* When in doubt, deny: an allow that cannot say what it names takes back
-			 * all it gave. */
-			log_msg("selector allow %s on %s: %s; what it granted is taken back",
-				b->selector, b->node, e.msg[0] ? e.msg : strerror(-r));
-		if (binding_diff(b->allow, &b->rules, &ch[i].now, &ch[i].deny, &ch[i].allow) < 0) {
-			/* Out of memory: revoke all an allow binding gave (its old rules). */
-			ch[i].deny = (struct rulevec){0};
-			for (size_t k = 0; b->allow && k < b->rules.n; k++)
-				(void)rulevec_add(&ch[i].deny, &b->rules.v[k]);
-			free(ch[i].now.v);
-			ch[i].now = (struct rulevec){0};
-		}
-	}
-	/* Revocations first: an allow binding's devices gone. */
-	for (size_t i = 0; i < bs->n; i++) {
-		struct devwl_node *node = devwl_policy_find(d->policy, bs->v[i].node);
-
-		for (size_t k = 0; !ch[i].skip && bs->v[i].allow && k < ch[i].deny.n; k++) {
-			write_rule(node, false, &ch[i].deny.v[k], bs->v[i].selector);
-			(void)rulevec_add(&touched, &ch[i].deny.v[k]);
-			any = true;
-		}
-	}
-	/* Then in order, each binding writing again what an earlier one touched. */
-	for (size_t i = 0; i < bs->n; i++) {
-		struct binding *b = &bs->v[i];
-		struct devwl_node *node = devwl_policy_find(d->policy, b->node);
-		struct rulevec *mine = b->allow ? &ch[i].allow : &ch[i].deny;
-		struct rulevec again = {0};
-
-		if (ch[i].skip)
-			continue;
-		for (size_t k = 0; k < ch[i].now.n; k++)
-			if (in(&touched, &ch[i].now.v[k]) && !in(mine, &ch[i].now.v[k]))
-				(void)rulevec_add(&again, &ch[i].now.v[k]);
-		for (size_t k = 0; k < again.n; k++)
-			(void)rulevec_add(mine, &again.v[k]);
-		free(again.v);
-		rulevec_sort(mine);
-		for (size_t k = 0; k < mine->n; k++) {
-			if (!write_rule(node, b->allow, &mine->v[k], b->selector) && b->allow) {
-				/* Refused: not granted, so not said to be. */
-				memmove(&mine->v[k], &mine->v[k + 1],
-					(mine->n - k - 1) * sizeof(*mine->v));
-				mine->n--;
-				k--;
-				continue;
-			}
-			(void)rulevec_add(&touched, &mine->v[k]);
-			any = true;
-		}
-		if (ch[i].deny.n || ch[i].allow.n) {
-			record(d, b, &ch[i].allow, &ch[i].deny, cause);
-			free(b->rules.v);
-			b->rules = ch[i].now;
-			ch[i].now = (struct rulevec){0};
+		/* What took: a refused grant is not said to be granted. */
+		for (size_t k = 0; k < plan.n; k++)
+			if (plan.v[k].binding == i && (ok[k] || !plan.v[k].allow))
+				(void)rulevec_add(plan.v[k].allow ? &granted : &revoked,
+						  &plan.v[k].rule);
+		rulevec_sort(&granted);
+		rulevec_sort(&revoked);
+		free(b->rules.v);
+		b->rules = now[i];
+		now[i] = (struct rulevec){0};
+		/* Same devices; a changed order of the same is not worth a line. */
+		if (granted.n || revoked.n) {
+			record(d, b, &granted, &revoked, cause);
 			log_rules(b, "now names");
-		} else {
-			/* Same devices; a changed order of the same is not worth a line. */
-			free(b->rules.v);
-			b->rules = ch[i].now;
-			ch[i].now = (struct rulevec){0};
 		}
+		free(granted.v);
+		free(revoked.v);
 	}
-	for (size_t i = 0; i < bs->n; i++) {
-		free(ch[i].now.v);
-		free(ch[i].deny.v);
-		free(ch[i].allow.v);
-	}
-	free(ch);
-	free(touched.v);
+out:
+	for (size_t i = 0; i < bs->n; i++)
+		free(now[i].v);
+	free(now);
+	free(skip);
+	free(ok);
+	binding_plan_free(&plan);
 	return any;
 }
 

@@ -40,12 +40,13 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 
 /*
  * Resolve d->bindings again (cdi_only: only the cdi: ones) and write to d->policy what
- * changed since each was written: every allow binding's revocations first, then, in the
- * bindings' order, the grants and new denials (a device a binding touched here is
- * written again by each later binding naming it, so the order of the list decides, as
- * on a load). A binding whose node is gone is dropped. Each change is recorded with
- * cause. true when anything was written: the caller then renews the handlers' copies
- * and the programmed cgroups before anything else runs.
+ * changed since each was written, as bindings_plan() orders it: every allow binding's
+ * revocations first, then, in the bindings' order, the grants and new denials (a device
+ * a write touched here is written again, with all the access it names, by each later
+ * binding naming it, so the order of the list decides, as on a load). A binding whose
+ * node is gone is dropped. Each change is recorded with cause. true when anything was
+ * written: the caller then renews the handlers' copies and the programmed cgroups
+ * before anything else runs.
  */
 bool follow_refresh(struct devwld *d, bool cdi_only, const char *cause);
 

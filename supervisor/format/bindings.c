@@ -228,3 +228,80 @@ int binding_diff(bool allow, const struct rulevec *old, const struct rulevec *no
 	*ret_allow = grant;
 	return 0;
 }
+
+static int plan_add(struct binding_plan *p, size_t binding, bool allow,
+		    const struct devwl_rule *rule)
+{
+	if (ARRAY_RESERVE(p->v, p->size, p->n + 1) < 0)
+		return -ENOMEM;
+	p->v[p->n++] = (struct binding_write){.binding = binding, .allow = allow, .rule = *rule};
+	return 0;
+}
+
+/* Each binding's grants and denials, as binding_diff() gives them. */
+struct pending {
+	struct rulevec deny, allow;
+};
+
+static void pending_free(struct pending *pd, size_t n)
+{
+	for (size_t i = 0; pd && i < n; i++) {
+		free(pd[i].deny.v);
+		free(pd[i].allow.v);
+	}
+	free(pd);
+}
+
+int bindings_plan(const struct bindings *bs, const struct rulevec *now, const bool *skip,
+		  struct binding_plan *ret)
+{
+	struct binding_plan plan = {0};
+	struct rulevec touched = {0};
+	struct pending *pd = calloc(bs->n ? bs->n : 1, sizeof(*pd));
+	int r = pd ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r >= 0 && i < bs->n; i++)
+		if (!skip || !skip[i])
+			r = binding_diff(bs->v[i].allow, &bs->v[i].rules, &now[i], &pd[i].deny,
+					 &pd[i].allow);
+	/* Revocations first: what a later binding names it then grants again. */
+	for (size_t i = 0; r >= 0 && i < bs->n; i++)
+		for (size_t k = 0; r >= 0 && bs->v[i].allow && k < pd[i].deny.n; k++) {
+			r = plan_add(&plan, i, false, &pd[i].deny.v[k]);
+			if (r >= 0)
+				r = rulevec_add(&touched, &pd[i].deny.v[k]);
+		}
+	for (size_t i = 0; r >= 0 && i < bs->n; i++) {
+		bool allow = bs->v[i].allow;
+		struct rulevec *mine = allow ? &pd[i].allow : &pd[i].deny;
+
+		if (skip && skip[i])
+			continue;
+		/* Touched: all it names, not only what changed, or an earlier revocation of
+		 * one bit would leave the device short of it. */
+		for (size_t k = 0; r >= 0 && k < now[i].n; k++)
+			if (find(&touched, &now[i].v[k]))
+				r = rulevec_add(mine, &now[i].v[k]);
+		rulevec_sort(mine);
+		for (size_t k = 0; r >= 0 && k < mine->n; k++) {
+			r = plan_add(&plan, i, allow, &mine->v[k]);
+			if (r >= 0)
+				r = rulevec_add(&touched, &mine->v[k]);
+		}
+	}
+	pending_free(pd, bs->n);
+	free(touched.v);
+	if (r < 0) {
+		binding_plan_free(&plan);
+		*ret = (struct binding_plan){0};
+		return r;
+	}
+	*ret = plan;
+	return 0;
+}
+
+void binding_plan_free(struct binding_plan *p)
+{
+	free(p->v);
+	*p = (struct binding_plan){0};
+}

@@ -65,4 +65,31 @@ int binding_of_line(const char *line, size_t len, char **ret_node, bool *ret_all
 int binding_diff(bool allow, const struct rulevec *old, const struct rulevec *now,
 		 struct rulevec *ret_deny, struct rulevec *ret_allow);
 
+/* One write of a plan: allow or deny rule on the node of bindings' v[binding]. */
+struct binding_write {
+	size_t binding;
+	bool allow;
+	struct devwl_rule rule;
+};
+
+struct binding_plan {
+	struct binding_write *v;
+	size_t n, size;
+};
+
+/*
+ * The writes, in the order to make them, that take every binding of bs from its rules
+ * to now[i] (what it resolves to now), each as binding_diff() says; skip[i] (skip may
+ * be NULL): binding i is left as it is and writes nothing. First every allow binding's
+ * revocations, so that a device one binding gives up and another names ends granted;
+ * then, binding by binding in bs's order, its grants (allow) or new denials (deny), and
+ * again, with all the access it names now, each device it names that an earlier write
+ * of the plan touched: later bindings win, as when the list is first written. A write
+ * the node refuses when made still counts as touched (a binding after it writes what it
+ * names anyway). 0 or -ENOMEM (ret empty); binding_plan_free() ret.
+ */
+int bindings_plan(const struct bindings *bs, const struct rulevec *now, const bool *skip,
+		  struct binding_plan *ret);
+void binding_plan_free(struct binding_plan *p);
+
 #endif

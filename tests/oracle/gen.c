@@ -345,7 +345,108 @@ static const char *pick_node(struct rng *r, const struct tree *t)
 	return "/";
 }
 
-static void gen_op(struct rng *r, struct tree *t, struct keys *keys, struct op *op)
+/* ---- fake selectors and the nodes bound to them --------------------------------------- */
+
+struct sels {
+	struct devwl_rule set[ORACLE_SELECTORS][ORACLE_SET_MAX];
+	size_t n[ORACLE_SELECTORS];
+	char bound[16][ORACLE_PATH_MAX]; /* nodes bindings were made on, most recent last */
+	size_t nbound;
+};
+
+static uint8_t gen_set_access(struct rng *r)
+{
+	static const uint8_t accs[] = {
+		DEVWL_ACC_READ | DEVWL_ACC_WRITE,
+		DEVWL_ACC_READ | DEVWL_ACC_WRITE,
+		DEVWL_ACC_READ,
+		DEVWL_ACC_WRITE,
+		DEVWL_ACC_MKNOD,
+		DEVWL_ACC_READ | DEVWL_ACC_MKNOD,
+		DEVWL_ACC_READ | DEVWL_ACC_WRITE | DEVWL_ACC_MKNOD,
+	};
+
+	return accs[rnd(r, ARRAY_SIZE(accs))];
+}
+
+static bool set_has(const struct devwl_rule *set, size_t n, const struct devwl_rule *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i].type == x->type && set[i].major == x->major && set[i].minor == x->minor)
+			return true;
+	return false;
+}
+
+/* Selector k's devices change as a replug changes them: numbers vanish, new ones appear
+ * (often one that vanished from another selector), access changes. */
+static void gen_replug(struct rng *r, struct sels *ss, unsigned k, struct op *op)
+{
+	struct devwl_rule *set = ss->set[k];
+	size_t n = 0;
+
+	op->kind = OP_REPLUG;
+	op->sel = k;
+	strcpy(op->path, "/");
+	for (size_t i = 0; i < ss->n[k]; i++) {
+		if (chance(r, 30))
+			continue;
+		set[n] = set[i];
+		if (chance(r, 20))
+			set[n].access = gen_set_access(r);
+		n++;
+	}
+	for (unsigned add = rnd(r, 3) + (n == 0); add && n < ORACLE_SET_MAX; add--) {
+		struct devwl_rule x = {
+			.type = chance(r, 55) ? DEVWL_DEV_CHAR : DEVWL_DEV_BLOCK,
+			.access = gen_set_access(r),
+			.major = PROBE_MAJOR_MIN + rnd(r, PROBE_MAJOR_MAX - PROBE_MAJOR_MIN + 1),
+			.minor = PROBE_MINOR_MIN + rnd(r, PROBE_MINOR_MAX - PROBE_MINOR_MIN + 1),
+		};
+		unsigned other = rnd(r, ORACLE_SELECTORS);
+
+		if (ss->n[other] && chance(r, 40))
+			x = ss->set[other][rnd(r, (unsigned)ss->n[other])];
+		if (!set_has(set, n, &x))
+			set[n++] = x;
+	}
+	ss->n[k] = n;
+	memcpy(op->set, set, n * sizeof(*set));
+	op->nset = n;
+}
+
+/* A binding, on a node bound before more often than not, so bindings share nodes. */
+static void gen_bind(struct rng *r, const struct tree *t, struct sels *ss, struct op *op)
+{
+	unsigned k = rnd(r, ORACLE_SELECTORS);
+
+	if (!ss->n[k]) {
+		gen_replug(r, ss, k, op);
+		return;
+	}
+	op->kind = OP_BIND;
+	op->sel = k;
+	op->allow = chance(r, 70);
+	if (ss->nbound && chance(r, 60))
+		strcpy(op->path, ss->bound[rnd(r, (unsigned)ss->nbound)]);
+	else
+		strcpy(op->path, t->paths[rnd(r, (unsigned)t->n)]);
+	if (ss->nbound == ARRAY_SIZE(ss->bound))
+		memmove(ss->bound[0], ss->bound[1], --ss->nbound * sizeof(ss->bound[0]));
+	strcpy(ss->bound[ss->nbound++], op->path);
+}
+
+/* A node removed takes its bindings with it. */
+static void forget_bound(struct sels *ss, const char *path)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < ss->nbound; i++)
+		if (strcmp(ss->bound[i], path))
+			memmove(ss->bound[kept++], ss->bound[i], sizeof(ss->bound[0]));
+	ss->nbound = kept;
+}
+
+static void gen_op(struct rng *r, struct tree *t, struct keys *keys, struct sels *ss, struct op *op)
 {
 	unsigned k = rnd(r, 100);
 
@@ -382,9 +483,11 @@ static void gen_op(struct rng *r, struct tree *t, struct keys *keys, struct op *
 		else
 			random_path(r, op->path);
 		i = tree_find(t, op->path);
-		if (i > 0 && !has_children(t, op->path))
+		if (i > 0 && !has_children(t, op->path)) {
 			memmove(t->paths[i], t->paths[i + 1],
 				(t->n-- - (size_t)i - 1) * sizeof(t->paths[0]));
+			forget_bound(ss, op->path);
+		}
 	} else if (k < 64) {
 		struct bytes b = {0};
 		op->kind = OP_WRITE;
@@ -397,6 +500,10 @@ static void gen_op(struct rng *r, struct tree *t, struct keys *keys, struct op *
 		if (!op->buf)
 			abort();
 		op->len = b.len;
+	} else if (k < 67) {
+		gen_bind(r, t, ss, op);
+	} else if (k < 71) {
+		gen_replug(r, ss, rnd(r, ORACLE_SELECTORS), op);
 	} else if (k < 92) {
 		static const int accesses[] = {0, DEVWL_ACC_READ, DEVWL_ACC_WRITE,
 					       DEVWL_ACC_READ | DEVWL_ACC_WRITE, DEVWL_ACC_MKNOD};
@@ -417,13 +524,14 @@ struct op *ops_generate(uint64_t seed, size_t n)
 	struct rng r = {seed * 0x2545f4914f6cdd1dULL + 1};
 	struct tree t = {.n = 1};
 	struct keys keys = {0};
+	struct sels ss = {0};
 	struct op *ops = calloc(n ? n : 1, sizeof(*ops));
 
 	if (!ops)
 		return NULL;
 	strcpy(t.paths[0], "/");
 	for (size_t i = 0; i < n; i++)
-		gen_op(&r, &t, &keys, &ops[i]);
+		gen_op(&r, &t, &keys, &ss, &ops[i]);
 	return ops;
 }
 
@@ -504,6 +612,23 @@ char *op_describe(const struct op *op, char *buf, size_t size)
 	case OP_LIST:
 		snprintf(buf, size, "list %s", op->path);
 		break;
+	case OP_BIND:
+		snprintf(buf, size, "bind %s selector-%u %s", op->path, op->sel,
+			 op->allow ? "allow" : "deny");
+		break;
+	case OP_REPLUG: {
+		size_t o = (size_t)snprintf(buf, size, "replug selector-%u:", op->sel);
+
+		for (size_t i = 0; i < op->nset && o < size; i++) {
+			char s[DEVWL_RULE_STR_MAX] = "?";
+
+			(void)devwl_rule_format(&op->set[i], s, sizeof(s));
+			o += (size_t)snprintf(buf + o, size - o, "%s %s", i ? "," : "", s);
+		}
+		if (!op->nset && o < size)
+			snprintf(buf + o, size - o, " nothing");
+		break;
+	}
 	}
 	return buf;
 }

@@ -26,7 +26,7 @@ static void on_signal(int sig)
 }
 
 struct stats {
-	size_t ops, writes, checks, lists, dirs;
+	size_t ops, writes, checks, lists, dirs, binds, held;
 };
 
 struct divergence {
@@ -104,17 +104,22 @@ static int run(struct kside *ks, const struct op *ops, size_t n, bool verbose, s
 	       struct divergence *div)
 {
 	struct devwl_policy *p = devwl_policy_new();
+	struct oracle_follow *f = oracle_follow_new();
 	struct listing_ctx lc = {ks, st, div};
 	char e1[32], e2[32];
 	int ret = 0, r;
 
-	if (!p)
+	if (!p || !f) {
+		devwl_policy_free(p);
+		oracle_follow_free(f);
 		return -ENOMEM;
+	}
 	r = kside_begin(ks);
 	if (r < 0) {
 		snprintf(div->what, sizeof(div->what), "cannot create the scratch cgroup: %s",
 			 errname(r, e1));
 		devwl_policy_free(p);
+		oracle_follow_free(f);
 		return r;
 	}
 	for (size_t i = 0; i < n && ret == 0; i++) {
@@ -141,13 +146,29 @@ static int run(struct kside *ks, const struct op *ops, size_t n, bool verbose, s
 		case OP_RMDIR:
 			mine = devwl_policy_rmdir(p, op->path);
 			theirs = kside_rmdir(ks, op->path);
+			if (mine == 0)
+				oracle_follow_note_rmdir(f, op->path);
 			st->dirs++;
 			changes = true;
 			break;
 		case OP_WRITE:
 			mine = devwl_policy_write(p, op->path, op->file, op->buf, op->len, NULL);
 			theirs = kside_write(ks, op->path, op->file, op->buf, op->len);
+			if (mine == 0 && oracle_follow_note_write(f, op) < 0)
+				ret = -ENOMEM;
 			st->writes++;
+			changes = true;
+			break;
+		case OP_BIND:
+		case OP_REPLUG:
+			/* Each write compared inside; a broken invariant is a divergence. */
+			r = oracle_follow_apply(f, p, ks, op, &st->held, div->what,
+						sizeof(div->what));
+			if (r != 0) {
+				ret = r;
+				break;
+			}
+			st->binds++;
 			changes = true;
 			break;
 		case OP_CHECK:
@@ -201,6 +222,7 @@ static int run(struct kside *ks, const struct op *ops, size_t n, bool verbose, s
 		}
 	}
 	devwl_policy_free(p);
+	oracle_follow_free(f);
 	r = kside_end(ks);
 	if (r < 0 && ret == 0) {
 		snprintf(div->what, sizeof(div->what), "cannot remove the scratch cgroups: %s",
@@ -432,8 +454,10 @@ int main(int argc, char **argv)
 	kside_free(ks);
 	fprintf(stderr,
 		"oracle: %" PRIu64 " seed(s) from %" PRIu64 " x %" PRIu64 " ops: %zu ops compared "
-		"(%zu writes, %zu checks, %zu mkdir/rmdir), %zu listings compared, %s, %.1f s\n",
-		nseeds, first, nops, st.ops, st.writes, st.checks, st.dirs, st.lists,
+		"(%zu writes, %zu checks, %zu mkdir/rmdir, %zu binds/replugs), %zu listings "
+		"compared, %zu invariant checks, %s, %.1f s\n",
+		nseeds, first, nops, st.ops, st.writes, st.checks, st.dirs, st.binds, st.lists,
+		st.held,
 		exit_code == 130 ? "interrupted"
 		: exit_code	 ? "FAILED"
 				 : "0 divergences",

@@ -22,7 +22,13 @@ enum op_kind {
 	OP_WRITE,
 	OP_CHECK,
 	OP_LIST,
+	OP_BIND,   /* a selector binding on a node, written as devwld's follow_bind() does */
+	OP_REPLUG, /* a selector's devices change: the bindings' plan written */
 };
+
+/* Fake selectors: each names a set of devices of the probes' space that replugs change. */
+#define ORACLE_SELECTORS 3
+#define ORACLE_SET_MAX	 6
 
 struct op {
 	enum op_kind kind;
@@ -35,6 +41,12 @@ struct op {
 	int type;
 	uint32_t major, minor;
 	int access;
+	/* OP_BIND, OP_REPLUG: the selector; OP_BIND: allow, else deny */
+	unsigned sel;
+	bool allow;
+	/* OP_REPLUG: what the selector names from now on */
+	struct devwl_rule set[ORACLE_SET_MAX];
+	size_t nset;
 };
 
 /* gen.c: a deterministic sequence of n operations for a seed. */
@@ -67,6 +79,24 @@ int kside_check(struct kside *ks, const char *path, int type, uint32_t major, ui
 		int access);
 /* Remove scratch cgroups left behind by oracle processes that no longer exist. */
 void kside_reap_stale(void);
+
+/*
+ * follow.c: selector bindings on both sides (OP_BIND, OP_REPLUG) and the invariants of a
+ * replug. One per run; the plain writes that succeeded and the nodes removed are told.
+ */
+struct oracle_follow;
+struct oracle_follow *oracle_follow_new(void);
+void oracle_follow_free(struct oracle_follow *f);
+/* op stays valid while f is in use. 0 or -ENOMEM. */
+int oracle_follow_note_write(struct oracle_follow *f, const struct op *op);
+void oracle_follow_note_rmdir(struct oracle_follow *f, const char *path);
+/*
+ * op (OP_BIND or OP_REPLUG) on p and the kernel: 0 all agreed and held, 1 a divergence
+ * or a broken invariant, < 0 the oracle failed; what says why. checks: the invariant
+ * checks made, added to.
+ */
+int oracle_follow_apply(struct oracle_follow *f, struct devwl_policy *p, struct kside *ks,
+			const struct op *op, size_t *checks, char *what, size_t size);
 
 /* Devices the probes use: c/b, majors 1..3, minors 0..2 (never 0:0). */
 #define PROBE_MAJOR_MIN 1

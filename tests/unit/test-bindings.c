@@ -141,6 +141,122 @@ static void test_binding_diff_empty(void **state)
 	free(grant.v);
 }
 
+/* A binding on node with old rules (copied), for bindings_plan(). */
+static void bind(struct bindings *bs, const char *node, bool allow, size_t nold,
+		 const struct devwl_rule *old)
+{
+	assert_int_equal(bindings_add(bs, node, allow, "usb:1234:5678", false), 0);
+	bs->v[bs->n - 1].rules = vec(nold, old);
+}
+
+/* The plan's write k is binding's allow|deny of rule. */
+static void assert_write(const struct binding_plan *p, size_t k, size_t binding, bool allow,
+			 struct devwl_rule rule)
+{
+	assert_true(k < p->n);
+	assert_int_equal(p->v[k].binding, binding);
+	assert_int_equal(p->v[k].allow, allow);
+	assert_rules(&(struct rulevec){.v = &p->v[k].rule, .n = 1}, 1, &rule);
+}
+
+static void free_now(struct rulevec *now, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(now[i].v);
+}
+
+/*
+ * A device one allow binding gives up and another now names (two USB adapters swapping
+ * numbers): the revocation comes first, so the device ends granted.
+ */
+static void test_bindings_plan_revoke_first(void **state)
+{
+	const struct devwl_rule x[] = {B(189, 1, RW)}, y[] = {B(189, 2, RW)};
+	struct bindings bs = {0};
+	struct rulevec now[2];
+	struct binding_plan p;
+
+	(void)state;
+	bind(&bs, "/a", true, 1, y); /* 0: was y, now x */
+	bind(&bs, "/a", true, 1, x); /* 1: was x, now y */
+	now[0] = vec(1, x);
+	now[1] = vec(1, y);
+	assert_int_equal(bindings_plan(&bs, now, NULL, &p), 0);
+	assert_int_equal(p.n, 4);
+	assert_write(&p, 0, 0, false, y[0]);
+	assert_write(&p, 1, 1, false, x[0]);
+	assert_write(&p, 2, 0, true, x[0]);
+	assert_write(&p, 3, 1, true, y[0]);
+	binding_plan_free(&p);
+	free_now(now, 2);
+	bindings_clear(&bs);
+}
+
+/*
+ * Later bindings win: a deny binding after an allow binding denies again what the allow
+ * binding granted here; a device a revocation touched is granted again with all the
+ * access a binding names, not only the bits that changed for it.
+ */
+static void test_bindings_plan_order(void **state)
+{
+	const struct devwl_rule r1[] = {B(7, 1, R)}, rw1[] = {B(7, 1, RW)}, r2[] = {B(7, 2, R)};
+	struct bindings bs = {0};
+	struct rulevec now[3];
+	struct binding_plan p;
+
+	(void)state;
+	bind(&bs, "/a", true, 1, r1);  /* 0: 7:1 r gone */
+	bind(&bs, "/a", true, 1, r1);  /* 1: 7:1 r to rw, 7:2 r new */
+	bind(&bs, "/a", false, 0, r1); /* 2: deny, 7:2 r new */
+	now[0] = (struct rulevec){0};
+	now[1] = vec(1, rw1);
+	assert_int_equal(rulevec_add(&now[1], &r2[0]), 0);
+	now[2] = vec(1, r2);
+	assert_int_equal(bindings_plan(&bs, now, NULL, &p), 0);
+	assert_int_equal(p.n, 4);
+	assert_write(&p, 0, 0, false, r1[0]);
+	assert_write(&p, 1, 1, true, rw1[0]);
+	assert_write(&p, 2, 1, true, r2[0]);
+	assert_write(&p, 3, 2, false, r2[0]);
+	binding_plan_free(&p);
+	free_now(now, 3);
+	bindings_clear(&bs);
+}
+
+/* A deny binding writes denials only; skipped and unchanged bindings write nothing. */
+static void test_bindings_plan_deny_skip(void **state)
+{
+	const struct devwl_rule x[] = {B(7, 1, RW)}, y[] = {B(7, 2, RW)};
+	struct bindings bs = {0};
+	struct rulevec now[3];
+	struct binding_plan p;
+	bool skip[3] = {false, true, false};
+
+	(void)state;
+	bind(&bs, "/a", false, 1, x); /* 0: deny, x gone, y new */
+	bind(&bs, "/b", true, 1, x);  /* 1: skipped: left as it is */
+	bind(&bs, "/c", true, 1, y);  /* 2: unchanged, but y was touched */
+	now[0] = vec(1, y);
+	now[1] = (struct rulevec){0};
+	now[2] = vec(1, y);
+	assert_int_equal(bindings_plan(&bs, now, skip, &p), 0);
+	assert_int_equal(p.n, 2);
+	assert_write(&p, 0, 0, false, y[0]);
+	assert_write(&p, 1, 2, true, y[0]);
+	binding_plan_free(&p);
+	/* Nothing changed anywhere: nothing to write. */
+	free_now(now, 3);
+	now[0] = vec(1, x);
+	now[1] = vec(1, x);
+	now[2] = vec(1, y);
+	skip[1] = false;
+	assert_int_equal(bindings_plan(&bs, now, skip, &p), 0);
+	assert_int_equal(p.n, 0);
+	binding_plan_free(&p);
+	free_now(now, 3);
+	bindings_clear(&bs);
+}
+
 static void from_json(const char *text, int want, const char *msg, struct bindings *b)
 {
 	struct json_object *o = json_tokener_parse(text);
@@ -250,6 +366,9 @@ int main(void)
 		cmocka_unit_test(test_binding_diff_allow_access),
 		cmocka_unit_test(test_binding_diff_deny),
 		cmocka_unit_test(test_binding_diff_empty),
+		cmocka_unit_test(test_bindings_plan_revoke_first),
+		cmocka_unit_test(test_bindings_plan_order),
+		cmocka_unit_test(test_bindings_plan_deny_skip),
 		cmocka_unit_test(test_bindings_from_json),
 		cmocka_unit_test(test_binding_of_line),
 		cmocka_unit_test(test_uevent_parse),
