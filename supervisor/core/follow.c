@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attachment.h"
 #include "audit-line.h"
 #include "batch.h"
 #include "devwld.h"
@@ -167,6 +168,7 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 	struct devwl_node *node = devwl_policy_find(policy, path);
 	struct devwl_error e = {0};
 	struct rulevec none = {0};
+	_cleanup_free_ uint8_t *added = NULL;
 	struct binding *b;
 	int r;
 
@@ -182,15 +184,22 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 		return batch_reply_error(out, r, "out of memory");
 	b = &bs->v[bs->n - 1];
 	r = resolve(d, b, true, &b->rules, &e);
+	added = calloc(b->rules.n ? b->rules.n : 1, sizeof(*added));
+	if (r >= 0 && !added)
+		r = devwl_error_set(&e, -ENOMEM, 0, "out of memory");
 	for (size_t k = 0; r >= 0 && k < b->rules.n; k++) {
+		const struct devwl_rule *rule = &b->rules.v[k];
+		uint8_t before = attachment_access(node, rule->type, rule->major, rule->minor);
 		char s[DEVWL_RULE_STR_MAX] = "?";
 
-		if (write_rule(node, allow, &b->rules.v[k], selector))
+		if (write_rule(node, allow, rule, selector)) {
+			added[k] = rule->access & ~before;
 			continue;
-		/* All or nothing: what this call granted goes again. */
-		for (size_t j = 0; j < k; j++)
-			(void)devwl_node_update(node, DEVWL_FILE_DENY, &b->rules.v[j]);
-		(void)devwl_rule_format(&b->rules.v[k], s, sizeof(s));
+		}
+		/* All or nothing: what this call granted goes again, and only that: what the
+		 * node had already (another binding's, a plain rule's) stays. */
+		binding_undo(node, &b->rules, added, k);
+		(void)devwl_rule_format(rule, s, sizeof(s));
 		r = devwl_error_set(&e, -EPERM, 0, "%s: allow %s on %s: refused by the parent",
 				    selector, s, path);
 	}

@@ -229,6 +229,18 @@ int binding_diff(bool allow, const struct rulevec *old, const struct rulevec *no
 	return 0;
 }
 
+void binding_undo(struct devwl_node *node, const struct rulevec *rules, const uint8_t *added,
+		  size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct devwl_rule rule = rules->v[k];
+
+		rule.access = added[k];
+		if (rule.access)
+			(void)devwl_node_update(node, DEVWL_FILE_DENY, &rule);
+	}
+}
+
 static int plan_add(struct binding_plan *p, size_t binding, bool allow,
 		    const struct devwl_rule *rule)
 {
@@ -252,11 +264,38 @@ static void pending_free(struct pending *pd, size_t n)
 	free(pd);
 }
 
+/* Is node at or below the node at path above? */
+static bool at_or_below(const char *node, const char *above)
+{
+	size_t n = strlen(above);
+
+	if (!strcmp(above, "/"))
+		return true;
+	return !strncmp(node, above, n) && (node[n] == '\0' || node[n] == '/');
+}
+
+/*
+ * Did an earlier write of plan touch rule's device where binding i's node feels it: on
+ * its node, or on an ancestor (a revocation there reaches it; a grant there is what its
+ * own grant needs)? Writes on other nodes leave i's node as it was.
+ */
+static bool touched(const struct bindings *bs, const struct binding_plan *plan, size_t i,
+		    const struct devwl_rule *rule)
+{
+	for (size_t k = 0; k < plan->n; k++) {
+		const struct devwl_rule *t = &plan->v[k].rule;
+
+		if (t->type == rule->type && t->major == rule->major && t->minor == rule->minor &&
+		    at_or_below(bs->v[i].node, bs->v[plan->v[k].binding].node))
+			return true;
+	}
+	return false;
+}
+
 int bindings_plan(const struct bindings *bs, const struct rulevec *now, const bool *skip,
 		  struct binding_plan *ret)
 {
 	struct binding_plan plan = {0};
-	struct rulevec touched = {0};
 	struct pending *pd = calloc(bs->n ? bs->n : 1, sizeof(*pd));
 	int r = pd ? 0 : -ENOMEM;
 
@@ -266,11 +305,8 @@ int bindings_plan(const struct bindings *bs, const struct rulevec *now, const bo
 					 &pd[i].allow);
 	/* Revocations first: what a later binding names it then grants again. */
 	for (size_t i = 0; r >= 0 && i < bs->n; i++)
-		for (size_t k = 0; r >= 0 && bs->v[i].allow && k < pd[i].deny.n; k++) {
+		for (size_t k = 0; r >= 0 && bs->v[i].allow && k < pd[i].deny.n; k++)
 			r = plan_add(&plan, i, false, &pd[i].deny.v[k]);
-			if (r >= 0)
-				r = rulevec_add(&touched, &pd[i].deny.v[k]);
-		}
 	for (size_t i = 0; r >= 0 && i < bs->n; i++) {
 		bool allow = bs->v[i].allow;
 		struct rulevec *mine = allow ? &pd[i].allow : &pd[i].deny;
@@ -280,17 +316,13 @@ int bindings_plan(const struct bindings *bs, const struct rulevec *now, const bo
 		/* Touched: all it names, not only what changed, or an earlier revocation of
 		 * one bit would leave the device short of it. */
 		for (size_t k = 0; r >= 0 && k < now[i].n; k++)
-			if (find(&touched, &now[i].v[k]))
+			if (touched(bs, &plan, i, &now[i].v[k]))
 				r = rulevec_add(mine, &now[i].v[k]);
 		rulevec_sort(mine);
-		for (size_t k = 0; r >= 0 && k < mine->n; k++) {
+		for (size_t k = 0; r >= 0 && k < mine->n; k++)
 			r = plan_add(&plan, i, allow, &mine->v[k]);
-			if (r >= 0)
-				r = rulevec_add(&touched, &mine->v[k]);
-		}
 	}
 	pending_free(pd, bs->n);
-	free(touched.v);
 	if (r < 0) {
 		binding_plan_free(&plan);
 		*ret = (struct binding_plan){0};

@@ -65,6 +65,11 @@ int binding_of_line(const char *line, size_t len, char **ret_node, bool *ret_all
 int binding_diff(bool allow, const struct rulevec *old, const struct rulevec *now,
 		 struct rulevec *ret_deny, struct rulevec *ret_allow);
 
+/* Take back from node what the allow writes of rules->v[0..n) added (added[k]: the access
+ * write k gave that the node did not have before it): a binding refused half-way. */
+void binding_undo(struct devwl_node *node, const struct rulevec *rules, const uint8_t *added,
+		  size_t n);
+
 /* One write of a plan: allow or deny rule on the node of bindings' v[binding]. */
 struct binding_write {
 	size_t binding;
@@ -84,7 +89,8 @@ struct binding_plan {
  * revocations, so that a device one binding gives up and another names ends granted;
  * then, binding by binding in bs's order, its grants (allow) or new denials (deny), and
  * again, with all the access it names now, each device it names that an earlier write
- * of the plan touched: later bindings win, as when the list is first written. A write
+ * of the plan touched on its node or an ancestor (a write elsewhere leaves its node as
+ * it was): later bindings win, as when the list is first written. A write
  * the node refuses when made still counts as touched (a binding after it writes what it
  * names anyway). 0 or -ENOMEM (ret empty); binding_plan_free() ret.
  */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attachment.h"
 #include "bindings.h"
 #include "oracle.h"
 #include "util.h"
@@ -206,6 +207,7 @@ static int write_both(struct devwl_policy *p, struct kside *ks, const char *path
 static int bind(struct oracle_follow *f, struct devwl_policy *p, struct kside *ks,
 		const struct op *op, char *what, size_t size)
 {
+	_cleanup_free_ uint8_t *added = NULL;
 	char name[16];
 	struct binding *b;
 	int r = 0, w;
@@ -219,12 +221,27 @@ static int bind(struct oracle_follow *f, struct devwl_policy *p, struct kside *k
 	for (size_t k = 0; k < f->sel[op->sel].n; k++)
 		if (rulevec_add(&b->rules, &f->sel[op->sel].v[k]) < 0)
 			return -ENOMEM;
+	added = calloc(b->rules.n ? b->rules.n : 1, sizeof(*added));
+	if (!added)
+		return -ENOMEM;
 	for (size_t k = 0; r == 0 && k < b->rules.n; k++) {
-		r = write_both(p, ks, op->path, op->allow, &b->rules.v[k], &w, what, size);
-		if (r || w == 0)
+		const struct devwl_rule *rule = &b->rules.v[k];
+		uint8_t before = attachment_access(devwl_policy_find(p, op->path), rule->type,
+						   rule->major, rule->minor);
+
+		r = write_both(p, ks, op->path, op->allow, rule, &w, what, size);
+		if (r || w == 0) {
+			added[k] = rule->access & ~before;
 			continue;
-		for (size_t j = 0; r == 0 && j < k; j++)
-			r = write_both(p, ks, op->path, false, &b->rules.v[j], &w, what, size);
+		}
+		/* Only what this bind added goes again, as binding_undo() takes it back. */
+		for (size_t j = 0; r == 0 && j < k; j++) {
+			struct devwl_rule back = b->rules.v[j];
+
+			back.access = added[j];
+			if (back.access)
+				r = write_both(p, ks, op->path, false, &back, &w, what, size);
+		}
 		free(b->rules.v);
 		free(b->node);
 		free(b->selector);

@@ -223,38 +223,69 @@ static void test_bindings_plan_order(void **state)
 	bindings_clear(&bs);
 }
 
-/* A deny binding writes denials only; skipped and unchanged bindings write nothing. */
+/*
+ * A deny binding writes denials only; skipped and unchanged bindings write nothing,
+ * unless an earlier write touched what they name on their node or an ancestor.
+ */
 static void test_bindings_plan_deny_skip(void **state)
 {
 	const struct devwl_rule x[] = {B(7, 1, RW)}, y[] = {B(7, 2, RW)};
 	struct bindings bs = {0};
-	struct rulevec now[3];
+	struct rulevec now[4];
 	struct binding_plan p;
-	bool skip[3] = {false, true, false};
+	bool skip[4] = {false, true, false, false};
 
 	(void)state;
-	bind(&bs, "/a", false, 1, x); /* 0: deny, x gone, y new */
-	bind(&bs, "/b", true, 1, x);  /* 1: skipped: left as it is */
-	bind(&bs, "/c", true, 1, y);  /* 2: unchanged, but y was touched */
+	bind(&bs, "/a", false, 1, x);  /* 0: deny, x gone, y new */
+	bind(&bs, "/b", true, 1, x);   /* 1: skipped: left as it is */
+	bind(&bs, "/a/c", true, 1, y); /* 2: unchanged, but y was touched above it */
+	bind(&bs, "/ab", true, 1, y);  /* 3: unchanged, y touched on another node only */
 	now[0] = vec(1, y);
 	now[1] = (struct rulevec){0};
 	now[2] = vec(1, y);
+	now[3] = vec(1, y);
 	assert_int_equal(bindings_plan(&bs, now, skip, &p), 0);
 	assert_int_equal(p.n, 2);
 	assert_write(&p, 0, 0, false, y[0]);
 	assert_write(&p, 1, 2, true, y[0]);
 	binding_plan_free(&p);
 	/* Nothing changed anywhere: nothing to write. */
-	free_now(now, 3);
+	free_now(now, 4);
 	now[0] = vec(1, x);
 	now[1] = vec(1, x);
 	now[2] = vec(1, y);
+	now[3] = vec(1, y);
 	skip[1] = false;
 	assert_int_equal(bindings_plan(&bs, now, skip, &p), 0);
 	assert_int_equal(p.n, 0);
 	binding_plan_free(&p);
-	free_now(now, 3);
+	free_now(now, 4);
 	bindings_clear(&bs);
+}
+
+/* A bind refused half-way takes back what it added, not what the node had already. */
+static void test_binding_undo(void **state)
+{
+	const struct devwl_rule rw1[] = {B(7, 1, RW), B(7, 2, R)};
+	struct rulevec rules = vec(2, rw1);
+	struct devwl_policy *p = devwl_policy_new();
+	struct devwl_node *node;
+	uint8_t added[2] = {DEVWL_ACC_WRITE, DEVWL_ACC_READ};
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(devwl_policy_mkdir(p, "/a"), 0);
+	node = devwl_policy_find(p, "/a");
+	assert_int_equal(devwl_node_write(node, DEVWL_FILE_DENY, "a", 1, NULL), 0);
+	/* 7:1 r was there (a plain rule); the bind added w, and 7:2 r. */
+	assert_int_equal(devwl_node_update(node, DEVWL_FILE_ALLOW, &rw1[0]), 0);
+	assert_int_equal(devwl_node_update(node, DEVWL_FILE_ALLOW, &rw1[1]), 0);
+	binding_undo(node, &rules, added, 2);
+	assert_int_equal(devwl_node_check(node, DEVWL_DEV_BLOCK, 7, 1, DEVWL_ACC_READ), 1);
+	assert_int_equal(devwl_node_check(node, DEVWL_DEV_BLOCK, 7, 1, DEVWL_ACC_WRITE), 0);
+	assert_int_equal(devwl_node_check(node, DEVWL_DEV_BLOCK, 7, 2, DEVWL_ACC_READ), 0);
+	devwl_policy_free(p);
+	free(rules.v);
 }
 
 static void from_json(const char *text, int want, const char *msg, struct bindings *b)
@@ -369,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_bindings_plan_revoke_first),
 		cmocka_unit_test(test_bindings_plan_order),
 		cmocka_unit_test(test_bindings_plan_deny_skip),
+		cmocka_unit_test(test_binding_undo),
 		cmocka_unit_test(test_bindings_from_json),
 		cmocka_unit_test(test_binding_of_line),
 		cmocka_unit_test(test_uevent_parse),
