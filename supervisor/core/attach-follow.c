@@ -242,6 +242,18 @@ bool attach_follow(struct devwld *d, bool cdi_only, const char *cause)
 	return any;
 }
 
+bool attach_following_cdi(const struct devwld *d)
+{
+	for (const struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *c = container_of(l, const struct container, link);
+
+		for (size_t i = 0; i < c->nattached; i++)
+			if (c->attached[i].selector && !strncmp(c->attached[i].selector, "cdi:", 4))
+				return true;
+	}
+	return false;
+}
+
 bool attach_following(const struct devwld *d)
 {
 	for (const struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {

@@ -55,6 +55,8 @@ int attach_restore(struct container *c, const struct attachment *a);
 bool attach_follow(struct devwld *d, bool cdi_only, const char *cause);
 /* Is any device attached by a selector (so that uevents are to be followed)? */
 bool attach_following(const struct devwld *d);
+/* Does one follow a cdi: selector? */
+bool attach_following_cdi(const struct devwld *d);
 
 /* For attach-follow.c: a pidfd of one of c's processes (and its pid), or -ESRCH; a's
  * grant revoked; the handlers and kernel-mode cgroups told that a node changed. */

@@ -35,6 +35,7 @@ struct serve;
 struct watch;
 struct metrics;
 struct follow;
+struct cdi_registry;
 
 /*
  * What the store (store.c) tells the parts above it, set by the worker's start-up
@@ -141,6 +142,9 @@ struct devwld {
 	struct strset ondemand;	  /* the nodes we made for containers, not the policy's */
 	struct edits edits;	  /* devwlctl changes since the file was loaded */
 	struct bindings bindings; /* selectors followed (follow.c): the file's, then devwlctl's */
+	/* The CDI specs as read once for the refresh under way (follow_cdi_read()), or NULL:
+	 * every cdi: selector of one refresh sees the same specs, read once. */
+	struct cdi_registry *cdi_now;
 	struct list_head containers;
 	unsigned int ncontainers, nprocs;
 	struct audit audit;

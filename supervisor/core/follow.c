@@ -16,7 +16,9 @@
 
 #include "attachment.h"
 #include "audit-line.h"
+#include "attach.h"
 #include "batch.h"
+#include "cdi.h"
 #include "devwld.h"
 #include "follow.h"
 #include "log.h"
@@ -33,7 +35,31 @@ void follow_env(const struct devwld *d, struct selector_env *env)
 	*env = (struct selector_env){
 		.cdi_dirs = d->cfg.n_cdi_dirs ? d->cfg.cdi_dirs : NULL,
 		.n_cdi_dirs = d->cfg.n_cdi_dirs,
+		.cdi = d->cdi_now,
 	};
+}
+
+static const char *const host_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
+
+void follow_cdi_read(struct devwld *d)
+{
+	bool any = false;
+
+	for (size_t i = 0; !any && i < d->bindings.n; i++)
+		any = !strncmp(d->bindings.v[i].selector, "cdi:", 4);
+	any = any || attach_following_cdi(d);
+	if (!any || d->cdi_now)
+		return;
+	if (d->cfg.n_cdi_dirs)
+		(void)cdi_load(d->cfg.cdi_dirs, d->cfg.n_cdi_dirs, &d->cdi_now);
+	else
+		(void)cdi_load(host_cdi_dirs, ARRAY_SIZE(host_cdi_dirs), &d->cdi_now);
+}
+
+void follow_cdi_drop(struct devwld *d)
+{
+	cdi_free(d->cdi_now);
+	d->cdi_now = NULL;
 }
 
 /*

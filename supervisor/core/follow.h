@@ -19,6 +19,11 @@ struct selector_env;
 /* The roots this devwld resolves selectors against (--cdi-dir; the host's otherwise). */
 void follow_env(const struct devwld *d, struct selector_env *env);
 
+/* Read the CDI specs once for a refresh (d->cdi_now), when a binding or an attachment
+ * follows a cdi: selector; follow_cdi_drop() after it. Unreadable: each reads its own. */
+void follow_cdi_read(struct devwld *d);
+void follow_cdi_drop(struct devwld *d);
+
 /*
  * A policy just loaded: write every binding of b to policy, in order, each resolved now
  * (its rules: what it resolved to). A binding whose node policy lacks, or whose selector

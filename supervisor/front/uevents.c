@@ -73,7 +73,10 @@ static const char *dir_at(const struct devwld *d, size_t i)
  * devices move, each in force before its node appears (attach_follow() sees to it). */
 static void refresh(struct devwld *d, bool cdi_only, const char *cause)
 {
-	bool changed = follow_refresh(d, cdi_only, cause);
+	bool changed;
+
+	follow_cdi_read(d);
+	changed = follow_refresh(d, cdi_only, cause);
 
 	if (changed) {
 		serve_policy_changed(d);
@@ -81,6 +84,7 @@ static void refresh(struct devwld *d, bool cdi_only, const char *cause)
 	}
 	if (attach_follow(d, cdi_only, cause))
 		changed = true;
+	follow_cdi_drop(d);
 	if (changed)
 		state_changed(d);
 }
