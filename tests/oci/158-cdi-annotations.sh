@@ -99,17 +99,21 @@ eperm || fail "$a reading $L1, which no annotation names: $(cat "$T/probe.out")"
 mode=$(mode_of "$a")
 pass "$RT ($mode): annotation cdi.k8s.io/devwl-test on /lab (cdi_annotations): $a reads $L0 (b 7:$M0), as the spec names it, and not $L1"
 
-rec=$(grep '"event":"selector"' "$T/audit.jsonl" | grep -F "\"container\":\"$a\"" |
-	grep -F '"cause":"cdi annotation"' | grep -F '"granted":["b 7:'"$M0"' rw"]') ||
-	fail "no audit record of the grant: $(grep selector "$T/audit.jsonl")"
+# The audit is written by a thread of its own: in a moment.
+granted() {
+	jq -se --arg id "$a" --arg rule "b 7:$M0 rw" 'any(.[]; .event == "selector" and
+		.container == $id and .cause == "cdi annotation" and .granted == [$rule])' \
+		"$T/audit.jsonl" >/dev/null
+}
+wait_until 60 granted || fail "no audit record of the grant: $(grep selector "$T/audit.jsonl")"
 jq -r --arg id "$a" 'select(.event == "selector" and .result == "refused" and .container == $id)
 	| .reason' "$T/audit.jsonl" >"$T/refused.txt" || fail "the audit does not parse"
 for want in '"nope": not VENDOR/CLASS=NAME' '"": empty name' '"test.devwl.org/disk=*": a wildcard'; do
 	grep -qF "annotation cdi.k8s.io/bad: $want" "$T/refused.txt" ||
 		fail "no refusal '$want' in the audit: $(cat "$T/refused.txt")"
 done
-grep -qF "$a selector /lab/$a allow cdi:test.devwl.org/disk=d0: granted b 7:$M0 rw (cdi annotation)" \
-	"$T/events.txt" || fail "devwlctl events: $(cat "$T/events.txt")"
+wait_for "$T/events.txt" "$a selector /lab/$a allow cdi:test.devwl.org/disk=d0: granted b 7:$M0 rw (cdi annotation)" ||
+	fail "devwlctl events: $(cat "$T/events.txt")"
 pass "$RT: the grant recorded with $a and cause \"cdi annotation\" (audit, devwlctl events); \"nope\", an empty name and a wildcard refused by reason, $a served all the same"
 
 start "$b" /lab/$b '{"io.example/other": "x"}'
