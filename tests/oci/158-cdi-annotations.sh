@@ -127,6 +127,23 @@ grep -q "container $c: 1 cdi.k8s.io/ annotations ignored: node /lab/off/$c does 
 ctl selectors | grep -q "/lab/off/$c\|/lab/$b" && fail "bindings for $b or $c: $(ctl selectors)"
 pass "$RT: $b beside it without the annotation, and $c with it under /lab/off (false), are refused $L0"
 
+# A container on the policy's own node /lab: the grant goes to a leaf made for it alone,
+# /lab/ID, never to /lab, which its neighbours share.
+e=cdi-e-$$
+ctl show /lab >"$T/lab.before" || fail "show /lab"
+start "$e" /lab '{"cdi.k8s.io/devwl-test": "test.devwl.org/disk=d0"}'
+[ "$(ctl containers | awk -v id="$e" '$1 == id {print $2}')" = "/lab/$e" ] ||
+	fail "$e is not on a leaf of its own: $(ctl containers)"
+ctl selectors | grep -qxF "/lab/$e allow cdi:test.devwl.org/disk=d0 [annotation]: b 7:$M0 rw" ||
+	fail "selectors after $e: $(ctl selectors)"
+ctl show /lab | cmp -s - "$T/lab.before" || fail "/lab changed: $(ctl show /lab)"
+[ "$(probe "head -c 9 /dev/cdi0" "$e")" = DISK-ZERO ] || fail "$e reading $L0: $(cat "$T/probe.out")"
+touch "$T/rootfs/tmp/stop-$e"
+wait_until 60 sh -c '! "$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" \
+	"$T/control.sock" "$e" || fail "$e did not go"
+ctl selectors | grep -qF "/lab/$e " && fail "$e's binding outlived it: $(ctl selectors)"
+pass "$RT: $e on the policy's node /lab: bound on a leaf /lab/$e of its own, /lab unchanged, gone with it"
+
 # The spec rewritten to name the other loop device: the grant follows.
 spec "$L1"
 wait_until 60 sh -c '"$0" --socket "$1" selectors | grep -qxF "$2"' "$DEVWLCTL" \
