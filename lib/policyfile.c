@@ -472,13 +472,13 @@ static int load_devices(struct devwl_node *node, struct json_object *devices, co
 }
 
 /* A node's keys, for the message that names one it does not know. */
-#define NODE_KEYS "path, rules, devices, mknod_needs_cap"
+#define NODE_KEYS "path, rules, devices, mknod_needs_cap, cdi_annotations"
 
 /* One element of "nodes": create it (or take "/") and replay its rules. */
 static int load_node(struct devwl_policy *policy, struct json_object *obj, size_t index,
 		     const char *name, bool *root_seen, struct devwl_error *err)
 {
-	struct json_object *path = NULL, *rules = NULL, *devices = NULL, *cap = NULL;
+	struct json_object *path = NULL, *rules = NULL, *devices = NULL, *cap = NULL, *cdi = NULL;
 	char where[512], q[QUOTE_MAX + 8];
 	const char *p, *unknown = NULL;
 	struct devwl_node *node;
@@ -497,6 +497,8 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 			devices = val;
 		else if (!strcmp(key, "mknod_needs_cap"))
 			cap = val;
+		else if (!strcmp(key, "cdi_annotations")) /* devwld's: it reads it itself */
+			cdi = val;
 		else if (!unknown)
 			unknown = key;
 	}
@@ -542,6 +544,10 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 	if (!node)
 		return devwl_error_set(err, -ENOMEM, 0, "%s: lost", where);
 
+	if (cdi && !json_object_is_type(cdi, json_type_boolean))
+		return devwl_error_set(err, -EINVAL, 0,
+				       "%s: \"cdi_annotations\": must be a boolean, not %s", where,
+				       json_type_word(cdi));
 	if (cap) {
 		if (!json_object_is_type(cap, json_type_boolean))
 			return devwl_error_set(err, -EINVAL, 0,

@@ -372,8 +372,19 @@ static void print_selector(struct json_object *obj)
 {
 	const char *t = field(obj, "time");
 
-	printf("%.12s selector %s %s %s:", strlen(t) >= 23 ? t + 11 : t, field(obj, "node"),
-	       field(obj, "binding"), field(obj, "selector"));
+	struct json_object *v = NULL;
+
+	printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
+	/* A binding made for a container's CDI annotations names it, as decisions do. */
+	if (json_object_object_get_ex(obj, "container", &v)) {
+		const char *id = json_object_get_string(v);
+
+		printf(" %.*s", long_hex_id(id) ? 12 : (int)strlen(id), id);
+	}
+	printf(" selector %s %s %s:", field(obj, "node"), field(obj, "binding"),
+	       field(obj, "selector"));
+	if (json_object_object_get_ex(obj, "reason", &v))
+		printf(" refused: %s", json_object_get_string(v));
 	print_rules(obj, "revoked", "revoked");
 	print_rules(obj, "granted", "granted");
 	printf(" (%s)\n", field(obj, "cause"));

@@ -359,6 +359,13 @@ static int own_node(struct devwld *d, struct container *c, char **ret_old, struc
 	return 0;
 }
 
+int attach_own_node(struct devwld *d, struct container *c, struct devwl_error *err)
+{
+	_cleanup_free_ char *old = NULL;
+
+	return own_node(d, c, &old, err);
+}
+
 /* Back to the node c had before own_node() gave it a leaf (old: taken over). */
 static void undo_leaf(struct devwld *d, struct container *c, char *old, bool old_created)
 {

@@ -43,6 +43,12 @@ int detach_device(struct devwld *d, const char *container, const char *what,
 /* "ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY" lines (OPEN-BY: the pids of the container that
  * hold the device open, comma-separated, or "-"), then ".". */
 void attach_list(struct devwld *d, FILE *out);
+/*
+ * Give c a node of its own unless it has one (made for it, and no other container's): a
+ * leaf NODE/ID under the node it maps to, a copy of it, which goes with c. Then a grant
+ * on c->node reaches no other container. 0, or a negative errno with err saying why.
+ */
+int attach_own_node(struct devwld *d, struct container *c, struct devwl_error *err);
 /* Add a restored attachment to c (the state file; fields are copied). */
 int attach_restore(struct container *c, const struct attachment *a);
 

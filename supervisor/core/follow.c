@@ -122,9 +122,12 @@ static struct json_object *rule_array(const struct rulevec *rv)
 	return a;
 }
 
-/* {"event":"selector", ...} to the audit and `devwlctl events`, as attach.c's records. */
-static void record(struct devwld *d, const struct binding *b, const struct rulevec *granted,
-		   const struct rulevec *revoked, const char *cause)
+/*
+ * {"event":"selector", ...} to the audit and `devwlctl events`, as attach.c's records.
+ * reason: a refusal's (nothing granted), else NULL.
+ */
+static void record_event(struct devwld *d, const struct binding *b, const struct rulevec *granted,
+			 const struct rulevec *revoked, const char *cause, const char *reason)
 {
 	struct json_object *o = json_object_new_object();
 	char now[AUDIT_TIME_MAX];
@@ -134,15 +137,27 @@ static void record(struct devwld *d, const struct binding *b, const struct rulev
 	audit_time(now);
 	json_object_object_add(o, "time", json_object_new_string(now));
 	json_object_object_add(o, "event", json_object_new_string("selector"));
+	if (b->container)
+		json_object_object_add(o, "container", json_object_new_string(b->container));
 	json_object_object_add(o, "node", json_object_new_string(b->node));
 	json_object_object_add(o, "binding", json_object_new_string(verb(b->allow)));
 	json_object_object_add(o, "selector", json_object_new_string(b->selector));
 	json_object_object_add(o, "granted", rule_array(granted));
 	json_object_object_add(o, "revoked", rule_array(revoked));
+	if (reason) {
+		json_object_object_add(o, "result", json_object_new_string("refused"));
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	}
 	json_object_object_add(o, "cause", json_object_new_string(cause));
-	/* No container's: only subscribers of every container see it. */
-	audit_record(&d->audit, o, "");
+	/* A binding of no container's: only subscribers of every container see it. */
+	audit_record(&d->audit, o, b->container ? b->container : "");
 	json_object_put(o);
+}
+
+static void record(struct devwld *d, const struct binding *b, const struct rulevec *granted,
+		   const struct rulevec *revoked, const char *cause)
+{
+	record_event(d, b, granted, revoked, cause, NULL);
 }
 
 static void log_rules(const struct binding *b, const char *what)
@@ -188,31 +203,40 @@ int follow_load(struct devwld *d, struct devwl_policy *policy, struct bindings *
 	return 0;
 }
 
-int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *bs,
-		const char *path, bool allow, const char *selector, bool record_it, FILE *out)
+/*
+ * Bind selector to the node at path of policy, as bs's last binding (container: made for
+ * its annotations, or NULL), and write what it names now. All or nothing: an allow the
+ * parent refuses takes back what it wrote and keeps nothing (-EPERM). 0 or -errno with
+ * err saying why.
+ */
+static int bind_one(struct devwld *d, struct devwl_policy *policy, struct bindings *bs,
+		    const char *path, bool allow, const char *selector, const char *container,
+		    struct devwl_error *err)
 {
 	struct devwl_node *node = devwl_policy_find(policy, path);
-	struct devwl_error e = {0};
-	struct rulevec none = {0};
 	_cleanup_free_ uint8_t *added = NULL;
 	struct binding *b;
 	int r;
 
 	if (!node)
-		return batch_reply_error(out, -ENOENT, "no node %s", path);
+		return devwl_error_set(err, -ENOENT, 0, "no node %s", path);
 	r = bindings_add(bs, path, allow, selector, false);
 	if (r == -ENOSPC)
-		return batch_reply_error(out, r,
-					 "%d selector bindings already: put them in the policy "
-					 "file's \"selectors\"",
-					 BINDINGS_MAX);
+		return devwl_error_set(err, r, 0,
+				       "%d selector bindings already: put them in the policy "
+				       "file's \"selectors\"",
+				       BINDINGS_MAX);
 	if (r < 0)
-		return batch_reply_error(out, r, "out of memory");
+		return devwl_error_set(err, r, 0, "out of memory");
+	if (container && binding_set_container(bs, container) < 0) {
+		binding_free(&bs->v[--bs->n]);
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	}
 	b = &bs->v[bs->n - 1];
-	r = resolve(d, b, true, &b->rules, &e);
+	r = resolve(d, b, true, &b->rules, err);
 	added = calloc(b->rules.n ? b->rules.n : 1, sizeof(*added));
 	if (r >= 0 && !added)
-		r = devwl_error_set(&e, -ENOMEM, 0, "out of memory");
+		r = devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	for (size_t k = 0; r >= 0 && k < b->rules.n; k++) {
 		const struct devwl_rule *rule = &b->rules.v[k];
 		uint8_t before = attachment_access(node, rule->type, rule->major, rule->minor);
@@ -226,22 +250,114 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 		 * node had already (another binding's, a plain rule's) stays. */
 		binding_undo(node, &b->rules, added, k);
 		(void)devwl_rule_format(rule, s, sizeof(s));
-		r = devwl_error_set(&e, -EPERM, 0, "%s: allow %s on %s: refused by the parent",
+		r = devwl_error_set(err, -EPERM, 0, "%s: allow %s on %s: refused by the parent",
 				    selector, s, path);
 	}
 	if (r < 0) {
-		free(b->rules.v);
-		free(b->node);
-		free(b->selector);
+		if (!err->msg[0])
+			devwl_error_set(err, r, 0, "%s", strerror(-r));
+		binding_free(b);
 		bs->n--;
-		return batch_reply_error(out, r, "%s %s on %s: %s", verb(allow), selector, path,
-					 e.msg[0] ? e.msg : strerror(-r));
+		return r;
 	}
+	return 0;
+}
+
+int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *bs,
+		const char *path, bool allow, const char *selector, bool record_it, FILE *out)
+{
+	struct devwl_error e = {0};
+	struct rulevec none = {0};
+	struct binding *b;
+	int r = bind_one(d, policy, bs, path, allow, selector, NULL, &e);
+
+	if (r == -ENOENT && !devwl_policy_find(policy, path))
+		return batch_reply_error(out, r, "no node %s", path);
+	if (r == -ENOSPC)
+		return batch_reply_error(out, r, "%s", e.msg);
+	if (r < 0)
+		return batch_reply_error(out, r, "%s %s on %s: %s", verb(allow), selector, path,
+					 e.msg);
+	b = &bs->v[bs->n - 1];
 	log_rules(b, record_it ? "bound by devwlctl, names" : "names");
 	if (record_it)
 		record(d, b, allow ? &b->rules : &none, allow ? &none : &b->rules, "devwlctl");
 	fputs("ok\n", out);
 	return 0;
+}
+
+int follow_grant(struct devwld *d, const char *container, const char *path, const char *selector,
+		 const char *cause, struct devwl_error *err)
+{
+	struct rulevec none = {0};
+	struct binding *b;
+	int r = bind_one(d, d->policy, &d->bindings, path, true, selector, container, err);
+
+	if (r < 0) {
+		struct binding x = {.node = (char *)path,
+				    .allow = true,
+				    .selector = (char *)selector,
+				    .container = (char *)container};
+
+		log_msg("container %s: selector allow %s on %s (%s): refused: %s", container,
+			selector, path, cause, err->msg);
+		record_event(d, &x, &none, &none, cause, err->msg);
+		return r;
+	}
+	b = &d->bindings.v[d->bindings.n - 1];
+	log_rules(b, "bound for its container, names");
+	record(d, b, &b->rules, &none, cause);
+	return 0;
+}
+
+void follow_refused(struct devwld *d, const char *container, const char *path, const char *selector,
+		    const char *cause, const char *reason)
+{
+	struct rulevec none = {0};
+	struct binding x = {.node = (char *)path,
+			    .allow = true,
+			    .selector = (char *)selector,
+			    .container = (char *)container};
+
+	record_event(d, &x, &none, &none, cause, reason);
+}
+
+void follow_carry(struct devwld *d, struct devwl_policy *policy, struct bindings *to,
+		  const struct bindings *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct binding *b = &from->v[i];
+		struct devwl_error e = {0};
+
+		if (!b->container)
+			continue;
+		if (bind_one(d, policy, to, b->node, b->allow, b->selector, b->container, &e) < 0)
+			log_msg("container %s: selector %s %s on %s no longer applies (%s): "
+				"dropped",
+				b->container, verb(b->allow), b->selector, b->node, e.msg);
+	}
+}
+
+void follow_forget_container(struct devwld *d, const char *container)
+{
+	for (size_t i = 0; i < d->bindings.n;) {
+		struct binding *b = &d->bindings.v[i];
+		struct devwl_node *node;
+
+		if (!b->container || strcmp(b->container, container)) {
+			i++;
+			continue;
+		}
+		/* Its node outlived it (another node below, say): what it granted goes. */
+		node = devwl_policy_find(d->policy, b->node);
+		for (size_t k = 0; node && b->allow && k < b->rules.n; k++)
+			(void)devwl_node_update(node, DEVWL_FILE_DENY, &b->rules.v[k]);
+		log_msg("selector %s %s on %s: its container %s is gone, and the binding with it",
+			verb(b->allow), b->selector, b->node, container);
+		binding_free(b);
+		memmove(b, b + 1, (d->bindings.n - i - 1) * sizeof(*b));
+		d->bindings.n--;
+	}
 }
 
 static void drop_binding(struct devwld *d, size_t i)
@@ -250,9 +366,7 @@ static void drop_binding(struct devwld *d, size_t i)
 
 	log_msg("selector %s %s: node %s is gone, and the binding with it", verb(b->allow),
 		b->selector, b->node);
-	free(b->node);
-	free(b->selector);
-	free(b->rules.v);
+	binding_free(b);
 	memmove(b, b + 1, (d->bindings.n - i - 1) * sizeof(*b));
 	d->bindings.n--;
 }
@@ -387,7 +501,9 @@ void follow_list(struct devwld *d, FILE *out)
 		int r = resolve(d, b, false, &rv, &e);
 
 		fprintf(out, "%s %s %s [%s]:", b->node, verb(b->allow), b->selector,
-			b->from_file ? "file" : "devwlctl");
+			b->container   ? "annotation"
+			: b->from_file ? "file"
+				       : "devwlctl");
 		if (r < 0)
 			fprintf(out, " (%s)", e.msg[0] ? e.msg : strerror(-r));
 		else if (!rv.n)

@@ -44,6 +44,28 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 		bool allow, const char *selector, bool record, FILE *out);
 
 /*
+ * A container's CDI annotations asked for selector: bound, allowed on the node at path
+ * of d->policy (the container's own) as a binding marked as the container's, and
+ * recorded with cause and the container. Refused (the parent refuses, the node is
+ * missing, too many bindings): logged and recorded as refused, nothing kept; -errno
+ * with err saying why. A device no spec defines yet is followed, granted when one does.
+ */
+int follow_grant(struct devwld *d, const char *container, const char *path, const char *selector,
+		 const char *cause, struct devwl_error *err);
+/* Record the refusal of what a container asked for (selector: as asked), with reason. */
+void follow_refused(struct devwld *d, const char *container, const char *path, const char *selector,
+		    const char *cause, const char *reason);
+/*
+ * A reload: the bindings of from made for containers, bound again in policy (the fresh
+ * one) as to's, each resolved now. One that no longer applies is logged and dropped.
+ */
+void follow_carry(struct devwld *d, struct devwl_policy *policy, struct bindings *to,
+		  const struct bindings *from);
+/* Container is gone: the bindings made for it go, and what they granted on a node that
+ * outlived it is taken back. */
+void follow_forget_container(struct devwld *d, const char *container);
+
+/*
  * Resolve d->bindings again (cdi_only: only the cdi: ones) and write to d->policy what
  * changed since each was written, as bindings_plan() orders it: every allow binding's
  * revocations first, then, in the bindings' order, the grants and new denials (a device

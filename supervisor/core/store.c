@@ -82,7 +82,7 @@ int store_parse_text(const char *file, const char *text, struct devwl_policy **r
 		     struct devwl_error *err)
 {
 	struct devwl_policy *policy = NULL;
-	struct json_object *top = NULL, *containers = NULL, *selectors = NULL;
+	struct json_object *top = NULL, *containers = NULL, *selectors = NULL, *nodes = NULL;
 	struct bindings b = {0};
 	enum json_tokener_error jerr = json_tokener_success;
 	struct mapping m = {0};
@@ -100,7 +100,10 @@ int store_parse_text(const char *file, const char *text, struct devwl_policy **r
 	}
 	json_object_object_get_ex(top, "containers", &containers);
 	json_object_object_get_ex(top, "selectors", &selectors);
+	json_object_object_get_ex(top, "nodes", &nodes);
 	r = mapping_from_json(containers, file, &m, err);
+	if (r >= 0)
+		r = cdi_optins_from_json(nodes, file, &m.cdi, err);
 	if (r >= 0)
 		r = bindings_from_json(selectors, file, &b, err);
 	json_object_put(top);
@@ -310,6 +313,9 @@ static void container_free(struct devwld *d, struct container *c)
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
+	/* What its annotations bound went with its node; if the node stays, not the grant. */
+	if (!d->exiting)
+		follow_forget_container(d, c->id);
 	if (!d->exiting)
 		log_msg("container %s: gone (%llu notifications)", c->id,
 			(unsigned long long)c->notifications);
@@ -715,6 +721,9 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 			goto fail;
 		}
 	}
+	/* What containers' annotations bound is theirs, not the file's nor devwlctl's: it
+	 * stays for as long as they do, a reset included. */
+	follow_carry(d, fresh, &bindings, &d->bindings);
 	i = 0;
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
 		struct container *c = container_of(l, struct container, link);

@@ -36,13 +36,29 @@ int bindings_add(struct bindings *b, const char *node, bool allow, const char *s
 	return 0;
 }
 
+void binding_free(struct binding *b)
+{
+	free(b->node);
+	free(b->selector);
+	free(b->container);
+	free(b->rules.v);
+}
+
+int binding_set_container(struct bindings *b, const char *container)
+{
+	char *c = strdup(container);
+
+	if (!c)
+		return -ENOMEM;
+	free(b->v[b->n - 1].container);
+	b->v[b->n - 1].container = c;
+	return 0;
+}
+
 void bindings_clear(struct bindings *b)
 {
-	for (size_t i = 0; i < b->n; i++) {
-		free(b->v[i].node);
-		free(b->v[i].selector);
-		free(b->v[i].rules.v);
-	}
+	for (size_t i = 0; i < b->n; i++)
+		binding_free(&b->v[i]);
 	free(b->v);
 	*b = (struct bindings){0};
 }
@@ -55,9 +71,7 @@ void bindings_forget(struct bindings *b, const char *path)
 		const char *node = b->v[i].node;
 
 		if (!strncmp(node, path, n) && (node[n] == '\0' || node[n] == '/')) {
-			free(b->v[i].node);
-			free(b->v[i].selector);
-			free(b->v[i].rules.v);
+			binding_free(&b->v[i]);
 		} else {
 			b->v[kept++] = b->v[i];
 		}

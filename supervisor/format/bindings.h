@@ -20,6 +20,7 @@ struct binding {
 	bool allow;	      /* else deny */
 	bool from_file;	      /* the policy file's "selectors", else a devwlctl change */
 	char *selector;	      /* "SELECTOR [ACCESS]" as written */
+	char *container;      /* made for this container's CDI annotations, else NULL */
 	struct rulevec rules; /* what it resolved to when last written, sorted */
 };
 
@@ -35,6 +36,10 @@ struct bindings {
 int bindings_add(struct bindings *b, const char *node, bool allow, const char *selector,
 		 bool from_file);
 void bindings_clear(struct bindings *b);
+/* Free what one binding holds (it stays in the list: the caller moves the rest). */
+void binding_free(struct binding *b);
+/* Mark the last binding added as made for container's annotations (copied). -ENOMEM. */
+int binding_set_container(struct bindings *b, const char *container);
 /* Drop the bindings of path and its descendants (a node made on demand is gone). */
 void bindings_forget(struct bindings *b, const char *path);
 

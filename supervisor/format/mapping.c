@@ -207,6 +207,7 @@ void mapping_clear(struct mapping *m)
 		rule_clear(&m->rules[i]);
 	free(m->rules);
 	free(m->start);
+	cdi_optins_clear(&m->cdi);
 	*m = (struct mapping){0};
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cdinames.h"
 #include "devwl.h"
 #include "ocistate.h"
 
@@ -49,6 +50,7 @@ struct mapping {
 	size_t nrules;
 	struct start_rule *start; /* "container_rules", in order */
 	size_t nstart;
+	struct cdi_optins cdi; /* the nodes' "cdi_annotations" (cdinames.h) */
 };
 
 /* Write the "container_rules" of m to node, a node just made for a container. 0, or the

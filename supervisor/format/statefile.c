@@ -174,6 +174,8 @@ static struct json_object *binding_json(const struct binding *b)
 		r = json_add(obj, "selector", json_object_new_string(b->selector));
 	if (r >= 0)
 		r = json_add(obj, "file", json_object_new_boolean(b->from_file));
+	if (r >= 0 && b->container)
+		r = json_add(obj, "container", json_object_new_string(b->container));
 	for (size_t i = 0; r >= 0 && i < b->rules.n; i++) {
 		char s[DEVWL_RULE_STR_MAX];
 
@@ -534,7 +536,8 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 static int parse_binding(struct json_object *o, size_t i, struct bindings *bs,
 			 struct devwl_error *err)
 {
-	struct json_object *node = NULL, *allow = NULL, *sel = NULL, *file = NULL, *rules = NULL;
+	struct json_object *node = NULL, *allow = NULL, *sel = NULL, *file = NULL, *rules = NULL,
+			   *container = NULL;
 	struct binding *b;
 	int r;
 
@@ -547,8 +550,16 @@ static int parse_binding(struct json_object *o, size_t i, struct bindings *bs,
 	    devwl_node_path_valid(json_object_get_string(node)) < 0 ||
 	    !selector_is(json_object_get_string(sel), strlen(json_object_get_string(sel))))
 		return devwl_error_set(err, -EINVAL, 0, "\"bindings\"[%zu] is not a binding", i);
+	/* Optional: a binding made for a container's CDI annotations names it. */
+	if (json_object_object_get_ex(o, "container", &container) &&
+	    (!json_object_is_type(container, json_type_string) || json_string_has_nul(container) ||
+	     !oci_id_valid(json_object_get_string(container))))
+		return devwl_error_set(err, -EINVAL, 0,
+				       "\"bindings\"[%zu]: \"container\" is no container id", i);
 	r = bindings_add(bs, json_object_get_string(node), json_object_get_boolean(allow),
 			 json_object_get_string(sel), json_object_get_boolean(file));
+	if (r >= 0 && container)
+		r = binding_set_container(bs, json_object_get_string(container));
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "\"bindings\"[%zu]: %s", i, strerror(-r));
 	b = &bs->v[bs->n - 1];

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cdigrant.h"
 #include "clock.h"
 #include "devwld.h"
 #include "fds.h"
@@ -255,6 +256,8 @@ static void message_complete(struct devwld *d, struct oci_conn *conn, struct jso
 	struct devwl_error err = {0};
 	struct oci_state st = {0};
 	size_t nnames, seccomp_idx = SIZE_MAX;
+	struct container *c = NULL;
+	bool fresh;
 	int r, fd;
 
 	if (!json_object_is_type(obj, json_type_object)) {
@@ -301,11 +304,17 @@ static void message_complete(struct devwld *d, struct oci_conn *conn, struct jso
 	}
 	fd = conn->fds[seccomp_idx];
 	conn->fds[seccomp_idx] = conn->fds[--conn->nfds];
+	fresh = !container_find(d, conn->uid, st.id);
 	r = container_attach(d, &st, fd, conn->uid, conn->pid);
-	if (r < 0)
+	if (r < 0) {
 		drop(d, conn, "container %s: %s", st.id, strerror(-r));
-	else
+	} else {
+		/* Once per container, with its first process: an exec'd one adds nothing. */
+		c = fresh ? container_find(d, conn->uid, st.id) : NULL;
+		if (c)
+			cdigrant_container(d, c, &st);
 		oci_conn_close(d, conn);
+	}
 	oci_state_clear(&st);
 }
 

@@ -11,7 +11,11 @@
 # node denies fail EPERM (read from the log CRI writes); StopContainer, StopPodSandbox
 # and RemovePodSandbox leave no container and no on-demand node behind. A pod whose
 # profile is not on the node does not start; a privileged pod with the profile is never
-# seen by devwld: containerd drops its seccomp section.
+# seen by devwld: containerd drops its seccomp section. A container whose CRI config
+# carries a cdi.k8s.io/ annotation, passed on into the OCI config by the runtime's
+# container_annotations, gets the CDI device it names (a spec in devwld's --cdi-dir) on
+# its own node, as /k8s opts in with "cdi_annotations" (containerd before 1.7 injects no
+# CDI device itself: the device is one the runtime gives every container anyway).
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -50,7 +54,18 @@ decode ContainerStatusResponse '\x0a\x07\x0a\x01' | grep -q "runs past the end" 
 pass "cri-client: truncated, mistyped and non-UTF-8 responses are errors; unknown fields are skipped"
 
 client_policy
-start_devwld
+# /k8s grants what containers' CDI annotations name, c 1:7 at most, which each
+# container's node starts without.
+jq '(.nodes[] | select(.path == "/k8s")) |= (.cdi_annotations = true | .rules += ["allow c 1:7 rw"])
+	| .containers.container_rules = ["deny c 1:7 rwm"]' "$T/policy.json" >"$T/policy.new" &&
+	mv "$T/policy.new" "$T/policy.json" || fail "jq on the policy"
+mkdir "$T/cdi"
+cat >"$T/cdi/dev.json" <<'SPEC'
+{ "cdiVersion": "0.6.0", "kind": "test.devwl.org/dev",
+  "devices": [ { "name": "full",
+                 "containerEdits": { "deviceNodes": [ { "path": "/dev/full", "permissions": "rw" } ] } } ] }
+SPEC
+start_devwld --cdi-dir "$T/cdi"
 jq --arg lp "$T/listen.sock" '.listenerPath = $lp' "$PROFILE_SRC" >"$T/k8s-profile.json" ||
 	fail "jq on $PROFILE_SRC"
 PROFILE=$T/k8s-profile.json
@@ -73,6 +88,7 @@ cat >>"$CTD_CONFIG" <<TOML
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      container_annotations = ["cdi.k8s.io/*"]
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         Root = "$D/runc"
         SystemdCgroup = false
@@ -131,18 +147,20 @@ pod_config() {
 			security_context: ({namespace_options: {network: "NODE"}} + $sc)}}'
 }
 
-# start_pod NS POD CTR HOW PRIVILEGED SCRIPT: RunPodSandbox, then CreateContainer and
-# StartContainer of CTR running SCRIPT; POD_ID, CTR_ID and LOG (the file CRI writes the
-# container's output to) for the rest.
+# start_pod NS POD CTR HOW PRIVILEGED SCRIPT [ANNOTATIONS]: RunPodSandbox, then
+# CreateContainer and StartContainer of CTR running SCRIPT (its config's annotations a
+# JSON object); POD_ID, CTR_ID and LOG (the file CRI writes the container's output to)
+# for the rest.
 start_pod() {
-	local ns=$1 pod=$2 ctr=$3 sc cfg ccfg
+	local ns=$1 pod=$2 ctr=$3 annos=${7:-"{}"} sc cfg ccfg
 	sc=$(security_context "$4" "$5")
 	cfg=$(pod_config "$ns" "$pod" "$4" "$5")
 	mkdir -p "$D/pods/${ns}_$pod"
 	cri RunPodSandbox "$(jq -nc --argjson c "$cfg" '{config: $c}')"
 	POD_ID=$(jq -r .pod_sandbox_id <<<"$CRI_OUT")
-	ccfg=$(jq -nc --arg ctr "$ctr" --arg image "$IMAGE" --arg script "$6" --argjson sc "$sc" '{
-		metadata: {name: $ctr, attempt: 0}, image: {image: $image},
+	ccfg=$(jq -nc --arg ctr "$ctr" --arg image "$IMAGE" --arg script "$6" --argjson sc "$sc" \
+		--argjson annos "$annos" '{
+		metadata: {name: $ctr, attempt: 0}, image: {image: $image}, annotations: $annos,
 		command: ["sh", "-c", $script], log_path: "\($ctr)/0.log",
 		linux: {security_context: ({namespace_options: {network: "NODE", pid: "CONTAINER"}} + $sc)}}')
 	cri CreateContainer "$(jq -nc --arg p "$POD_ID" --argjson c "$ccfg" --argjson s "$cfg" \
@@ -266,4 +284,34 @@ done
 ctl containers | grep -q " /k8s/team-c/" && fail "privileged: $(ctl containers)"
 stop_pod
 pass "privileged pod with the Localhost profile: no seccomp, devwld never sees it, mknod c 1:11 works"
+
+# --- 5. a CDI device named in the container's annotations --------------------------------
+# The trapped mknod first: once it is answered devwld has registered the container, its
+# grants and its cgroup, and the runtime's defaults (which allow /dev/full) are gone.
+CDI_SCRIPT='trap "echo TERM; exit 0" TERM
+mknod /tmp/null c 1 3
+head -c 1 /dev/full >/dev/null; echo FULL_RC=$?
+echo READY
+while :; do sleep 1; done'
+start_pod team-e cdi-0 app field false "$CDI_SCRIPT" '{"cdi.k8s.io/devwl-test": "test.devwl.org/dev=full"}'
+node=/k8s/team-e/cdi-0/app
+ctl selectors | grep -qxF "$node allow cdi:test.devwl.org/dev=full [annotation]: c 1:7 rw" ||
+	fail "CDI annotation: selectors: $(ctl selectors); $(grep "$CTR_ID" "$T/devwld.log")"
+# The audit is written by a thread of its own: in a moment.
+granted() {
+	jq -se --arg id "$CTR_ID" 'any(.[]; .event == "selector" and .container == $id
+		and .cause == "cdi annotation" and .granted == ["c 1:7 rw"])' "$T/audit.jsonl" >/dev/null
+}
+wait_until 60 granted ||
+	fail "CDI annotation: no audit record of the grant: $(grep selector "$T/audit.jsonl")"
+if [ $KERNEL = yes ]; then
+	log_text | grep -qx FULL_RC=0 || fail "CDI annotation: /dev/full (granted) not read: $(log_text)"
+	pass "CDI annotation through containerd's CRI: c 1:7 rw bound on $node, read natively in kernel mode"
+else
+	pass "CDI annotation through containerd's CRI: c 1:7 rw bound on $node (kernel mode not checked: $host_why)"
+fi
+stop_pod
+wait_gone "$CTR_ID"
+ctl selectors | grep -qF "$node " && fail "CDI annotation: the binding outlived the container: $(ctl selectors)"
+pass "CDI annotation: the binding goes with the container"
 exit 0

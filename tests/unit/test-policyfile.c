@@ -200,6 +200,11 @@ static void test_devwl_policy_load_string_minimal(void **state)
 	assert_show(p, "/", "behavior deny\nallow c 1:3 r\nallow b 8:0 wm\n");
 	assert_show(p, "/x", "behavior deny\nallow c 1:3 r\nallow b 8:0 wm\n");
 	devwl_policy_free(p);
+	/* devwld's "cdi_annotations": accepted and ignored, the node as without it. */
+	p = load_ok("{\"version\":1,\"nodes\":[{\"path\":\"/x\",\"cdi_annotations\":true,"
+		    "\"rules\":[\"deny a\"]},{\"path\":\"/x/y\",\"cdi_annotations\":false}]}");
+	assert_show(p, "/x/y", "behavior deny\n");
+	devwl_policy_free(p);
 }
 
 /* The kernel grammar's corners come through as the kernel reads them. */
@@ -343,7 +348,7 @@ static void test_devwl_policy_load_string_error_place(void **state)
 	r = devwl_policy_load_string(text, "bad.json", &p, &err);
 	assert_error(r, &err, -EINVAL,
 		     "bad.json:5:5: node /a/b: unknown key \"rulez\" (known: path, rules, devices, "
-		     "mknod_needs_cap)",
+		     "mknod_needs_cap, cdi_annotations)",
 		     NULL);
 	assert_int_equal(err.offset, strstr(text, "    {\n") - text + 4);
 	load_bad("{\"version\": 1, \"nodez\": []}", -EINVAL,
@@ -405,6 +410,10 @@ static void test_devwl_policy_load_string_bad_content(void **state)
 		 "node /: defined twice", NULL, NULL);
 	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"mknod_needs_cap\": 0}]}",
 		 -EINVAL, "node /a: \"mknod_needs_cap\": must be a boolean", NULL, NULL);
+	/* devwld's key: libdevwl checks its type and ignores it. */
+	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"cdi_annotations\": \"yes\"}]}",
+		 -EINVAL, "node /a: \"cdi_annotations\": must be a boolean, not a string", NULL,
+		 NULL);
 	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"rules\": \"deny a\"}]}",
 		 -EINVAL, "node /a: \"rules\": must be an array", NULL, NULL);
 	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"rules\": [\"deny a\", 3]}]}",

@@ -78,6 +78,10 @@ static void fixture_init(struct fixture *f)
 							  .minor = (1u << 20) - 1}),
 			 0);
 	assert_int_equal(bindings_add(&f->d.bindings, "/c/x", false, "usb:0403:6001", true), 0);
+	/* One made for a container's CDI annotations names it. */
+	assert_int_equal(bindings_add(&f->d.bindings, "/c/x", true, "cdi:vendor.com/gpu=0", false),
+			 0);
+	assert_int_equal(binding_set_container(&f->d.bindings, "c1"), 0);
 	list_init(&f->d.containers);
 	f->c[0].id = "c1";
 	f->c[0].k8s_name = "ns/pod/ctr";
@@ -174,7 +178,7 @@ static void test_state_text_round_trip(void **state)
 	assert_memory_equal(s.edits.v[0].line, "mkdir /c/y", 10);
 	assert_int_equal(s.edits.v[1].len, sizeof(edit_nul) - 1);
 	assert_memory_equal(s.edits.v[1].line, edit_nul, sizeof(edit_nul) - 1);
-	assert_int_equal(s.bindings.n, 2);
+	assert_int_equal(s.bindings.n, 3);
 	assert_string_equal(s.bindings.v[0].node, "/c");
 	assert_true(s.bindings.v[0].allow);
 	assert_false(s.bindings.v[0].from_file);
@@ -188,6 +192,9 @@ static void test_state_text_round_trip(void **state)
 	assert_false(s.bindings.v[1].allow);
 	assert_true(s.bindings.v[1].from_file);
 	assert_int_equal(s.bindings.v[1].rules.n, 0);
+	assert_null(s.bindings.v[1].container);
+	assert_string_equal(s.bindings.v[2].selector, "cdi:vendor.com/gpu=0");
+	assert_string_equal(s.bindings.v[2].container, "c1");
 
 	assert_int_equal(s.ncontainers, 2);
 	assert_string_equal(s.containers[0].id, "c1");
@@ -352,6 +359,10 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "bindings.0.node", "\"c\"", "\"bindings\"[0] is not a binding");
 	expect_mutation_refused(t, "bindings.1.selector", "\"c 1:3 rw\"",
 				"\"bindings\"[1] is not a binding");
+	expect_mutation_refused(t, "bindings.2.container", "\"../x\"",
+				"\"bindings\"[2]: \"container\" is no container id");
+	expect_mutation_refused(t, "bindings.2.container", "3",
+				"\"bindings\"[2]: \"container\" is no container id");
 	expect_mutation_refused(t, "bindings.0.rules.0", "\"a\"",
 				"\"bindings\"[0]: rule 0 is not a device's");
 	expect_mutation_refused(t, "bindings.0.rules.0", "\"b 7:0 rx\"",
