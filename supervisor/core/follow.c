@@ -16,7 +16,6 @@
 
 #include "attachment.h"
 #include "audit-line.h"
-#include "attach.h"
 #include "batch.h"
 #include "cdi.h"
 #include "devwld.h"
@@ -41,13 +40,12 @@ void follow_env(const struct devwld *d, struct selector_env *env)
 
 static const char *const host_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
 
-void follow_cdi_read(struct devwld *d)
+void follow_cdi_read(struct devwld *d, bool attached_cdi)
 {
-	bool any = false;
+	bool any = attached_cdi;
 
 	for (size_t i = 0; !any && i < d->bindings.n; i++)
 		any = !strncmp(d->bindings.v[i].selector, "cdi:", 4);
-	any = any || attach_following_cdi(d);
 	if (!any || d->cdi_now)
 		return;
 	if (d->cfg.n_cdi_dirs)

@@ -75,7 +75,7 @@ static void refresh(struct devwld *d, bool cdi_only, const char *cause)
 {
 	bool changed;
 
-	follow_cdi_read(d);
+	follow_cdi_read(d, attach_following_cdi(d));
 	changed = follow_refresh(d, cdi_only, cause);
 
 	if (changed) {
