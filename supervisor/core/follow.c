@@ -150,6 +150,9 @@ int follow_load(struct devwld *d, struct devwl_policy *policy, struct bindings *
 		free(b->rules.v);
 		b->rules = (struct rulevec){0};
 		r = resolve(d, b, true, &b->rules, &e);
+		if (r < 0 && b->where)
+			return devwl_error_set(err, r, 0, "%s: %s %s: %s", b->where, verb(b->allow),
+					       b->selector, e.msg[0] ? e.msg : strerror(-r));
 		if (r < 0)
 			return devwl_error_set(err, r, 0, "\"selectors\": %s on %s: %s",
 					       verb(b->allow), b->node,
@@ -195,9 +198,7 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 				    selector, s, path);
 	}
 	if (r < 0) {
-		free(b->rules.v);
-		free(b->node);
-		free(b->selector);
+		binding_free(b);
 		bs->n--;
 		return batch_reply_error(out, r, "%s %s on %s: %s", verb(allow), selector, path,
 					 e.msg[0] ? e.msg : strerror(-r));
@@ -230,9 +231,7 @@ static void drop_binding(struct devwld *d, size_t i)
 
 	log_msg("selector %s %s: node %s is gone, and the binding with it", verb(b->allow),
 		b->selector, b->node);
-	free(b->node);
-	free(b->selector);
-	free(b->rules.v);
+	binding_free(b);
 	memmove(b, b + 1, (d->bindings.n - i - 1) * sizeof(*b));
 	d->bindings.n--;
 }
