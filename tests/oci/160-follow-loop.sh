@@ -5,7 +5,8 @@
 # minor, and the old minor, now backing another file, is refused. A binding devwlctl made
 # is kept across a reload; a CDI spec rewritten by a temp file and a rename (--cdi-dir)
 # re-resolves its cdi: binding. Every change is in the audit and `devwlctl events`.
-# A selector rule ending a node's "rules" is such a binding too.
+# A selector rule ending a node's "rules" is such a binding too, and `devwlctl show`
+# lists a node's bindings under its listing with what each names now.
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -62,7 +63,16 @@ grep -qxF "/lab allow cdi:test.devwl.org/dev=one r [file]: -" "$T/sel.out" ||
 # The node rule's binding first: the nodes' rules come before "selectors".
 [ "$(head -1 "$T/sel.out")" = "/lab allow loop:$T/c.img r [file]: b $NC r" ] ||
 	fail "selectors, the node rule's binding: $(cat "$T/sel.out")"
-pass "a node rule's loop:c.img and the file's selectors: bound, the node rule's first"
+ctl show /lab >"$T/show.out" || fail "devwlctl show /lab: $(cat "$T/show.out")"
+want="behavior deny
+allow b $NC r
+allow b $N0 r
+  allow loop:$T/c.img r -> b $NC r
+  allow loop:$T/a.img r -> b $N0 r
+  allow cdi:test.devwl.org/dev=one r -> -"
+[ "$(grep -v '^mknod_needs_cap' "$T/show.out" | sort)" = "$(sort <<<"$want")" ] ||
+	fail "devwlctl show /lab: $(cat "$T/show.out")"
+pass "a node rule's loop:c.img and the file's selectors: bound, and listed by show"
 # devwlctl itself, not the ctl function: $! is then the process cleanup kills.
 "$DEVWLCTL" --socket "$T/control.sock" events --json >"$T/events.out" 2>&1 &
 CHILD_PIDS+=("$!")
@@ -159,6 +169,8 @@ ctl selectors | grep -qxF "/lab allow loop:$T/b.img r [devwlctl]: -" ||
 	fail "devwlctl's binding after a reload: $(ctl selectors)"
 ctl selectors | grep -qxF "/lab allow loop:$T/c.img r [file]: b $NC r" ||
 	fail "the node rule's binding after a reload: $(ctl selectors)"
+ctl show /lab | grep -qxF "  allow loop:$T/b.img r -> -" ||
+	fail "show /lab, devwlctl's binding: $(ctl show /lab)"
 B0=$(attach "$T/b.img") || fail "cannot attach b.img"
 for _ in $(seq 1200); do
 	[ "$(open "$B0")" = "ok b-data" ] && break
