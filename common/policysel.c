@@ -197,6 +197,17 @@ static int add(struct policysel *ps, const char *node, bool allow, const char *s
 	return 0;
 }
 
+/* s for a message: at most size - 1 bytes, control characters shown as '?'. */
+static const char *printable(const char *s, size_t len, char *buf, size_t size)
+{
+	size_t n = len < size - 1 ? len : size - 1;
+
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (unsigned char)s[i] < ' ' || s[i] == 0x7f ? '?' : s[i];
+	buf[n] = '\0';
+	return buf;
+}
+
 /* Blank t[from..to) but its line ends: the lines and columns of the rest stay. */
 static void blank(char *t, size_t from, size_t to)
 {
@@ -212,7 +223,7 @@ static int node_rules(const char *t, char *out, size_t at, struct json_object *o
 	struct json_object *path = NULL, *rules = NULL;
 	_cleanup_free_ size_t *starts = NULL, *ends = NULL;
 	size_t n, first = 0, nsel = 0, rat;
-	char where[1024];
+	char where[1024], q[201], qp[257];
 	const char *p;
 
 	/* What the loader refuses (no path, rules no array) it reports itself. */
@@ -222,6 +233,7 @@ static int node_rules(const char *t, char *out, size_t at, struct json_object *o
 	    !json_object_is_type(rules, json_type_array))
 		return 0;
 	p = json_object_get_string(path);
+	printable(p, strlen(p), qp, sizeof(qp));
 	n = json_object_array_length(rules);
 	for (size_t i = 0; i < n; i++)
 		if (!json_object_is_type(json_object_array_get_idx(rules, i), json_type_string))
@@ -235,14 +247,14 @@ static int node_rules(const char *t, char *out, size_t at, struct json_object *o
 		text = json_object_get_string(s);
 		len = (size_t)json_object_get_string_len(s);
 		v = selector_rule(text, len, &allow);
-		snprintf(where, sizeof(where), "%s: node %.256s: rule %zu", name, p, i + 1);
+		snprintf(where, sizeof(where), "%s: node %s: rule %zu", name, qp, i + 1);
 		if (!v && nsel)
-			return devwl_error_set(
-				err, -EINVAL, 0,
-				"%s \"%.200s\": a plain rule after the selector rule "
-				"%zu: a node's selector rules are applied after its "
-				"plain rules, so they must come last",
-				where, text, first + 1);
+			return devwl_error_set(err, -EINVAL, 0,
+					       "%s \"%s\": a plain rule after the selector rule "
+					       "%zu: a node's selector rules are applied after its "
+					       "plain rules, so they must come last",
+					       where, printable(text, len, q, sizeof(q)),
+					       first + 1);
 		if (!v)
 			continue;
 		if (!nsel++)
@@ -266,9 +278,9 @@ static int node_rules(const char *t, char *out, size_t at, struct json_object *o
 	return 0;
 lost:
 	return devwl_error_set(err, -EINVAL, 0,
-			       "%s: node %.256s: its selector rules cannot be found in the text "
+			       "%s: node %s: its selector rules cannot be found in the text "
 			       "(write the keys \"nodes\" and \"rules\" once each, unescaped)",
-			       name, p);
+			       name, qp);
 }
 
 int policysel_extract(const char *text, const char *name, char **ret_text, struct policysel *ret,
@@ -286,6 +298,12 @@ int policysel_extract(const char *text, const char *name, char **ret_text, struc
 	out = strdup(text);
 	if (!out)
 		return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", name);
+	/* Too big for the loader, which says so. */
+	if (len > POLICY_FILE_MAX) {
+		*ret_text = TAKE_PTR(out);
+		*ret = ps;
+		return 0;
+	}
 	tok = json_tokener_new();
 	if (!tok)
 		return devwl_error_set(err, -ENOMEM, 0, "%s: out of memory", name);
