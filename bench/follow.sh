@@ -14,13 +14,15 @@
 # grant: from the moment LOOP_CONFIGURE returns (bench/loop-bind.c, `losetup LOOP FILE`;
 # the kernel sends the uevent within the call) to the workload's first open that
 # succeeds; revoke: from LOOP_CLR_FD and the last close (`losetup -d`) to its first open
-# refused. Exec times are in neither. Then the same with an attached container, if this devwld can attach by
-# selector (`devwlctl attach CONTAINER 'loop:FILE' /dev/xdisk`): from losetup to the node
-# present and openable in a runc container; the manual side adds `nsenter -m -t PID mknod`
-# to its step. devwl and manual alternate, --ops of each, first with 1 container, then
-# with idle ones added up to --containers (devwl: devwl-run --connect sleepers on /lab,
-# which devwld reprograms too, the workload started again after them so that it is the
-# last; manual: as many cgroups, each written, the workload's last). Prints p50/p99 in ms of each side and their ratio (devwl/manual).
+# refused. Exec times are in neither. Then the same with an attached container, if this
+# devwld can attach by selector (`devwlctl attach CONTAINER 'loop:FILE' /dev/xdisk`):
+# from the bind to the node present and openable in a runc container; the manual side
+# adds `nsenter -m -t PID mknod` to its step. devwl and manual alternate, --ops of each,
+# first with 1 container, then with idle ones added up to --containers (devwl:
+# devwl-run --connect sleepers on /lab, which devwld reprograms too, the workload
+# started again after them so that it is the last; manual: as many cgroups, each
+# written, the workload's last). Prints p50/p99 in ms of each side and their ratio
+# (devwl/manual).
 # Needs root, losetup, a v1 devices controller for the manual side (n/a without), and
 # runc, jq and busybox for the attach rows.
 #   --quick         20 operations of each, 1 container only (under a minute)
@@ -57,7 +59,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	-h | --help)
-		sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -115,6 +117,8 @@ DEVWLD_PID=
 PIDS=()
 IDS=()
 MCG=
+# Each kind's loop device and its minor: grant, manual, attach, mattach.
+declare -A LOOP=() MIN=()
 cleanup() {
 	local pid id l cg f bf
 	: >"$T/stop"
@@ -127,7 +131,7 @@ cleanup() {
 	fi
 	# Only what still backs our files: a device freed may be another user's by now.
 	for f in grant manual attach mattach; do
-		l=$(eval echo "\${LOOP_$f:-}")
+		l=${LOOP[$f]:-}
 		[ -n "$l" ] || continue
 		bf=$(cat "/sys/block/${l#/dev/}/loop/backing_file" 2>/dev/null)
 		[ "$bf" != "$T/$f.img" ] || losetup -d "$l" 2>/dev/null
@@ -160,15 +164,15 @@ V1=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc
 for f in grant manual attach mattach; do
 	truncate -s 1M "$T/$f.img"
 	l=$(losetup -f --show "$T/$f.img") || die "losetup -f: no free loop device"
-	declare "LOOP_$f=$l" "MIN_$f=$(($(stat -c 0x%T "$l")))"
+	LOOP[$f]=$l MIN[$f]=$(($(stat -c 0x%T "$l")))
 done
-MAJ=$(($(stat -c 0x%t "$LOOP_grant")))
+MAJ=$(($(stat -c 0x%t "${LOOP[grant]}")))
 for f in grant manual attach mattach; do
-	losetup -d "$(eval echo "\$LOOP_$f")" || die "losetup -d"
+	losetup -d "${LOOP[$f]}" || die "losetup -d ${LOOP[$f]}"
 done
 # bind KIND / unbind KIND: the uevent each measurement starts from; print the time.
-bind() { "$LOOPBIND" "$(eval echo "\$LOOP_$1")" "$T/$1.img"; }
-unbind() { "$LOOPBIND" -d "$(eval echo "\$LOOP_$1")"; }
+bind() { "$LOOPBIND" "${LOOP[$1]}" "$T/$1.img"; }
+unbind() { "$LOOPBIND" -d "${LOOP[$1]}"; }
 
 cat >"$T/policy.json" <<JSON
 { "version": 1,
@@ -202,7 +206,7 @@ start_a() {
 	fi
 	A=follow-$$-$1
 	"$RUN" --connect "$T/listen.sock" --node /lab --id "$A" -- \
-		"$WATCH" --watch "$T/stop" "$LOOP_grant" "$pause" >"$out" 2>&1 &
+		"$WATCH" --watch "$T/stop" "${LOOP[grant]}" "$pause" >"$out" 2>&1 &
 	APID=$!
 	PIDS+=("$APID")
 	for _ in $(seq 200); do
@@ -223,7 +227,7 @@ if [ -n "$V1" ]; then
 	BCG=$MCG/w
 	(
 		echo "$BASHPID" >"$BCG/cgroup.procs" || exit 1
-		exec "$WATCH" --watch "$T/stop" "$LOOP_manual" "$pause"
+		exec "$WATCH" --watch "$T/stop" "${LOOP[manual]}" "$pause"
 	) >"$T/b.out" 2>&1 &
 	PIDS+=("$!")
 fi
@@ -305,20 +309,20 @@ manual_watch() {
 MIDLE=()
 m_grant() {
 	local cg
-	for cg in "${MIDLE[@]}"; do echo "b $MAJ:$MIN_manual r" >"$cg/devices.allow"; done
-	echo "b $MAJ:$MIN_manual r" >"$BCG/devices.allow"
+	for cg in "${MIDLE[@]}"; do echo "b $MAJ:${MIN[manual]} r" >"$cg/devices.allow"; done
+	echo "b $MAJ:${MIN[manual]} r" >"$BCG/devices.allow"
 }
 m_revoke() {
 	local cg
-	for cg in "${MIDLE[@]}"; do echo "b $MAJ:$MIN_manual r" >"$cg/devices.deny"; done
-	echo "b $MAJ:$MIN_manual r" >"$BCG/devices.deny"
+	for cg in "${MIDLE[@]}"; do echo "b $MAJ:${MIN[manual]} r" >"$cg/devices.deny"; done
+	echo "b $MAJ:${MIN[manual]} r" >"$BCG/devices.deny"
 }
 m_attach() {
-	echo "b $MAJ:$MIN_mattach rw" >"$DCG/devices.allow" &&
-		nsenter -m -t "$DPID" mknod /dev/xdisk b "$MAJ" "$MIN_mattach"
+	echo "b $MAJ:${MIN[mattach]} rw" >"$DCG/devices.allow" &&
+		nsenter -m -t "$DPID" mknod /dev/xdisk b "$MAJ" "${MIN[mattach]}"
 }
 m_detach() {
-	nsenter -m -t "$DPID" rm /dev/xdisk && echo "b $MAJ:$MIN_mattach rw" >"$DCG/devices.deny"
+	nsenter -m -t "$DPID" rm /dev/xdisk && echo "b $MAJ:${MIN[mattach]} rw" >"$DCG/devices.deny"
 }
 
 # Each workload's lines, read as they come ("NS STATE").
@@ -385,13 +389,13 @@ round() {
 		: >"$T/$k"
 	done
 	if [ -n "$BCG" ]; then
-		manual_watch "$T/manual.img" "$LOOP_manual" m_grant m_revoke "$T/mstop.$RN" &
+		manual_watch "$T/manual.img" "${LOOP[manual]}" m_grant m_revoke "$T/mstop.$RN" &
 		wpid=$!
 		PIDS+=("$wpid")
 		settle "$BFD"
 	fi
 	if [ -z "$ATTACH" ] && [ -n "$BCG" ]; then
-		manual_watch "$T/mattach.img" "$LOOP_mattach" m_attach m_detach "$T/mstop.$RN" &
+		manual_watch "$T/mattach.img" "${LOOP[mattach]}" m_attach m_detach "$T/mstop.$RN" &
 		PIDS+=("$!")
 		settle "$DFD"
 	fi
@@ -401,14 +405,14 @@ round() {
 	for ((i = -2; i < ops; i++)); do
 		k=$T/x
 		((i >= 0)) && k=$T
-		op "$AFD" "^ok b $MAJ:$MIN_grant\$" bind grant >>"$k/a-grant" || exit 1
-		[ -z "$BCG" ] || op "$BFD" "^ok b $MAJ:$MIN_manual\$" bind manual >>"$k/b-grant" || exit 1
+		op "$AFD" "^ok b $MAJ:${MIN[grant]}\$" bind grant >>"$k/a-grant" || exit 1
+		[ -z "$BCG" ] || op "$BFD" "^ok b $MAJ:${MIN[manual]}\$" bind manual >>"$k/b-grant" || exit 1
 		op "$AFD" '^EPERM$' unbind grant >>"$k/a-revoke" || exit 1
 		[ -z "$BCG" ] || op "$BFD" '^EPERM$' unbind manual >>"$k/b-revoke" || exit 1
 		if [ -z "$ATTACH" ]; then
-			op "$CFD" "^ok b $MAJ:$MIN_attach\$" bind attach >>"$k/a-attach" || exit 1
+			op "$CFD" "^ok b $MAJ:${MIN[attach]}\$" bind attach >>"$k/a-attach" || exit 1
 			[ -z "$BCG" ] ||
-				op "$DFD" "^ok b $MAJ:$MIN_mattach\$" bind mattach >>"$k/b-attach" || exit 1
+				op "$DFD" "^ok b $MAJ:${MIN[mattach]}\$" bind mattach >>"$k/b-attach" || exit 1
 			op "$CFD" '^(ENOENT|EPERM)$' unbind attach >>"$k/a-detach" || exit 1
 			[ -z "$BCG" ] || op "$DFD" '^(ENOENT|EPERM)$' unbind mattach >>"$k/b-detach" ||
 				exit 1
