@@ -14,10 +14,11 @@
 # grant: from the moment LOOP_CONFIGURE returns (bench/loop-bind.c, `losetup LOOP FILE`;
 # the kernel sends the uevent within the call) to the workload's first open that
 # succeeds; revoke: from LOOP_CLR_FD and the last close (`losetup -d`) to its first open
-# refused. Exec times are in neither. Then the same with an attached container, if this
-# devwld can attach by selector (`devwlctl attach CONTAINER 'loop:FILE' /dev/xdisk`):
-# from the bind to the node present and openable in a runc container; the manual side
-# adds `nsenter -m -t PID mknod` to its step. devwl and manual alternate, --ops of each,
+# refused. Exec times are in neither. Then a replug in an attached container, if this
+# devwld can attach by selector (`devwlctl attach CONTAINER 'loop:FILE' /dev/xdisk`, FILE
+# bound first: it must name a device): from the unbind to the node gone from a runc
+# container, and from the bind to the node back and openable; the manual side adds
+# `nsenter -m -t PID rm` and `mknod` to its step. devwl and manual alternate, --ops of each,
 # first with 1 container, then with idle ones added up to --containers (devwl:
 # devwl-run --connect sleepers on /lab, which devwld reprograms too, the workload
 # started again after them so that it is the last; manual: as many cgroups, each
@@ -59,7 +60,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	-h | --help)
-		sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -119,6 +120,7 @@ IDS=()
 MCG=
 # Each kind's loop device and its minor: grant, manual, attach, mattach.
 declare -A LOOP=() MIN=()
+MADE=()
 cleanup() {
 	local pid id l cg f bf
 	: >"$T/stop"
@@ -129,13 +131,14 @@ cleanup() {
 		kill "$DEVWLD_PID" 2>/dev/null
 		wait "$DEVWLD_PID" 2>/dev/null
 	fi
-	# Only what still backs our files: a device freed may be another user's by now.
+	# The loop devices this run made: unbound, then removed.
 	for f in grant manual attach mattach; do
 		l=${LOOP[$f]:-}
 		[ -n "$l" ] || continue
 		bf=$(cat "/sys/block/${l#/dev/}/loop/backing_file" 2>/dev/null)
 		[ "$bf" != "$T/$f.img" ] || losetup -d "$l" 2>/dev/null
 	done
+	for l in "${MADE[@]}"; do "$LOOPBIND" --remove "$l" 2>/dev/null; done
 	if [ -n "$MCG" ] && [ -d "$MCG" ]; then
 		for cg in "$MCG"/*/; do rmdir "$cg" 2>/dev/null; done
 		rmdir "$MCG" 2>/dev/null
@@ -158,18 +161,27 @@ nap() { read -r -t "$1" -u "$NAP" _ || :; }
 # The manual step writes a v1 device cgroup; cgroup2 has no such file.
 V1=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
 
-# One loop device for each side and kind, reserved by attaching it once, so that each
-# workload watches a path known in advance; another user of loop devices on this host
-# may still take one while it is free, which ends the run with a message.
+# One loop device for each side and kind, made for this run (LOOP_CTL_ADD) at a number
+# far above what `losetup -f` hands out, so that each workload watches a path known in
+# advance and no other user of loop devices on this host takes it while it is unbound.
+n=$((200 + $$ % 500))
 for f in grant manual attach mattach; do
 	truncate -s 1M "$T/$f.img"
-	l=$(losetup -f --show "$T/$f.img") || die "losetup -f: no free loop device"
-	LOOP[$f]=$l MIN[$f]=$(($(stat -c 0x%T "$l")))
+	for ((tries = 0; tries < 100; tries++, n++)); do
+		"$LOOPBIND" --add "$n" 2>>"$T/cmd.log" && break
+		[ $? = 3 ] || die "cannot make loop device $n: $(tail -1 "$T/cmd.log")"
+	done
+	LOOP[$f]=/dev/loop$n
+	MADE+=("$n")
+	for _ in $(seq 200); do
+		[ -b "${LOOP[$f]}" ] && break
+		nap 0.01
+	done
+	[ -b "${LOOP[$f]}" ] || die "${LOOP[$f]} never appeared"
+	MIN[$f]=$(($(stat -c 0x%T "${LOOP[$f]}")))
+	n=$((n + 1))
 done
 MAJ=$(($(stat -c 0x%t "${LOOP[grant]}")))
-for f in grant manual attach mattach; do
-	losetup -d "${LOOP[$f]}" || die "losetup -d ${LOOP[$f]}"
-done
 # bind KIND / unbind KIND: the uevent each measurement starts from; print the time.
 bind() { "$LOOPBIND" "${LOOP[$1]}" "$T/$1.img"; }
 unbind() { "$LOOPBIND" -d "${LOOP[$1]}"; }
@@ -256,12 +268,19 @@ att_setup() {
 		ctl containers 2>/dev/null | grep -q "^$C " && break
 		nap 0.05
 	done
+	# An attach by selector must name one device now: FILE is bound first, and each
+	# measurement is a replug, unbind then bind.
+	bind attach >/dev/null || die "cannot bind ${LOOP[attach]}"
 	ctl attach "$C" "loop:$T/attach.img" /dev/xdisk >"$T/attach.err" 2>&1 || {
+		# A devwld without it takes a device path or numbers only.
+		grep -q "a host path" "$T/attach.err" ||
+			die "devwlctl attach $C loop:FILE /dev/xdisk: $(cat "$T/attach.err")"
 		ATTACH="skipped: attach by selector not supported by this build"
 		echo "  ($(head -1 "$T/attach.err"))" >"$T/attach.why"
 		return 0
 	}
 	[ -n "$BCG" ] || return 0
+	bind mattach >/dev/null || die "cannot bind ${LOOP[mattach]}"
 	runc_run "$D" manual
 	DPID=$(runc state "$D" | jq .pid)
 	DCG=$V1$(awk -F: '$2 == "devices" {print $3}' "/proc/$DPID/cgroup")
@@ -410,12 +429,12 @@ round() {
 		op "$AFD" '^EPERM$' unbind grant >>"$k/a-revoke" || exit 1
 		[ -z "$BCG" ] || op "$BFD" '^EPERM$' unbind manual >>"$k/b-revoke" || exit 1
 		if [ -z "$ATTACH" ]; then
-			op "$CFD" "^ok b $MAJ:${MIN[attach]}\$" bind attach >>"$k/a-attach" || exit 1
-			[ -z "$BCG" ] ||
-				op "$DFD" "^ok b $MAJ:${MIN[mattach]}\$" bind mattach >>"$k/b-attach" || exit 1
 			op "$CFD" '^(ENOENT|EPERM)$' unbind attach >>"$k/a-detach" || exit 1
 			[ -z "$BCG" ] || op "$DFD" '^(ENOENT|EPERM)$' unbind mattach >>"$k/b-detach" ||
 				exit 1
+			op "$CFD" "^ok b $MAJ:${MIN[attach]}\$" bind attach >>"$k/a-attach" || exit 1
+			[ -z "$BCG" ] ||
+				op "$DFD" "^ok b $MAJ:${MIN[mattach]}\$" bind mattach >>"$k/b-attach" || exit 1
 		fi
 		t0=${EPOCHREALTIME/./}
 		/bin/true
@@ -425,8 +444,8 @@ round() {
 	line "grant (bound -> open ok), $1" "$T/a-grant" "$T/b-grant"
 	line "revoke (unbound -> EPERM), $1" "$T/a-revoke" "$T/b-revoke"
 	if [ -z "$ATTACH" ]; then
-		line "attach (bound -> node there), $1" "$T/a-attach" "$T/b-attach"
-		line "detach (unbound -> node gone), $1" "$T/a-detach" "$T/b-detach"
+		line "replug: unbound -> node gone, $1" "$T/a-detach" "$T/b-detach"
+		line "replug: bound -> node back, $1" "$T/a-attach" "$T/b-attach"
 	else
 		printf '%-44s %s\n' "attach by selector, $1" "$ATTACH"
 	fi
