@@ -280,11 +280,13 @@ att_setup() {
 		return 0
 	}
 	[ -n "$BCG" ] || return 0
-	bind mattach >/dev/null || die "cannot bind ${LOOP[mattach]}"
 	runc_run "$D" manual
 	DPID=$(runc state "$D" | jq .pid)
 	DCG=$V1$(awk -F: '$2 == "devices" {print $3}' "/proc/$DPID/cgroup")
 	[ -w "$DCG/devices.allow" ] || die "no devices.allow in $DCG"
+	# The same start for the manual side: bound, and its node made.
+	bind mattach >/dev/null || die "cannot bind ${LOOP[mattach]}"
+	m_attach || die "the manual attach failed"
 }
 # bundle NAME SECCOMP ARGS...: a bundle at $T/NAME; SECCOMP a JSON seccomp section or "".
 bundle() {
@@ -305,13 +307,13 @@ runc_run() {
 	runc run -d --bundle "$T/$2" "$1" </dev/null >"$T/$1.out" 2>&1 ||
 		die "runc run $1: $(cat "$T/$1.out")"
 }
-att_setup
 
-# The manual step, as a udev rule's script would do it without devwl: poll the loop
-# device's sysfs every millisecond (no fork: builtins only) and, when it backs FILE, run
-# ON; when it no longer does, OFF. Runs until $T/mstop.N exists.
+# manual_watch FILE DEV ON OFF STOP GRANTED: the manual step, as a udev rule's script
+# would do it without devwl: poll the loop device's sysfs every millisecond (no fork:
+# builtins only) and, when it comes to back FILE, run ON; when it no longer does, OFF.
+# GRANTED: 1 if ON is done already. Runs until STOP exists.
 manual_watch() {
-	local file=$1 dev=${2#/dev/} on=$3 off=$4 stop=$5 bf granted=0
+	local file=$1 dev=${2#/dev/} on=$3 off=$4 stop=$5 granted=$6 bf
 	while [ ! -e "$stop" ]; do
 		bf=
 		{ read -r bf <"/sys/block/$dev/loop/backing_file"; } 2>/dev/null
@@ -343,6 +345,7 @@ m_attach() {
 m_detach() {
 	nsenter -m -t "$DPID" rm /dev/xdisk && echo "b $MAJ:${MIN[mattach]} rw" >"$DCG/devices.deny"
 }
+att_setup
 
 # Each workload's lines, read as they come ("NS STATE").
 [ -z "$BCG" ] || exec {BFD}<"$T/b.out"
@@ -408,13 +411,15 @@ round() {
 		: >"$T/$k"
 	done
 	if [ -n "$BCG" ]; then
-		manual_watch "$T/manual.img" "${LOOP[manual]}" m_grant m_revoke "$T/mstop.$RN" &
+		manual_watch "$T/manual.img" "${LOOP[manual]}" m_grant m_revoke "$T/mstop.$RN" 0 \
+			2>>"$T/cmd.log" &
 		wpid=$!
 		PIDS+=("$wpid")
 		settle "$BFD"
 	fi
 	if [ -z "$ATTACH" ] && [ -n "$BCG" ]; then
-		manual_watch "$T/mattach.img" "${LOOP[mattach]}" m_attach m_detach "$T/mstop.$RN" &
+		manual_watch "$T/mattach.img" "${LOOP[mattach]}" m_attach m_detach "$T/mstop.$RN" 1 \
+			2>>"$T/cmd.log" &
 		PIDS+=("$!")
 		settle "$DFD"
 	fi
