@@ -31,6 +31,7 @@
 #include "devwl.h"
 #include "audit-line.h"
 #include "fds.h"
+#include "policysel.h"
 #include "selector.h"
 #include "util.h"
 
@@ -360,9 +361,21 @@ static int build_policy(const struct options *o, struct devwl_policy **ret_polic
 
 	if (o->policy_file) {
 		struct devwl_error err = {0};
-		r = devwl_policy_load_file(o->policy_file, &policy, &err);
+		struct policysel ps = {0};
+
+		r = policysel_load_file(o->policy_file, &policy, &ps, &err);
 		if (r < 0) {
 			fprintf(stderr, "devwl-run: %s\n", err.msg[0] ? err.msg : strerror(-r));
+			return EXIT_FAILURE;
+		}
+		/* A node's selector rules, resolved once, after its plain rules as in devwld. */
+		for (size_t i = 0; r >= 0 && i < ps.n; i++)
+			r = write_rule(devwl_policy_find(policy, ps.v[i].node),
+				       ps.v[i].allow ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY,
+				       ps.v[i].selector, ps.v[i].where, o->verbose);
+		policysel_clear(&ps);
+		if (r < 0) {
+			devwl_policy_free(policy);
 			return EXIT_FAILURE;
 		}
 	} else {

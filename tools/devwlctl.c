@@ -17,6 +17,7 @@
 #include "devwlctl.h"
 #include "devwl.h"
 #include "fileio.h"
+#include "policysel.h"
 #include "selector.h"
 #include "util.h"
 
@@ -573,6 +574,42 @@ static void warn_resolve(void *userdata, const char *msg)
 	fprintf(stderr, "devwlctl: warning: %s\n", msg);
 }
 
+/* A policy file's node selector rules, resolved against env once, as devwld writes them
+ * on a load: after the nodes, an allow the parent refuses skipped with a warning. */
+static int apply_selector_rules(struct devwl_policy *policy, const struct selector_env *env,
+				const struct policysel *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct policysel_rule *x = &ps->v[i];
+		struct devwl_node *node = devwl_policy_find(policy, x->node);
+		_cleanup_free_ struct devwl_rule *rules = NULL;
+		struct devwl_error err = {0};
+		size_t n = 0;
+		int r;
+
+		r = selector_resolve(env, x->selector, strlen(x->selector), &rules, &n, &err);
+		if (r < 0) {
+			fprintf(stderr, "devwlctl: %s: %s %s: %s\n", x->where,
+				x->allow ? "allow" : "deny", x->selector,
+				err.msg[0] ? err.msg : strerror(-r));
+			return r;
+		}
+		for (size_t k = 0; node && k < n; k++) {
+			char s[DEVWL_RULE_STR_MAX] = "?";
+
+			r = devwl_node_update(node, x->allow ? DEVWL_FILE_ALLOW : DEVWL_FILE_DENY,
+					      &rules[k]);
+			if (r >= 0)
+				continue;
+			(void)devwl_rule_format(&rules[k], s, sizeof(s));
+			fprintf(stderr, "devwlctl: warning: %s: %s %s: %s\n", x->where,
+				x->allow ? "allow" : "deny", s,
+				r == -EPERM ? "refused by the parent, skipped" : strerror(-r));
+		}
+	}
+	return 0;
+}
+
 static int cmd_batch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -654,9 +691,17 @@ static int cmd_batch(int argc, char **argv)
 	}
 	if (policy_file) {
 		struct devwl_error err = {0};
-		int r = devwl_policy_load_file(policy_file, &policy, &err);
+		struct policysel ps = {0};
+		int r = policysel_load_file(policy_file, &policy, &ps, &err);
+
 		if (r < 0) {
 			fprintf(stderr, "devwlctl: %s\n", err.msg[0] ? err.msg : strerror(-r));
+			return 1;
+		}
+		r = apply_selector_rules(policy, &env, &ps);
+		policysel_clear(&ps);
+		if (r < 0) {
+			devwl_policy_free(policy);
 			return 1;
 		}
 	} else {

@@ -190,6 +190,9 @@ int follow_load(struct devwld *d, struct devwl_policy *policy, struct bindings *
 		free(b->rules.v);
 		b->rules = (struct rulevec){0};
 		r = resolve(d, b, true, &b->rules, &e);
+		if (r < 0 && b->where)
+			return devwl_error_set(err, r, 0, "%s: %s %s: %s", b->where, verb(b->allow),
+					       b->selector, e.msg[0] ? e.msg : strerror(-r));
 		if (r < 0)
 			return devwl_error_set(err, r, 0, "\"selectors\": %s on %s: %s",
 					       verb(b->allow), b->node,
@@ -490,30 +493,51 @@ out:
 	return any;
 }
 
+/* What b resolves to now: " b 7:3 r, b 7:4 r", " -" for nothing, " (why)" when it cannot
+ * be resolved. */
+static void print_resolved(struct devwld *d, const struct binding *b, FILE *out)
+{
+	struct devwl_error e = {0};
+	struct rulevec rv = {0};
+	int r = resolve(d, b, false, &rv, &e);
+
+	if (r < 0)
+		fprintf(out, " (%s)", e.msg[0] ? e.msg : strerror(-r));
+	else if (!rv.n)
+		fputs(" -", out);
+	for (size_t k = 0; k < rv.n; k++) {
+		char s[DEVWL_RULE_STR_MAX];
+
+		if (devwl_rule_format(&rv.v[k], s, sizeof(s)) >= 0)
+			fprintf(out, "%s %s", k ? "," : "", s);
+	}
+	free(rv.v);
+}
+
 void follow_list(struct devwld *d, FILE *out)
 {
 	for (size_t i = 0; i < d->bindings.n; i++) {
 		const struct binding *b = &d->bindings.v[i];
-		struct devwl_error e = {0};
-		struct rulevec rv = {0};
-		int r = resolve(d, b, false, &rv, &e);
 
 		fprintf(out, "%s %s %s [%s]:", b->node, verb(b->allow), b->selector,
 			b->container   ? "annotation"
 			: b->from_file ? "file"
 				       : "devwlctl");
-		if (r < 0)
-			fprintf(out, " (%s)", e.msg[0] ? e.msg : strerror(-r));
-		else if (!rv.n)
-			fputs(" -", out);
-		for (size_t k = 0; k < rv.n; k++) {
-			char s[DEVWL_RULE_STR_MAX];
-
-			if (devwl_rule_format(&rv.v[k], s, sizeof(s)) >= 0)
-				fprintf(out, "%s %s", k ? "," : "", s);
-		}
+		print_resolved(d, b, out);
 		fputc('\n', out);
-		free(rv.v);
 	}
 	fputs(".\n", out);
+}
+
+void follow_show(struct devwld *d, const char *path, FILE *out)
+{
+	for (size_t i = 0; i < d->bindings.n; i++) {
+		const struct binding *b = &d->bindings.v[i];
+
+		if (strcmp(b->node, path))
+			continue;
+		fprintf(out, "  %s %s ->", verb(b->allow), b->selector);
+		print_resolved(d, b, out);
+		fputc('\n', out);
+	}
 }

@@ -82,4 +82,8 @@ bool follow_refresh(struct devwld *d, bool cdi_only, const char *cause);
  * RULES" (what it resolves to now, "-" for nothing), then ".". */
 void follow_list(struct devwld *d, FILE *out);
 
+/* Under devwlctl show NODE's listing: one line per binding path holds, in their order,
+ * "  allow|deny SELECTOR -> RULES" (what it resolves to now, as follow_list()). */
+void follow_show(struct devwld *d, const char *path, FILE *out);
+
 #endif

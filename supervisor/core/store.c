@@ -23,6 +23,7 @@
 #include "keeper_link.h"
 #include "log.h"
 #include "nodepath.h"
+#include "policysel.h"
 #include "slotrec.h"
 #include "store.h"
 #include "util.h"
@@ -86,15 +87,34 @@ int store_parse_text(const char *file, const char *text, struct devwl_policy **r
 	struct bindings b = {0};
 	enum json_tokener_error jerr = json_tokener_success;
 	struct mapping m = {0};
+	struct policysel ps = {0};
+	_cleanup_free_ char *plain = NULL;
 	int r;
 
-	r = devwl_policy_load_string(text, file, &policy, err);
+	/* The node rules' selectors are bindings as "selectors" are, and come before them:
+	 * the nodes are written before the file's "selectors" are. */
+	r = policysel_extract(text, file, &plain, &ps, err);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; r >= 0 && i < ps.n; i++)
+		r = bindings_add_rule(&b, ps.v[i].node, ps.v[i].allow, ps.v[i].selector,
+				      ps.v[i].where);
+	policysel_clear(&ps);
+	if (r < 0) {
+		bindings_clear(&b);
+		return devwl_error_set(err, r, 0, "%s: %s", file,
+				       r == -ENOSPC ? "too many selector rules" : strerror(-r));
+	}
+	r = devwl_policy_load_string(plain, file, &policy, err);
+	if (r < 0) {
+		bindings_clear(&b);
+		return r;
+	}
 	/* The loader has checked the syntax and ignores "containers": ours to read. */
 	top = json_tokener_parse_verbose(text, &jerr);
 	if (!top) {
 		devwl_policy_free(policy);
+		bindings_clear(&b);
 		return devwl_error_set(err, -EINVAL, 0, "%s: %s", file,
 				       json_tokener_error_desc(jerr));
 	}

@@ -17,8 +17,9 @@ int read_text(const char *file, size_t max, char **ret_text, size_t *ret_len,
 /* The same from an open fd (file: its name in messages). */
 int read_text_fd(int fd, const char *file, size_t max, char **ret_text, size_t *ret_len,
 		 struct devwl_error *err);
-/* Parse a policy file's text into its hierarchy (ret_policy may be NULL: only checked)
- * and its container mapping. */
+/* Parse a policy file's text into its hierarchy (ret_policy may be NULL: only checked),
+ * its container mapping and its selector bindings (ret_bindings may be NULL): those of
+ * the nodes' "rules" first, in the nodes' order, then "selectors". */
 int store_parse_text(const char *file, const char *text, struct devwl_policy **ret_policy,
 		     struct mapping *ret_mapping, struct bindings *ret_bindings,
 		     struct devwl_error *err);

@@ -36,12 +36,30 @@ int bindings_add(struct bindings *b, const char *node, bool allow, const char *s
 	return 0;
 }
 
-void binding_free(struct binding *b)
+int bindings_add_rule(struct bindings *b, const char *node, bool allow, const char *selector,
+		      const char *where)
 {
-	free(b->node);
-	free(b->selector);
-	free(b->container);
-	free(b->rules.v);
+	char *w = strdup(where);
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	r = bindings_add(b, node, allow, selector, true);
+	if (r < 0) {
+		free(w);
+		return r;
+	}
+	b->v[b->n - 1].where = w;
+	return 0;
+}
+
+void binding_free(struct binding *x)
+{
+	free(x->node);
+	free(x->selector);
+	free(x->container);
+	free(x->where);
+	free(x->rules.v);
 }
 
 int binding_set_container(struct bindings *b, const char *container)
@@ -70,11 +88,10 @@ void bindings_forget(struct bindings *b, const char *path)
 	for (size_t i = 0; i < b->n; i++) {
 		const char *node = b->v[i].node;
 
-		if (!strncmp(node, path, n) && (node[n] == '\0' || node[n] == '/')) {
+		if (!strncmp(node, path, n) && (node[n] == '\0' || node[n] == '/'))
 			binding_free(&b->v[i]);
-		} else {
+		else
 			b->v[kept++] = b->v[i];
-		}
 	}
 	b->n = kept;
 }
@@ -130,7 +147,10 @@ static int element(struct json_object *o, size_t i, const char *file, struct bin
 				       "subsystem:, by-id:, by-path:, wwid:, serial:, loop:, cdi:)",
 				       file, i, sel);
 	if (bindings_add(b, node, allow, sel, true) < 0)
-		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+		return devwl_error_set(err, b->n >= BINDINGS_MAX ? -EINVAL : -ENOMEM, 0,
+				       b->n >= BINDINGS_MAX ? "%s: more than %d selector bindings"
+							    : "%s: out of memory",
+				       file, BINDINGS_MAX);
 	return 0;
 }
 

@@ -18,9 +18,10 @@
 struct binding {
 	char *node;
 	bool allow;	      /* else deny */
-	bool from_file;	      /* the policy file's "selectors", else a devwlctl change */
+	bool from_file;	      /* the policy file's, else a devwlctl change */
 	char *selector;	      /* "SELECTOR [ACCESS]" as written */
 	char *container;      /* made for this container's CDI annotations, else NULL */
+	char *where;	      /* a node rule's "FILE: node PATH: rule N"; NULL otherwise */
 	struct rulevec rules; /* what it resolved to when last written, sorted */
 };
 
@@ -35,6 +36,10 @@ struct bindings {
 /* Append a binding (copies; rules empty). -ENOSPC past BINDINGS_MAX, -ENOMEM. */
 int bindings_add(struct bindings *b, const char *node, bool allow, const char *selector,
 		 bool from_file);
+/* The same for a rule of a node's "rules" in the policy file (where: as named in
+ * messages). */
+int bindings_add_rule(struct bindings *b, const char *node, bool allow, const char *selector,
+		      const char *where);
 void bindings_clear(struct bindings *b);
 /* Free what one binding holds (it stays in the list: the caller moves the rest). */
 void binding_free(struct binding *b);

@@ -20,6 +20,8 @@
  *   devices                           the attached devices (attach_list()), then "."
  *   selectors                         the selector bindings followed and what each
  *                                     names now (follow_list()), then "."
+ *   show NODE                         batch's listing, then the node's bindings and
+ *                                     what each names now (follow_show()), then "."
  *   hook-create STATE-JSON            the OCI hook: create the container's node
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
  *                                     (STATE-JSON: the runtime's state, one line, plus
@@ -412,6 +414,35 @@ static bool read_only(const char *line, size_t len)
 	return false;
 }
 
+/* show NODE: the node's full listing, then the selector bindings it holds, each with
+ * what it resolves to now: the listing says what the node holds, not why. */
+static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FILE *out)
+{
+	_cleanup_free_ char *buf = NULL, *path = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f) {
+		batch_reply_error(out, -ENOMEM, "out of memory");
+		return;
+	}
+	batch_exec(d->policy, line, len, f);
+	if (fclose(f) != 0) {
+		batch_reply_error(out, -ENOMEM, "out of memory");
+		return;
+	}
+	/* Answered with a listing, so line named a node: the rest of it is the path. */
+	path = strndup(line + a, len - a);
+	if (!path || size < 2 || strcmp(buf + size - 2, ".\n") ||
+	    (size > 2 && buf[size - 3] != '\n') || !devwl_policy_find(d->policy, path)) {
+		fwrite(buf, 1, size, out);
+		return;
+	}
+	fwrite(buf, 1, size - 2, out);
+	follow_show(d, path, out);
+	fputs(".\n", out);
+}
+
 void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 {
 	bool changes = !read_only(line, len);
@@ -456,6 +487,8 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		attach_list(d, out);
 	else if (is_cmd(line, len, "selectors", &a) && a == len)
 		follow_list(d, out);
+	else if (is_cmd(line, len, "show", &a) && a < len)
+		do_show(d, line, len, a, out);
 	else if (is_cmd(line, len, "hook-create", &a) && a < len)
 		do_hook(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "hook-delete", &a) && a < len)

@@ -3,6 +3,8 @@
 # the loop device the kernel says FILE backs (/sys/block/loopN/loop/backing_file), and the
 # command reads the device through it; by a symlink to FILE too. Without it, with write
 # access only, or naming another file (a warning: no device matches), the read is refused.
+# The same selector in a policy file node's "rules" (--policy) grants the read as well,
+# after the node's plain rules; a plain rule after it is refused, naming the rule.
 set -u
 . "$(dirname "$0")/lib.sh"
 live_init "losetup, the baseline cgroup"
@@ -42,4 +44,30 @@ err=$("$RUN" --allow "loop:disk.img r" -- touch "$T/ran" 2>&1)
 [ $? = 2 ] || fail "malformed selector: wrong exit status: $err"
 grep -qF "expected loop:/PATH" <<<"$err" || fail "malformed selector: '$err'"
 [ ! -e "$T/ran" ] || fail "the command ran after a refused selector"
+
+# In a policy file node's "rules", after the node's plain rules.
+policy() {
+	printf '{"version": 1, "nodes": [{"path": "/"}, {"path": "/lab", "rules": [%s]}]}\n' \
+		"$1" >"$T/p.json"
+}
+policy "\"deny a\", \"allow c 1:3 rw\", \"allow loop:$T/disk.img r\""
+: >"$T/run.err"
+out=$(read_loop --policy "$T/p.json" --node /lab) || fail "policy rule: $(cat "$T/run.err")"
+[ "$out" = devwl-loop-marker ] || fail "policy rule: read '$out'"
+err=$("$RUN" -v --policy "$T/p.json" --node /lab -- true 2>&1) || fail "policy -v: $err"
+grep -qF -- "$T/p.json: node /lab: rule 3 'loop:$T/disk.img r': b $mm r" <<<"$err" ||
+	fail "policy -v said '$err'"
+policy "\"deny a\", \"allow loop:$T/disk.img w\""
+read_loop --policy "$T/p.json" --node /lab && fail "policy rule w: read"
+policy "\"deny a\", \"allow loop:$T/disk.img r\", \"deny c 1:3 rw\""
+err=$("$RUN" --policy "$T/p.json" --node /lab -- touch "$T/ran" 2>&1) &&
+	fail "a plain rule after a selector rule was accepted"
+grep -qF "$T/p.json: node /lab: rule 3 \"deny c 1:3 rw\": a plain rule after the selector rule 2" \
+	<<<"$err" || fail "plain after selector: '$err'"
+policy "\"deny a\", \"allow loop:disk.img r\""
+err=$("$RUN" --policy "$T/p.json" --node /lab -- touch "$T/ran" 2>&1) &&
+	fail "a malformed selector rule was accepted"
+grep -qF "$T/p.json: node /lab: rule 2 'loop:disk.img r'" <<<"$err" &&
+	grep -qF "expected loop:/PATH" <<<"$err" || fail "malformed selector rule: '$err'"
+[ ! -e "$T/ran" ] || fail "the command ran after a refused policy file"
 echo "PASS"

@@ -5,6 +5,8 @@
 # minor, and the old minor, now backing another file, is refused. A binding devwlctl made
 # is kept across a reload; a CDI spec rewritten by a temp file and a rename (--cdi-dir)
 # re-resolves its cdi: binding. Every change is in the audit and `devwlctl events`.
+# A selector rule ending a node's "rules" is such a binding too, and `devwlctl show`
+# lists a node's bindings under its listing with what each names now.
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -35,17 +37,19 @@ detach_all() {
 trap 'rc=$?; detach_all; (exit $rc); cleanup' EXIT
 numbers() { local mm; mm=$(stat -c '%t:%T' "$1"); echo "$((16#${mm%:*})):$((16#${mm#*:}))"; }
 
-for f in a hold other b; do
+for f in a hold other b c; do
 	printf '%s' "$f-data" >"$T/$f.img"
 	truncate -s 1M "$T/$f.img"
 done
 A0=$(attach "$T/a.img" 2>"$T/losetup.err") ||
 	skip "cannot attach a loop device here: $(cat "$T/losetup.err")"
 N0=$(numbers "$A0")
+C0=$(attach "$T/c.img") || fail "cannot attach c.img"
+NC=$(numbers "$C0")
 mkdir "$T/cdi"
 cat >"$T/policy.json" <<EOF_POLICY
 { "version": 1,
-  "nodes": [ { "path": "/lab", "rules": ["deny a"] } ],
+  "nodes": [ { "path": "/lab", "rules": ["deny a", "allow loop:$T/c.img r"] } ],
   "selectors": [ { "node": "/lab", "allow": "loop:$T/a.img r" },
                  { "node": "/lab", "allow": "cdi:test.devwl.org/dev=one r" } ] }
 EOF_POLICY
@@ -56,6 +60,19 @@ grep -qxF "/lab allow loop:$T/a.img r [file]: b $N0 r" "$T/sel.out" ||
 	fail "selectors: $(cat "$T/sel.out")"
 grep -qxF "/lab allow cdi:test.devwl.org/dev=one r [file]: -" "$T/sel.out" ||
 	fail "selectors, the CDI device no spec defines yet: $(cat "$T/sel.out")"
+# The node rule's binding first: the nodes' rules come before "selectors".
+[ "$(head -1 "$T/sel.out")" = "/lab allow loop:$T/c.img r [file]: b $NC r" ] ||
+	fail "selectors, the node rule's binding: $(cat "$T/sel.out")"
+ctl show /lab >"$T/show.out" || fail "devwlctl show /lab: $(cat "$T/show.out")"
+want="behavior deny
+allow b $NC r
+allow b $N0 r
+  allow loop:$T/c.img r -> b $NC r
+  allow loop:$T/a.img r -> b $N0 r
+  allow cdi:test.devwl.org/dev=one r -> -"
+[ "$(grep -v '^mknod_needs_cap' "$T/show.out" | sort)" = "$(sort <<<"$want")" ] ||
+	fail "devwlctl show /lab: $(cat "$T/show.out")"
+pass "a node rule's loop:c.img and the file's selectors: bound, and listed by show"
 # devwlctl itself, not the ctl function: $! is then the process cleanup kills.
 "$DEVWLCTL" --socket "$T/control.sock" events --json >"$T/events.out" 2>&1 &
 CHILD_PIDS+=("$!")
@@ -107,6 +124,7 @@ wait_events() {
 }
 
 [ "$(open "$A0")" = "ok a-data" ] || fail "the workload cannot read $A0 ($N0), bound by loop: $(cat "$T/err.0")"
+[ "$(open "$C0")" = "ok c-data" ] || fail "the workload cannot read $C0 ($NC), bound by a node rule"
 mode=$(ctl containers | awk '$1 == "follower" {print $5}')
 pass "a workload ($mode) reads $A0 ($N0), the loop device of a.img, by the policy's loop:a.img"
 
@@ -149,6 +167,10 @@ ctl selectors | grep -qxF "/lab allow loop:$T/b.img r [devwlctl]: -" ||
 ctl reload || fail "devwlctl reload"
 ctl selectors | grep -qxF "/lab allow loop:$T/b.img r [devwlctl]: -" ||
 	fail "devwlctl's binding after a reload: $(ctl selectors)"
+ctl selectors | grep -qxF "/lab allow loop:$T/c.img r [file]: b $NC r" ||
+	fail "the node rule's binding after a reload: $(ctl selectors)"
+ctl show /lab | grep -qxF "  allow loop:$T/b.img r -> -" ||
+	fail "show /lab, devwlctl's binding: $(ctl show /lab)"
 B0=$(attach "$T/b.img") || fail "cannot attach b.img"
 for _ in $(seq 1200); do
 	[ "$(open "$B0")" = "ok b-data" ] && break
