@@ -352,6 +352,62 @@ int policysel_extract(const char *text, const char *name, char **ret_text, struc
 	return 0;
 }
 
+/*
+ * The file's "selectors" (devwld's bindings, [{"node": PATH, "allow"|"deny": "SELECTOR
+ * [ACCESS]"}]), appended to ps after the node rules, as devwld orders them: a tool that
+ * left them out would grant what their denials take away. The loader has checked the
+ * rest of the file; devwld's own reading (bindings.c) checks the same.
+ */
+static int top_selectors(const char *text, const char *name, struct devwl_policy *policy,
+			 struct policysel *ps, struct devwl_error *err)
+{
+	struct json_object *top = json_tokener_parse(text), *arr = NULL;
+	int r = 0;
+
+	if (!top || !json_object_object_get_ex(top, "selectors", &arr)) {
+		json_object_put(top);
+		return 0;
+	}
+	if (!json_object_is_type(arr, json_type_array))
+		r = devwl_error_set(err, -EINVAL, 0, "%s: \"selectors\": must be an array", name);
+	for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i), *node = NULL, *a = NULL,
+				   *d = NULL;
+		char where[256], q[96];
+		bool bad;
+
+		snprintf(where, sizeof(where), "%s: selectors %zu", name, i + 1);
+		bad = !json_object_is_type(o, json_type_object) ||
+		      !json_object_object_get_ex(o, "node", &node) ||
+		      !json_object_is_type(node, json_type_string) ||
+		      json_object_object_length(o) != 2 ||
+		      json_object_object_get_ex(o, "allow", &a) ==
+			      json_object_object_get_ex(o, "deny", &d) ||
+		      !json_object_is_type(a ? a : d, json_type_string);
+		if (bad) {
+			r = devwl_error_set(err, -EINVAL, 0,
+					    "%s: must be {\"node\": PATH, \"allow\" or \"deny\": "
+					    "\"SELECTOR [ACCESS]\"}",
+					    where);
+			break;
+		}
+		printable(json_object_get_string(node), (size_t)json_object_get_string_len(node), q,
+			  sizeof(q));
+		if (!devwl_policy_find(policy, json_object_get_string(node))) {
+			r = devwl_error_set(err, -ENOENT, 0, "%s: no node %s in the policy", where,
+					    q);
+			break;
+		}
+		r = add(ps, json_object_get_string(node), a != NULL,
+			json_object_get_string(a ? a : d),
+			(size_t)json_object_get_string_len(a ? a : d), where);
+		if (r < 0)
+			r = devwl_error_set(err, r, 0, "%s: out of memory", name);
+	}
+	json_object_put(top);
+	return r;
+}
+
 int policysel_load_file(const char *file, struct devwl_policy **ret_policy,
 			struct policysel *ret_sel, struct devwl_error *err)
 {
@@ -378,7 +434,12 @@ int policysel_load_file(const char *file, struct devwl_policy **ret_policy,
 	if (r < 0)
 		return r;
 	r = devwl_policy_load_string(plain, file, ret_policy, err);
+	if (r >= 0)
+		r = top_selectors(text, file, *ret_policy, &ps, err);
 	if (r < 0) {
+		if (*ret_policy)
+			devwl_policy_free(*ret_policy);
+		*ret_policy = NULL;
 		policysel_clear(&ps);
 		return r;
 	}

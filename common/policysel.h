@@ -44,7 +44,8 @@ int policysel_extract(const char *text, const char *name, char **ret_text, struc
 		      struct devwl_error *err);
 
 /* Read file and load it as devwl_policy_load_file() does, the selector rules taken out
- * into *ret_sel (not applied). 0 or a negative errno with err. */
+ * into *ret_sel (not applied), followed by the file's "selectors" bindings (devwld's;
+ * a tool resolves them once). 0 or a negative errno with err (*ret_policy NULL). */
 int policysel_load_file(const char *file, struct devwl_policy **ret_policy,
 			struct policysel *ret_sel, struct devwl_error *err);
 

@@ -70,4 +70,17 @@ err=$("$RUN" --policy "$T/p.json" --node /lab -- touch "$T/ran" 2>&1) &&
 grep -qF "$T/p.json: node /lab: rule 2 'loop:disk.img r'" <<<"$err" &&
 	grep -qF "expected loop:/PATH" <<<"$err" || fail "malformed selector rule: '$err'"
 [ ! -e "$T/ran" ] || fail "the command ran after a refused policy file"
+# The file's "selectors" (devwld's bindings) are resolved too, after the node rules: a
+# deny there is no key to skip, or the file would grant what it takes away.
+# (A deny removes exact grants, as the kernel's: the node grants the device exactly.)
+printf '{"version": 1, "nodes": [{"path": "/lab", "rules": ["deny a", "allow b %s r"]}],
+  "selectors": [{"node": "/lab", "deny": "loop:%s r"}]}\n' "$mm" "$T/disk.img" >"$T/p.json"
+read_loop --policy "$T/p.json" --node /lab && fail "a \"selectors\" deny was ignored"
+sed -i 's/"deny": "loop/"allow": "loop/; s/"allow b [0-9:]* r"/"allow c 1:3 r"/' "$T/p.json"
+out=$(read_loop --policy "$T/p.json" --node /lab) || fail "\"selectors\" allow: $(cat "$T/run.err")"
+[ "$out" = devwl-loop-marker ] || fail "\"selectors\" allow: read '$out'"
+sed -i 's|"node": "/lab"|"node": "/nowhere"|' "$T/p.json"
+err=$("$RUN" --policy "$T/p.json" --node /lab -- touch "$T/ran" 2>&1) &&
+	fail "a binding to a node the file lacks was accepted"
+grep -qF "$T/p.json: selectors 1: no node /nowhere" <<<"$err" || fail "no node: '$err'"
 echo "PASS"

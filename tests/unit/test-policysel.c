@@ -236,6 +236,66 @@ static void test_policysel_load_file(void **state)
 	unlink(file);
 }
 
+/* The file's "selectors" come after the node rules, as devwld writes them; a bad one
+ * refuses the file, naming it. */
+static void put(const char *file, const char *text)
+{
+	int fd = open(file, O_WRONLY | O_TRUNC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void test_policysel_load_file_selectors(void **state)
+{
+	char file[] = "/tmp/test-policysel-XXXXXX";
+	const char *head = "{\"version\":1,\"nodes\":[{\"path\":\"/a\",\"rules\":"
+			   "[\"deny a\",\"allow loop:/x.img r\"]}],\"selectors\":";
+	const struct {
+		const char *sel, *msg;
+	} bad[] = {
+		{"{}", "\"selectors\": must be an array"},
+		{"[{\"node\":\"/a\"}]", "selectors 1: must be"},
+		{"[{\"node\":\"/a\",\"allow\":\"x\",\"deny\":\"y\"}]", "selectors 1: must be"},
+		{"[{\"node\":\"/a\",\"deny\":7}]", "selectors 1: must be"},
+		{"[{\"node\":\"/a\",\"deny\":\"usb:1:2\"},{\"node\":\"/z\",\"deny\":\"x\"}]",
+		 "selectors 2: no node /z"},
+	};
+	char text[512];
+	struct devwl_error err = {0};
+	struct devwl_policy *p = NULL;
+	struct policysel ps = {0};
+	int fd = mkstemp(file);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(text, sizeof(text), "%s%s}", head,
+		 "[{\"node\":\"/a\",\"deny\":\"subsystem:hidraw\"}]");
+	put(file, text);
+	if (policysel_load_file(file, &p, &ps, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(ps.n, 2);
+	assert_string_equal(ps.v[1].node, "/a");
+	assert_false(ps.v[1].allow);
+	assert_string_equal(ps.v[1].selector, "subsystem:hidraw");
+	assert_non_null(strstr(ps.v[1].where, ": selectors 1"));
+	devwl_policy_free(p);
+	policysel_clear(&ps);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = NULL;
+		snprintf(text, sizeof(text), "%s%s}", head, bad[i].sel);
+		put(file, text);
+		assert_int_equal(policysel_load_file(file, &p, &ps, &err) < 0, 1);
+		if (!strstr(err.msg, bad[i].msg))
+			fail_msg("%s: %s, want %s", bad[i].sel, err.msg, bad[i].msg);
+		assert_null(p);
+		assert_int_equal(ps.n, 0);
+	}
+	unlink(file);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_policysel_extract_left_to_loader),
 		cmocka_unit_test(test_policysel_extract_not_selectors),
 		cmocka_unit_test(test_policysel_load_file),
+		cmocka_unit_test(test_policysel_load_file_selectors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
