@@ -10,6 +10,7 @@
 
 #include "array.h"
 #include "fileio.h"
+#include "jsontext.h"
 #include "policysel.h"
 #include "selector.h"
 #include "util.h"
@@ -34,47 +35,8 @@ void policysel_clear(struct policysel *ps)
  * json-c keeps no positions, so a short walk over text it accepted (strictly, so well
  * formed) finds the strings to blank out. Each one found is checked against what json-c
  * read, so that a walk gone wrong (an escaped key, a key given twice) is an error and
- * never a rule silently dropped or kept.
+ * never a rule silently dropped or kept (base/jsontext.h walks).
  */
-static size_t ws(const char *t, size_t i)
-{
-	while (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n')
-		i++;
-	return i;
-}
-
-static size_t string_end(const char *t, size_t i)
-{
-	for (i++; t[i] && t[i] != '"'; i++)
-		if (t[i] == '\\' && t[i + 1])
-			i++;
-	return t[i] ? i + 1 : i;
-}
-
-static size_t value_end(const char *t, size_t i)
-{
-	int depth = 0;
-
-	if (t[i] == '"')
-		return string_end(t, i);
-	if (t[i] != '{' && t[i] != '[') {
-		while (t[i] && !strchr(",]} \t\r\n", t[i]))
-			i++;
-		return i;
-	}
-	while (t[i]) {
-		if (t[i] == '"') {
-			i = string_end(t, i);
-			continue;
-		}
-		if (t[i] == '{' || t[i] == '[')
-			depth++;
-		else if ((t[i] == '}' || t[i] == ']') && --depth == 0)
-			return i + 1;
-		i++;
-	}
-	return i;
-}
 
 /* The value of the object at t[i] ('{') whose key is written exactly key; the last one,
  * as json-c keeps the last. */
@@ -85,21 +47,21 @@ static bool member(const char *t, size_t i, const char *key, size_t *ret)
 
 	if (t[i] != '{')
 		return false;
-	for (i = ws(t, i + 1); t[i] == '"';) {
+	for (i = json_text_ws(t, i + 1); t[i] == '"';) {
 		size_t k = i;
 
-		i = ws(t, string_end(t, k));
+		i = json_text_ws(t, json_text_string_end(t, k));
 		if (t[i] != ':')
 			return false;
-		i = ws(t, i + 1);
+		i = json_text_ws(t, i + 1);
 		if (!strncmp(t + k + 1, key, klen) && t[k + 1 + klen] == '"') {
 			*ret = i;
 			found = true;
 		}
-		i = ws(t, value_end(t, i));
+		i = json_text_ws(t, json_text_value_end(t, i));
 		if (t[i] != ',')
 			break;
-		i = ws(t, i + 1);
+		i = json_text_ws(t, i + 1);
 	}
 	return found;
 }
@@ -112,20 +74,20 @@ static bool elements(const char *t, size_t i, size_t n, size_t *starts, size_t *
 
 	if (t[i] != '[')
 		return false;
-	i = ws(t, i + 1);
+	i = json_text_ws(t, i + 1);
 	if (t[i] == ']')
 		return n == 0;
 	for (;; k++) {
 		if (k == n)
 			return false;
 		starts[k] = i;
-		ends[k] = value_end(t, i);
-		i = ws(t, ends[k]);
+		ends[k] = json_text_value_end(t, i);
+		i = json_text_ws(t, ends[k]);
 		if (t[i] == ']')
 			return k + 1 == n;
 		if (t[i] != ',')
 			return false;
-		i = ws(t, i + 1);
+		i = json_text_ws(t, i + 1);
 	}
 }
 
@@ -311,12 +273,12 @@ int policysel_extract(const char *text, const char *name, char **ret_text, struc
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	top = json_tokener_parse_ex(tok, text, (int)len + 1);
 	if (json_tokener_get_error(tok) != json_tokener_success ||
-	    text[ws(text, json_tokener_get_parse_end(tok))]) {
+	    text[json_text_ws(text, json_tokener_get_parse_end(tok))]) {
 		json_object_put(top);
 		top = NULL;
 	}
 	json_tokener_free(tok);
-	at = ws(text, 0);
+	at = json_text_ws(text, 0);
 	if (top && json_object_object_get_ex(top, "nodes", &nodes) &&
 	    json_object_is_type(nodes, json_type_array)) {
 		size_t n = json_object_array_length(nodes);

@@ -19,6 +19,7 @@
 #include "access.h"
 #include "devwl.h"
 #include "fileio.h"
+#include "jsontext.h"
 #include "jsonutil.h"
 #include "rules.h"
 #include "util.h"
@@ -572,78 +573,37 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
  * Where "nodes"[index] starts in text: json-c keeps no positions, so a short walk over
  * the text it accepted (strict, so well formed) finds it, for the line of a node's error.
  */
-static size_t skip_ws(const char *t, size_t i)
-{
-	while (t[i] && strchr(" \t\r\n", t[i]))
-		i++;
-	return i;
-}
-
-static size_t skip_string(const char *t, size_t i)
-{
-	for (i++; t[i] && t[i] != '"'; i++)
-		if (t[i] == '\\' && t[i + 1])
-			i++;
-	return t[i] ? i + 1 : i;
-}
-
-static size_t skip_value(const char *t, size_t i)
-{
-	int depth = 0;
-
-	i = skip_ws(t, i);
-	if (t[i] == '"')
-		return skip_string(t, i);
-	if (t[i] != '{' && t[i] != '[') {
-		while (t[i] && !strchr(",]} \t\r\n", t[i]))
-			i++;
-		return i;
-	}
-	while (t[i]) {
-		if (t[i] == '"') {
-			i = skip_string(t, i);
-			continue;
-		}
-		if (t[i] == '{' || t[i] == '[')
-			depth++;
-		else if ((t[i] == '}' || t[i] == ']') && --depth == 0)
-			return i + 1;
-		i++;
-	}
-	return i;
-}
-
 static bool node_offset(const char *t, size_t index, size_t *ret)
 {
-	size_t i = skip_ws(t, 0);
+	size_t i = json_text_ws(t, 0);
 
 	if (t[i++] != '{')
 		return false;
 	for (;;) {
-		size_t key = skip_ws(t, i);
+		size_t key = json_text_ws(t, i);
 
 		if (t[key] != '"')
 			return false;
-		i = skip_ws(t, skip_string(t, key));
+		i = json_text_ws(t, json_text_string_end(t, key));
 		if (t[i] != ':')
 			return false;
-		i = skip_ws(t, i + 1);
+		i = json_text_ws(t, i + 1);
 		if (!strncmp(t + key, "\"nodes\"", 7) && t[i] == '[') {
 			i++;
 			for (size_t n = 0;; n++) {
-				i = skip_ws(t, i);
+				i = json_text_ws(t, i);
 				if (!t[i] || t[i] == ']')
 					return false;
 				if (n == index) {
 					*ret = i;
 					return true;
 				}
-				i = skip_ws(t, skip_value(t, i));
+				i = json_text_ws(t, json_text_value_end(t, i));
 				if (t[i++] != ',')
 					return false;
 			}
 		}
-		i = skip_ws(t, skip_value(t, i));
+		i = json_text_ws(t, json_text_value_end(t, i));
 		if (t[i++] != ',')
 			return false;
 	}
