@@ -33,55 +33,11 @@
 #   --pause-us US   the workloads' pause between opens (default 200): the resolution
 set -u
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-build=$repo/build
-quick=0
-ops=
-many=
-pause=200
-while [ $# -gt 0 ]; do
-	case $1 in
-	--quick) quick=1 ;;
-	--build)
-		build=$2
-		shift
-		;;
-	--build=*) build=${1#--build=} ;;
-	--ops)
-		ops=$2
-		shift
-		;;
-	--containers)
-		many=$2
-		shift
-		;;
-	--pause-us)
-		pause=$2
-		shift
-		;;
-	-h | --help)
-		sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "bench/follow.sh: unknown argument $1" >&2
-		exit 2
-		;;
-	esac
-	shift
-done
-[ -n "$ops" ] || ops=$((quick ? 20 : 200))
-[ -n "$many" ] || many=$((quick ? 1 : 100))
-for n in "$ops" "$many" "$pause"; do
-	[[ $n =~ ^[0-9]+$ ]] || {
-		echo "bench/follow.sh: not a number: $n" >&2
-		exit 2
-	}
-done
-[ "$ops" -ge 2 ] || {
-	echo "bench/follow.sh: --ops must be at least 2" >&2
-	exit 2
-}
+# shellcheck disable=SC2034 # read by lib.sh
+NAME=follow.sh HELP=33
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_args "$@"
 [ "$(id -u)" = 0 ] || {
 	echo "bench/follow.sh: needs root (devwld, device cgroups, loop devices)" >&2
 	exit 1
@@ -147,19 +103,11 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-die() {
-	echo "bench/follow.sh: $*" >&2
-	[ -s "$T/devwld.log" ] && tail -20 "$T/devwld.log" >&2
-	exit 1
-}
 
-# A sleep without a fork: a read that times out on a FIFO nobody writes.
-mkfifo "$T/nap"
-exec {NAP}<>"$T/nap"
-nap() { read -r -t "$1" -u "$NAP" _ || :; }
+nap_init
 
 # The manual step writes a v1 device cgroup; cgroup2 has no such file.
-V1=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+V1=$(v1_devices)
 
 # One loop device for each side and kind, made for this run (LOOP_CTL_ADD) at a number
 # far above what `losetup -f` hands out, so that each workload watches a path known in
@@ -195,15 +143,7 @@ cat >"$T/policy.json" <<JSON
                          "allow c 136:* rwm", "allow b 7:* rw"] } ],
   "containers": { "default_template": "/att/{id}", "container_rules": ["deny b 7:* rwm"] } }
 JSON
-"$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" --policy "$T/policy.json" \
-	2>>"$T/devwld.log" &
-DEVWLD_PID=$!
-for _ in $(seq 200); do
-	[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && break
-	nap 0.05
-done
-[ -S "$T/control.sock" ] || die "devwld did not start"
-ctl() { "$DEVWLCTL" --socket "$T/control.sock" "$@"; }
+start_devwld
 ctl selectors | grep -qF "loop:$T/grant.img r" || die "devwld holds no loop: binding: $(ctl selectors)"
 
 # start_a N: the devwl workload, on /lab, its lines on AFD. devwld programs containers
@@ -369,7 +309,6 @@ next_state() {
 	done
 	return 1
 }
-settle() { while read -r -t 0.05 -u "$1" _; do :; done; }
 
 # op FD WANT-REGEX CMD...: run CMD, print ms from the time it prints (ns) to the first
 # state matching WANT-REGEX.
@@ -386,7 +325,6 @@ op() {
 	die "$* : the workload never reached /$want/ (last: $ST)"
 }
 
-pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END { i = int((p * NR + 99) / 100); if (i < 1) i = 1; print v[i] }'; }
 
 # line NAME A-FILE B-FILE: one table row.
 line() {

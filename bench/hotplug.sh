@@ -24,55 +24,11 @@
 #   --pause-us US   the workload's pause between opens (default 200): the resolution
 set -u
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-build=$repo/build
-quick=0
-ops=
-many=
-pause=200
-while [ $# -gt 0 ]; do
-	case $1 in
-	--quick) quick=1 ;;
-	--build)
-		build=$2
-		shift
-		;;
-	--build=*) build=${1#--build=} ;;
-	--ops)
-		ops=$2
-		shift
-		;;
-	--containers)
-		many=$2
-		shift
-		;;
-	--pause-us)
-		pause=$2
-		shift
-		;;
-	-h | --help)
-		sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "bench/hotplug.sh: unknown argument $1" >&2
-		exit 2
-		;;
-	esac
-	shift
-done
-[ -n "$ops" ] || ops=$((quick ? 20 : 200))
-[ -n "$many" ] || many=$((quick ? 1 : 100))
-for n in "$ops" "$many" "$pause"; do
-	[[ $n =~ ^[0-9]+$ ]] || {
-		echo "bench/hotplug.sh: not a number: $n" >&2
-		exit 2
-	}
-done
-[ "$ops" -ge 2 ] || {
-	echo "bench/hotplug.sh: --ops must be at least 2" >&2
-	exit 2
-}
+# shellcheck disable=SC2034 # read by lib.sh
+NAME=hotplug.sh HELP=24
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_args "$@"
 [ "$(id -u)" = 0 ] || {
 	echo "bench/hotplug.sh: needs root (runc, device cgroups, loop devices)" >&2
 	exit 1
@@ -114,20 +70,12 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-die() {
-	echo "bench/hotplug.sh: $*" >&2
-	[ -s "$T/devwld.log" ] && tail -20 "$T/devwld.log" >&2
-	exit 1
-}
 
-# A sleep without a fork: a read that times out on a FIFO nobody writes.
-mkfifo "$T/nap"
-exec {NAP}<>"$T/nap"
-nap() { read -r -t "$1" -u "$NAP" _ || :; }
+nap_init
 
 # The manual recipe writes a v1 device cgroup; cgroup2 has no such file (its device
 # access is a BPF program, which has nothing an operator could echo a rule into).
-V1=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+V1=$(v1_devices)
 
 truncate -s 1M "$T/disk"
 LOOP=$(losetup -f --show "$T/disk") || die "losetup -f: no free loop device"
@@ -140,15 +88,7 @@ cat >"$T/policy.json" <<'JSON'
               "allow b 7:* rw"] } ],
   "containers": { "default_template": "/lab/{id}", "container_rules": ["deny b 7:* rwm"] } }
 JSON
-"$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" --policy "$T/policy.json" \
-	2>>"$T/devwld.log" &
-DEVWLD_PID=$!
-for _ in $(seq 200); do
-	[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && break
-	nap 0.05
-done
-[ -S "$T/control.sock" ] || die "devwld did not start"
-ctl() { "$DEVWLCTL" --socket "$T/control.sock" "$@"; }
+start_devwld
 
 root=$T/rootfs
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc}
@@ -212,8 +152,6 @@ next_state() {
 	done
 	return 1
 }
-# settle FD: past every line so far, into the state the workload is in now.
-settle() { while read -r -t 0.05 -u "$1" _; do :; done; }
 
 # op SIDE KIND FD WANT-REGEX CMD...: run CMD, print ms from its start to the first state
 # matching WANT-REGEX.
@@ -237,8 +175,6 @@ b_attach() {
 }
 b_detach() { nsenter -m -t "$BPID" rm /dev/hp && echo "b $MAJ:$MIN rw" >"$BCG/devices.deny"; }
 
-# pct FILE P: the P-th percentile (nearest rank) of the numbers in FILE.
-pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END { i = int((p * NR + 99) / 100); if (i < 1) i = 1; print v[i] }'; }
 
 # round LABEL: ops alternating, A then B, attach then detach; one table row per kind.
 round() {

@@ -1,0 +1,96 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # build, DEVWLD_PID...: for the script that sources this
+# bench/lib.sh: what the shell benchmarks share (hotplug.sh, follow.sh). Sourced after
+# NAME (the script's name in messages) and HELP (the last line of its header comment)
+# are set.
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=$repo/build
+quick=0
+ops=
+many=
+pause=200
+
+# bench_args "$@": --quick, --build DIR, --ops N, --containers N, --pause-us US, --help.
+bench_args() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--quick) quick=1 ;;
+		--build)
+			build=$2
+			shift
+			;;
+		--build=*) build=${1#--build=} ;;
+		--ops)
+			ops=$2
+			shift
+			;;
+		--containers)
+			many=$2
+			shift
+			;;
+		--pause-us)
+			pause=$2
+			shift
+			;;
+		-h | --help)
+			sed -n "2,${HELP}p" "$0" | sed 's/^# \{0,1\}//'
+			exit 0
+			;;
+		*)
+			echo "bench/$NAME: unknown argument $1" >&2
+			exit 2
+			;;
+		esac
+		shift
+	done
+	[ -n "$ops" ] || ops=$((quick ? 20 : 200))
+	[ -n "$many" ] || many=$((quick ? 1 : 100))
+	for n in "$ops" "$many" "$pause"; do
+		[[ $n =~ ^[0-9]+$ ]] || {
+			echo "bench/$NAME: not a number: $n" >&2
+			exit 2
+		}
+	done
+	[ "$ops" -ge 2 ] || {
+		echo "bench/$NAME: --ops must be at least 2" >&2
+		exit 2
+	}
+}
+
+die() {
+	echo "bench/$NAME: $*" >&2
+	[ -s "$T/devwld.log" ] && tail -20 "$T/devwld.log" >&2
+	exit 1
+}
+
+# nap_init, then nap SECONDS: a sleep without a fork, a read that times out on a FIFO
+# nobody writes.
+nap_init() {
+	mkfifo "$T/nap"
+	exec {NAP}<>"$T/nap"
+}
+nap() { read -r -t "$1" -u "$NAP" _ || :; }
+
+# The v1 devices hierarchy's mount point, or nothing: the manual steps write a v1 device
+# cgroup, and cgroup2 has no such file (its device access is a BPF program).
+v1_devices() { awk '$0 ~ / - cgroup / && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo; }
+
+# start_devwld: devwld on $T/policy.json, its sockets in $T; DEVWLD_PID, and ctl.
+start_devwld() {
+	"$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" --policy "$T/policy.json" \
+		2>>"$T/devwld.log" &
+	DEVWLD_PID=$!
+	for _ in $(seq 200); do
+		[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && break
+		nap 0.05
+	done
+	[ -S "$T/control.sock" ] || die "devwld did not start"
+}
+ctl() { "$DEVWLCTL" --socket "$T/control.sock" "$@"; }
+
+# settle FD: past every line so far, into the state the workload is in now.
+settle() { while read -r -t 0.05 -u "$1" _; do :; done; }
+
+# pct FILE P: the P-th percentile (nearest rank) of the numbers in FILE.
+pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END { i = int((p * NR + 99) / 100); if (i < 1) i = 1; print v[i] }'; }
