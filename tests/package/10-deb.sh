@@ -78,6 +78,14 @@ for p in "${pkgs[@]}"; do
 	[ -f "${debs[-1]}" ] || fail "dpkg-buildpackage made no ${debs[-1]##*/}: $(ls "$T")"
 done
 echo "ok - dpkg-buildpackage -us -uc -b: ${debs[*]##*/}"
+# The package's build is not -Werror (a newer compiler must not fail it), but its
+# hardened flags (_FORTIFY_SOURCE, -O2) are where unused results and overflows show:
+# here, a warning of ours fails the test (tests/install/build-types.sh leaves it to us).
+if grep -E '^[^ ]+\.[ch]:[0-9]+:[0-9]+: warning:' "$T/build.log" >"$T/warnings"; then
+	cat "$T/warnings"
+	fail "the package's build warns"
+fi
+echo "ok - the hardened package build gives no compiler warning"
 
 # --fail-on none: a finding is judged below; a failure to run is lintian's exit status.
 lintian --pedantic --fail-on none "$T/devwl_${debver}_$arch.changes" >"$T/lintian.raw" 2>&1 || {
