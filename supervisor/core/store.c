@@ -431,11 +431,12 @@ static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, u
 }
 
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
-		     pid_t peer_pid)
+		     pid_t peer_pid, container_first_fn *first)
 {
 	_cleanup_close_ int fd = notify_fd;
 	struct container *c = NULL;
 	struct cproc *p = NULL;
+	bool fresh = !container_find(d, peer_uid, st->id);
 	uint32_t slot = 0;
 	uint64_t tag = 0;
 	int r;
@@ -443,6 +444,9 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	r = container_get(d, st->id, NULL, false, st, peer_uid, &c);
 	if (r < 0)
 		return r;
+	/* Before its fd is served: its first call must already find what first grants. */
+	if (fresh && first)
+		first(d, c, st);
 	/* The keeper holds the fd from now on, and the record of whose it is: a worker
 	 * dying after this leaves the process's calls waiting for the next one, which
 	 * serves it, whether a state write names it yet or not. */

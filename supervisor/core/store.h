@@ -49,9 +49,13 @@ int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **re
 		      bool *ret_created);
 /* The container id of the runtimes of uid owner: each uid has ids of its own. */
 struct container *container_find(struct devwld *d, uid_t owner, const char *id);
-/* Attach a notify fd (taken over) to the container of st, creating it if needed. */
+/* What to do for a container new to devwld before any call of it is served (NULL:
+ * nothing): its node made ready for its first process. */
+typedef void container_first_fn(struct devwld *d, struct container *c, const struct oci_state *st);
+/* Attach a notify fd (taken over) to the container of st, creating it if needed (and
+ * calling first on it then). */
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
-		     pid_t peer_pid);
+		     pid_t peer_pid, container_first_fn *first);
 /* Re-attach a process a previous worker served (state.c), to the container id of
  * peer_uid; fd is taken over. */
 int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,

@@ -256,8 +256,6 @@ static void message_complete(struct devwld *d, struct oci_conn *conn, struct jso
 	struct devwl_error err = {0};
 	struct oci_state st = {0};
 	size_t nnames, seccomp_idx = SIZE_MAX;
-	struct container *c = NULL;
-	bool fresh;
 	int r, fd;
 
 	if (!json_object_is_type(obj, json_type_object)) {
@@ -304,17 +302,13 @@ static void message_complete(struct devwld *d, struct oci_conn *conn, struct jso
 	}
 	fd = conn->fds[seccomp_idx];
 	conn->fds[seccomp_idx] = conn->fds[--conn->nfds];
-	fresh = !container_find(d, conn->uid, st.id);
-	r = container_attach(d, &st, fd, conn->uid, conn->pid);
-	if (r < 0) {
+	/* The CDI devices its annotations name: once, with its first process, in force
+	 * before any call of it is answered. */
+	r = container_attach(d, &st, fd, conn->uid, conn->pid, cdigrant_container);
+	if (r < 0)
 		drop(d, conn, "container %s: %s", st.id, strerror(-r));
-	} else {
-		/* Once per container, with its first process: an exec'd one adds nothing. */
-		c = fresh ? container_find(d, conn->uid, st.id) : NULL;
-		if (c)
-			cdigrant_container(d, c, &st);
+	else
 		oci_conn_close(d, conn);
-	}
 	oci_state_clear(&st);
 }
 

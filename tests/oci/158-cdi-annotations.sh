@@ -75,7 +75,8 @@ start() {
 		seccomp=".linux.seccomp = $(jq -c --arg lp "$T/listen.sock" --arg m "$meta mode=kernel" \
 			'.listenerPath = $lp | .listenerMetadata = $m' "$PROFILE")"
 	fi
-	make_bundle "$1" "echo READY; while [ ! -e /tmp/stop-$1 ]; do sleep 0.1; done" \
+	make_bundle "$1" "head -c 9 /dev/cdi0 >/tmp/first-$1 2>&1; echo READY
+		while [ ! -e /tmp/stop-$1 ]; do sleep 0.1; done" \
 		"$seccomp | .annotations = $3
 		 | .linux.devices = [{path: \"/dev/cdi0\", type: \"b\", major: 7, minor: $M0, fileMode: 432, uid: 0, gid: 0},
 		                     {path: \"/dev/cdi1\", type: \"b\", major: 7, minor: $M1, fileMode: 432, uid: 0, gid: 0}]"
@@ -97,6 +98,14 @@ grep -qxF "/lab/$a allow cdi:test.devwl.org/disk=d0 [annotation]: b 7:$M0 rw" "$
 probe "head -c 9 /dev/cdi1" "$a" >/dev/null
 eperm || fail "$a reading $L1, which no annotation names: $(cat "$T/probe.out")"
 mode=$(mode_of "$a")
+# Where devwld answers the opens, the workload's very first one already finds the grant:
+# it is made before the container's first call is served. (In kernel mode runc's own
+# cgroup, which allows linux.devices, decides until devwld programs it.)
+if [ "$KM" = never ]; then
+	wait_until 10 test -s "$T/rootfs/tmp/first-$a" || fail "$a never read at its start"
+	[ "$(cat "$T/rootfs/tmp/first-$a")" = DISK-ZERO ] ||
+		fail "$a's first open, at its start: $(cat "$T/rootfs/tmp/first-$a")"
+fi
 pass "$RT ($mode): annotation cdi.k8s.io/devwl-test on /lab (cdi_annotations): $a reads $L0 (b 7:$M0), as the spec names it, and not $L1"
 
 # The audit is written by a thread of its own: in a moment.
