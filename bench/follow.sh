@@ -293,22 +293,6 @@ if [ -z "$ATTACH" ]; then
 	exec {CFD}<"$T/$C.out"
 	[ -z "$BCG" ] || exec {DFD}<"$T/$D.out"
 fi
-declare -A PART=()
-# next_state FD: the next line into NS and ST; false after 30 s without one.
-next_state() {
-	local line i
-	for ((i = 0; i < 30000; i++)); do
-		if read -r -u "$1" line; then
-			line=${PART[$1]:-}$line
-			PART[$1]=
-			NS=${line%% *} ST=${line#* }
-			return 0
-		fi
-		PART[$1]=${PART[$1]:-}$line
-		nap 0.001
-	done
-	return 1
-}
 
 # op FD WANT-REGEX CMD...: run CMD, print ms from the time it prints (ns) to the first
 # state matching WANT-REGEX.

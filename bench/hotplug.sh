@@ -136,22 +136,6 @@ BCG=
 # Each workload's lines, read as they come ("NS STATE"; a line written by one write(2),
 # but a read may still meet its first half at the end of the file).
 exec {AFD}<"$T/$A.out" {BFD}<"$T/$B.out"
-declare -A PART=()
-# next_state FD: the next line into NS and ST; false after 30 s without one.
-next_state() {
-	local line i
-	for ((i = 0; i < 30000; i++)); do
-		if read -r -u "$1" line; then
-			line=${PART[$1]:-}$line
-			PART[$1]=
-			NS=${line%% *} ST=${line#* }
-			return 0
-		fi
-		PART[$1]=${PART[$1]:-}$line
-		nap 0.001
-	done
-	return 1
-}
 
 # op SIDE KIND FD WANT-REGEX CMD...: run CMD, print ms from its start to the first state
 # matching WANT-REGEX.

@@ -89,6 +89,25 @@ start_devwld() {
 }
 ctl() { "$DEVWLCTL" --socket "$T/control.sock" "$@"; }
 
+# next_state FD: the next line of a workload ("NS STATE") into NS and ST; false after
+# 30 s without one. A line is written by one write(2), but a read may still meet its
+# first half at the end of the file: kept in PART until the rest comes.
+declare -A PART=()
+next_state() {
+	local line i
+	for ((i = 0; i < 30000; i++)); do
+		if read -r -u "$1" line; then
+			line=${PART[$1]:-}$line
+			PART[$1]=
+			NS=${line%% *} ST=${line#* }
+			return 0
+		fi
+		PART[$1]=${PART[$1]:-}$line
+		nap 0.001
+	done
+	return 1
+}
+
 # settle FD: past every line so far, into the state the workload is in now.
 settle() { while read -r -t 0.05 -u "$1" _; do :; done; }
 
