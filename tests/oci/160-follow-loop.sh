@@ -15,36 +15,16 @@ RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 command -v losetup >/dev/null || skip "no losetup (util-linux)"
 [ -e /dev/loop-control ] || skip "no loop driver here (/dev/loop-control)"
 
-# attach FILE [DEV]: a loop device for FILE (DEV, or the first free); prints it. Each is
-# noted in $T/loops, since attach runs in a subshell, to be detached at exit.
-attach() {
-	local dev
-	if [ $# = 2 ]; then
-		losetup "$2" "$1" || return 1
-		dev=$2
-	else
-		dev=$(losetup -f --show "$1") || return 1
-	fi
-	echo "$dev" >>"$T/loops"
-	echo "$dev"
-}
-detach_all() {
-	local l
-	[ -e "$T/loops" ] || return 0
-	while read -r l; do losetup -d "$l" 2>/dev/null; done <"$T/loops"
-}
-# cleanup (lib.sh) exits with the status it finds.
-trap 'rc=$?; detach_all; (exit $rc); cleanup' EXIT
 numbers() { local mm; mm=$(stat -c '%t:%T' "$1"); echo "$((16#${mm%:*})):$((16#${mm#*:}))"; }
 
 for f in a hold other b c; do
 	printf '%s' "$f-data" >"$T/$f.img"
 	truncate -s 1M "$T/$f.img"
 done
-A0=$(attach "$T/a.img" 2>"$T/losetup.err") ||
+A0=$(loop_of "$T/a.img" 2>"$T/losetup.err") ||
 	skip "cannot attach a loop device here: $(cat "$T/losetup.err")"
 N0=$(numbers "$A0")
-C0=$(attach "$T/c.img") || fail "cannot attach c.img"
+C0=$(loop_of "$T/c.img") || fail "cannot attach c.img"
 NC=$(numbers "$C0")
 mkdir "$T/cdi"
 cat >"$T/policy.json" <<EOF_POLICY
@@ -139,9 +119,9 @@ pass "losetup -d $A0: b $N0 revoked at once ($(grep '"event":"selector"' "$T/aud
 # Another test on this host may take the freed device first: then its file holds the
 # minor, which serves as well, but it is not ours to detach below.
 held=1
-attach "$T/hold.img" "$A0" >/dev/null 2>"$T/hold.err" || held=0
+loop_of "$T/hold.img" "$A0" >/dev/null 2>"$T/hold.err" || held=0
 [ "$held" = 1 ] || echo "# $A0 was taken by someone else before hold.img: $(cat "$T/hold.err")"
-A1=$(attach "$T/a.img") || fail "cannot attach a.img again"
+A1=$(loop_of "$T/a.img") || fail "cannot attach a.img again"
 N1=$(numbers "$A1")
 [ "$N1" != "$N0" ] || fail "a.img landed on its old minor $N0 again, though hold.img holds it"
 for _ in $(seq 1200); do
@@ -156,7 +136,7 @@ r=$(open "$A0")
 [ "$r" = refused ] || fail "the workload read $A0 ($N0, now hold.img's): $r"
 pass "a.img again, on $A1 ($N1): the workload reads it; $A0 ($N0), now another file's, is refused"
 # Another file on the old minor again, after hold.img: refused too.
-if [ "$held" = 1 ] && losetup -d "$A0" && attach "$T/other.img" "$A0" >/dev/null 2>&1; then
+if [ "$held" = 1 ] && losetup -d "$A0" && loop_of "$T/other.img" "$A0" >/dev/null 2>&1; then
 	[ "$(open "$A0")" = refused ] || fail "the workload read $A0 with other.img on it"
 fi
 
@@ -171,7 +151,7 @@ ctl selectors | grep -qxF "/lab allow loop:$T/c.img r [file]: b $NC r" ||
 	fail "the node rule's binding after a reload: $(ctl selectors)"
 ctl show /lab | grep -qxF "  allow loop:$T/b.img r -> -" ||
 	fail "show /lab, devwlctl's binding: $(ctl show /lab)"
-B0=$(attach "$T/b.img") || fail "cannot attach b.img"
+B0=$(loop_of "$T/b.img") || fail "cannot attach b.img"
 for _ in $(seq 1200); do
 	[ "$(open "$B0")" = "ok b-data" ] && break
 	sleep 0.05

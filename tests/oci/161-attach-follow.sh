@@ -17,26 +17,13 @@ command -v losetup >/dev/null || skip "no losetup (util-linux)"
 # How long a move may take to show: a bound for a loaded machine, not a timing claim.
 POLL=${POLL:-10}
 
-# loop FILE [DEV]: a loop device for FILE (DEV, or the first free), noted for cleanup.
-loop() {
-	local dev
-	if [ $# = 2 ]; then
-		losetup "$2" "$1" || return 1
-		dev=$2
-	else
-		dev=$(losetup -f --show "$1") || return 1
-	fi
-	echo "$dev" >>"$T/loops"
-	echo "$dev"
-}
-trap 'rc=$?; [ -e "$T/loops" ] && while read -r l; do losetup -d "$l" 2>/dev/null; done <"$T/loops"; (exit $rc); cleanup' EXIT
 numbers() { local mm; mm=$(stat -c '%t:%T' "$1"); echo "$((16#${mm%:*})):$((16#${mm#*:}))"; }
 
 for f in a hold dup; do
 	printf '%s' "$f-data" >"$T/$f.img"
 	truncate -s 1M "$T/$f.img"
 done
-A0=$(loop "$T/a.img" 2>"$T/losetup.err") || skip "cannot attach a loop device here: $(cat "$T/losetup.err")"
+A0=$(loop_of "$T/a.img" 2>"$T/losetup.err") || skip "cannot attach a loop device here: $(cat "$T/losetup.err")"
 N0=$(numbers "$A0")
 mkdir "$T/cdi"
 spec() {
@@ -91,7 +78,7 @@ expect_refused() {
 }
 expect_refused "needs the PATH" "$id" "loop:$T/a.img"
 expect_refused "names no device" "$id" "loop:$T/hold.img" /dev/xhold
-D1=$(loop "$T/dup.img") && D2=$(loop "$T/dup.img") || fail "dup.img on two loop devices"
+D1=$(loop_of "$T/dup.img") && D2=$(loop_of "$T/dup.img") || fail "dup.img on two loop devices"
 expect_refused "names 2 devices here (b $(numbers "$D1"), b $(numbers "$D2"))" "$id" "loop:$T/dup.img" /dev/xdup
 losetup -d "$D1" "$D2"
 [ -z "$(ctl containers --devices)" ] || fail "after refusals: $(ctl containers --devices)"
@@ -119,9 +106,9 @@ pass "$RT ($mode): losetup -d: /dev/xdisk gone from the container, containers --
 
 # The old minor held by another file, so that a.img comes back on another one.
 held=1
-loop "$T/hold.img" "$A0" >/dev/null 2>"$T/hold.err" || held=0
+loop_of "$T/hold.img" "$A0" >/dev/null 2>"$T/hold.err" || held=0
 [ "$held" = 1 ] || echo "# $A0 was taken by someone else before hold.img: $(cat "$T/hold.err")"
-A1=$(loop "$T/a.img") || fail "cannot attach a.img again"
+A1=$(loop_of "$T/a.img") || fail "cannot attach a.img again"
 N1=$(numbers "$A1")
 [ "$N1" != "$N0" ] || fail "a.img landed on its old minor $N0 again"
 hex1=$(stat -c '%t:%T' "$A1")

@@ -63,6 +63,9 @@ cleanup() {
 	for l in "${LOOPS[@]}"; do
 		losetup -d "$l" 2>/dev/null
 	done
+	if [ -e "$T/loops" ]; then
+		while read -r l; do losetup -d "$l" 2>/dev/null; done <"$T/loops"
+	fi
 	# Under -DDEVWL_SANITIZE=ON a report (at exit, for leaks) fails the test.
 	if grep -q "ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:" \
 		"$T/devwld.log" 2>/dev/null; then
@@ -201,6 +204,20 @@ make_loop() {
 	LOOP=$(losetup -f --show "$T/disk") || skip "losetup -f: no free loop device here"
 	LOOPS+=("$LOOP")
 	LMIN=$(($(stat -c '0x%T' "$LOOP")))
+}
+
+# loop_of FILE [DEV]: a loop device for FILE (DEV, or the first free); prints it. Noted
+# in $T/loops, not LOOPS, since it runs in a $(...) subshell: detached at the end.
+loop_of() {
+	local dev
+	if [ $# = 2 ]; then
+		losetup "$2" "$1" || return 1
+		dev=$2
+	else
+		dev=$(losetup -f --show "$1") || return 1
+	fi
+	echo "$dev" >>"$T/loops"
+	echo "$dev"
 }
 
 # stat_of NAME: one value of `devwlctl stats`.
