@@ -282,17 +282,21 @@ static bool other_grants(const struct bindings *bs, const struct rulevec *now, s
 	return false;
 }
 
-/* Vanished from an allow binding, granted by nothing else: denied. */
-static int expect_revoked(const struct oracle_follow *f, struct devwl_policy *p,
-			  const struct rulevec *now, const struct rulevec *lost, struct expects *e)
+/*
+ * Denied: each device of devs[i] of every binding whose allow is allow, unless another
+ * allow binding of its node names it or the node's list holds it. For allow bindings
+ * devs is what vanished from them; for deny bindings, what is new to them (why says).
+ */
+static int expect_unheld(const struct oracle_follow *f, struct devwl_policy *p,
+			 const struct rulevec *now, const struct rulevec *devs, bool allow,
+			 const char *why, struct expects *e)
 {
 	for (size_t i = 0; i < f->bs.n; i++) {
 		const struct binding *b = &f->bs.v[i];
 
-		for (size_t k = 0; b->allow && k < lost[i].n; k++)
+		for (size_t k = 0; b->allow == allow && k < devs[i].n; k++)
 			for (size_t x = 0; x < ARRAY_SIZE(bits); x++) {
-				const struct devwl_rule *dev = &lost[i].v[k];
-
+				const struct devwl_rule *dev = &devs[i].v[k];
 				int held;
 
 				if (!(dev->access & bits[x]) ||
@@ -301,39 +305,7 @@ static int expect_revoked(const struct oracle_follow *f, struct devwl_policy *p,
 				held = list_holds(p, b->node, dev, bits[x]);
 				if (held < 0)
 					return held;
-				if (held)
-					continue;
-				if (expect(e, b->node, dev, bits[x], false,
-					   "vanished from an allow binding") < 0)
-					return -ENOMEM;
-			}
-	}
-	return 0;
-}
-
-/* A deny binding's new denials hold unless an allow binding of the node names them. */
-static int expect_denied(const struct oracle_follow *f, struct devwl_policy *p,
-			 const struct rulevec *now, const struct rulevec *gained, struct expects *e)
-{
-	for (size_t i = 0; i < f->bs.n; i++) {
-		const struct binding *b = &f->bs.v[i];
-
-		for (size_t k = 0; !b->allow && k < gained[i].n; k++)
-			for (size_t x = 0; x < ARRAY_SIZE(bits); x++) {
-				const struct devwl_rule *dev = &gained[i].v[k];
-
-				int held;
-
-				if (!(dev->access & bits[x]) ||
-				    other_grants(&f->bs, now, i, b->node, dev, bits[x]))
-					continue;
-				held = list_holds(p, b->node, dev, bits[x]);
-				if (held < 0)
-					return held;
-				if (held)
-					continue;
-				if (expect(e, b->node, dev, bits[x], false,
-					   "new to a deny binding") < 0)
+				if (!held && expect(e, b->node, dev, bits[x], false, why) < 0)
 					return -ENOMEM;
 			}
 	}
@@ -625,9 +597,9 @@ static int replug(struct oracle_follow *f, struct devwl_policy *p, struct kside 
 	if (r >= 0)
 		r = bindings_plan(bs, now, NULL, &plan);
 	if (r >= 0)
-		r = expect_revoked(f, p, now, lost, &e);
+		r = expect_unheld(f, p, now, lost, true, "vanished from an allow binding", &e);
 	if (r >= 0)
-		r = expect_denied(f, p, now, gained, &e);
+		r = expect_unheld(f, p, now, gained, false, "new to a deny binding", &e);
 	if (r >= 0)
 		r = expect_rewritten(f, p, now, lost, gained, &e);
 	if (r >= 0)
