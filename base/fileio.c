@@ -137,3 +137,15 @@ int devwl_mkdir_parents(const char *path)
 	}
 	return 0;
 }
+
+int devwl_fd_mount_id(int fd, uint64_t *ret_id)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
+		return negerrno();
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -EOPNOTSUPP;
+	*ret_id = stx.stx_mnt_id;
+	return 0;
+}

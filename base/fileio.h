@@ -4,6 +4,7 @@
 #define DEVWL_FILEIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* write(2) all of buf, across short writes and EINTR. 0 or -errno. */
@@ -24,6 +25,10 @@ int devwl_write_file_atomic(const char *file, const char *text, int mode);
 
 /* Make the directories above path (not path itself), 0755, as mkdir -p. 0 or -errno. */
 int devwl_mkdir_parents(const char *path);
+
+/* The id of the mount fd is on (statx STATX_MNT_ID): 0 or -errno (-EOPNOTSUPP: the kernel
+ * gave none). Two fds on one mount have one id, whatever is mounted over their names. */
+int devwl_fd_mount_id(int fd, uint64_t *ret_id);
 
 /* A connected SOCK_STREAM AF_UNIX socket (O_CLOEXEC) to path, or -errno. */
 int devwl_unix_connect(const char *path);

@@ -562,6 +562,15 @@ int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *
  * the target's device cgroup enforces the grant (doc/DESIGN.md, nodev mounts). Unplace
  * unmounts it. */
 #define DEVWL_PLACE_TWIN (1u << 1)
+/* A device cgroup confines every process that can reach the node: it holds the target's
+ * allow list, or denies every device devwl did not open itself (a deny baseline). Without
+ * it the node is made only on a mount where the kernel opens no device node (nodev, as
+ * every mount of a user namespace), which is then opened only by a supervisor that opens
+ * it for the target (doc/DESIGN.md, the node gate); DEVWL_PLACE_TWIN needs it. */
+#define DEVWL_PLACE_CONFINED (1u << 2)
+/* devwl_node_place()'s answer for a node made without DEVWL_PLACE_CONFINED: on a nodev
+ * mount, so that only a supervisor opening it for the target makes it usable. */
+#define DEVWL_PLACE_MADE_NODEV 2
 
 /* What devwl_node_place() makes, and where. Zero it, then fill it in. */
 struct devwl_place {
@@ -586,12 +595,16 @@ struct devwl_place {
  * CAP_FOWNER, CAP_DAC_OVERRIDE and CAP_SYS_PTRACE (for /proc/PID/root), and /proc mounted:
  * devwld, running as root, has them.
  * Returns 0 made; 1 the same device node (type and number) was there already, left as it
- * is (owner and mode untouched).
- * Errors: -EEXIST something else is at path; -ENOENT a parent directory is missing
+ * is (owner and mode untouched); DEVWL_PLACE_MADE_NODEV made, without DEVWL_PLACE_CONFINED,
+ * on a mount proven nodev.
+ * Errors: -EPERM without DEVWL_PLACE_CONFINED, the directory's mount is not proven nodev
+ * (nothing is made: the node would open for anyone its permissions admit); -EEXIST
+ * something else is at path; -ENOENT a parent directory is missing
  * (without DEVWL_PLACE_MKDIR); -ENOTDIR a parent is not a directory; -ELOOP a component is
  * a symbolic link; -EINVAL bad place (relative path, "." or "..", a trailing '/', bad type,
  * mode or flags, reserved not zero, a number beyond the kernel's 12-bit major or 20-bit
- * minor), or uid/gid has no mapping in the target's user namespace; -ENAMETOOLONG;
+ * minor, DEVWL_PLACE_TWIN without DEVWL_PLACE_CONFINED), or uid/gid has no mapping in
+ * the target's user namespace; -ENAMETOOLONG;
  * -EBADF pidfd is not a pidfd; -ESRCH the process has exited (or is not in this pid
  * namespace); -EPERM/-EACCES not privileged; -ENOMEM; -EIO its uid_map or gid_map is
  * not an id map; others from mknodat(2), fchownat(2) and mkdirat(2). ret_err may be NULL;

@@ -1004,8 +1004,7 @@ int caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags,
 	return 0;
 }
 
-/* Inside: an O_PATH fd of path's parent (no magic links), and in *ret_name its last part. */
-static int parent_of(struct devwl_caller *c, const char *path, const char **ret_name)
+int caller_parent(struct devwl_caller *c, const char *path, const char **ret_name)
 {
 	const char *slash = strrchr(path, '/');
 	int pfd = -1;
@@ -1029,21 +1028,15 @@ static int parent_of(struct devwl_caller *c, const char *path, const char **ret_
 	return pfd < 0 ? negerrno() : pfd;
 }
 
-int caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path, mode_t mode,
-		 dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node)
+int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino,
+		 int *ret_node)
 {
-	_cleanup_close_ int pfd = -1;
-	const char *name = NULL;
 	struct stat st;
 	int r = 0;
 
-	(void)t;
-	pfd = parent_of(c, path, &name);
-	if (pfd < 0)
-		return pfd;
-	if (mknodat(pfd, name, mode, dev) < 0)
+	if (mknodat(dir, name, mode, dev) < 0)
 		r = negerrno();
-	if ((r == 0 || r == -EEXIST) && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if ((r == 0 || r == -EEXIST) && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (ret_dev)
 			*ret_dev = st.st_dev;
 		if (ret_ino)
@@ -1051,7 +1044,7 @@ int caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *pat
 	}
 	/* The node just made, as an fd: what a bind over it must name, whatever the path. */
 	if (r == 0 && ret_node) {
-		*ret_node = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		*ret_node = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (*ret_node >= 0 && (fstat(*ret_node, &st) < 0 || st.st_rdev != dev ||
 				       (st.st_mode & S_IFMT) != (mode & S_IFMT)))
 			closep(ret_node);
@@ -1059,29 +1052,9 @@ int caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *pat
 	return r;
 }
 
-int caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path)
+int caller_proc(const struct devwl_caller *c)
 {
-	_cleanup_close_ int pfd = -1, fd = -1;
-	const char *name = NULL;
-	char probe[48];
-	int r = 0;
-
-	pfd = parent_of(c, path, &name);
-	if (pfd < 0)
-		return pfd;
-	/*
-	 * The null device opens with no side effect: a node of it made where the caller's
-	 * would go shows whether the kernel opens devices there. EACCES before any driver
-	 * is nodev's answer (may_open_dev); EPERM would be our own device cgroup's.
-	 */
-	*put_uint(put_str(probe, ".devwl-nodev-"), (unsigned long)t->tid) = '\0';
-	(void)unlinkat(pfd, probe, 0); /* one a killed handler left */
-	if (mknodat(pfd, probe, S_IFCHR | 0600, makedev(1, 3)) < 0)
-		return negerrno();
-	fd = openat(pfd, probe, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	r = fd >= 0 ? 0 : errno == EACCES ? 1 : negerrno();
-	(void)unlinkat(pfd, probe, 0);
-	return r;
+	return c->host_proc;
 }
 
 int caller_may_open(int opath_fd, int oflags)

@@ -206,20 +206,21 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 int caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
 
 /*
- * Inside, as the caller: mknod path with mode/dev. The parent is resolved without magic
- * links. ret_dev/ret_ino (may be NULL) name the node created or found; *ret_node (may be
- * NULL) gets an O_PATH fd of a node made, or -1. Errors: as mknodat; -EEXIST comes with
- * ret_dev/ret_ino of the existing node so a restarted call can be recognised.
+ * Inside: an O_PATH fd of path's parent, resolved without magic links, as the one
+ * directory a node is probed (gate.h) and then made in; *ret_name is path's last part.
  */
-int caller_mknod(struct devwl_caller *c, struct devwl_target *t, const char *path, mode_t mode,
-		 dev_t dev, dev_t *ret_dev, ino_t *ret_ino, int *ret_node);
+int caller_parent(struct devwl_caller *c, const char *path, const char **ret_name);
 
 /*
- * Inside, as the caller with CAP_MKNOD: would the kernel refuse to open any device node
- * made at path (its parent's mount is nodev, as every filesystem mounted in a user
- * namespace is)? Finds out with a null device node made next to it, opened and removed.
- * 1 yes, 0 no, -errno it could not tell.
+ * Inside, as the caller: mknod name in dir (caller_parent()) with mode/dev. ret_dev/ret_ino
+ * (may be NULL) name the node created or found; *ret_node (may be NULL) gets an O_PATH fd
+ * of a node made, or -1. Errors: as mknodat; -EEXIST comes with ret_dev/ret_ino of the
+ * existing node so a restarted call can be recognised.
  */
-int caller_nodev_at(struct devwl_caller *c, struct devwl_target *t, const char *path);
+int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino,
+		 int *ret_node);
+
+/* Our /proc, open since caller_init(): reachable from inside a caller's root too. */
+int caller_proc(const struct devwl_caller *c);
 
 #endif

@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "devwl.h"
 #include "filter.h"
+#include "gate.h"
 #include "util.h"
 
 #ifndef PIDFD_THREAD
@@ -609,12 +610,12 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 {
 	struct devwl_caller *cl = &n->caller;
 	struct devwl_target *t = &n->target;
-	const char *last = NULL;
-	_cleanup_close_ int made_fd = -1;
+	const char *last = NULL, *name = NULL, *why = NULL;
+	_cleanup_close_ int made_fd = -1, dir = -1;
 	dev_t made_dev = 0;
 	ino_t made_ino = 0;
 	size_t len = 0;
-	int r = 0;
+	int r = 0, gate = 0;
 
 	if ((c->mode & S_IFMT) == S_IFCHR)
 		e->type = DEVWL_DEV_CHAR;
@@ -671,24 +672,20 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		return 0;
 	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
 		return cannot_decide(a);
-	/*
-	 * With no device cgroup behind the caller, nothing would keep a node made here from
-	 * opening for anyone its permissions admit, whatever access the policy grants: made
-	 * only where the kernel opens no device (a nodev mount), which devwl then opens for
-	 * the caller as the policy says.
-	 */
-	if (!n->baseline && !n->enforced) {
-		r = caller_nodev_at(cl, t, n->path);
-		/* Where the caller could make no node at all, its own error is the answer. */
-		if (r < 0 && !our_trouble(r) && r != -EPERM)
-			return answer_error(a, -r);
-		if (r != 1) {
-			n->reason = "no device cgroup stands behind the caller: a node is made "
-				    "only on a nodev mount";
-			return answer_error(a, EPERM);
-		}
-	}
-	r = caller_mknod(cl, t, n->path, c->mode, makedev(e->major, e->minor), &made_dev, &made_ino,
+	dir = caller_parent(cl, n->path, &name);
+	if (dir < 0)
+		return our_trouble(dir) ? cannot_decide(a) : answer_error(a, -dir);
+	/* The node gate (gate.h), on the directory the node is then made in. */
+	gate = gate_node_dir(caller_proc(cl), dir,
+			     n->baseline || n->enforced ? GATE_CONFINED : GATE_UNCONFINED, &why);
+	if (gate == -EPERM)
+		n->reason = why;
+	if (gate < 0 && our_trouble(gate))
+		return cannot_decide(a);
+	/* Where the caller could make no node at all, its own error is the answer. */
+	if (gate < 0)
+		return answer_error(a, -gate);
+	r = caller_mknod(dir, name, c->mode, makedev(e->major, e->minor), &made_dev, &made_ino,
 			 &made_fd);
 	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
 		r = 0; /* the same call again after a signal restart */
@@ -703,7 +700,7 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		return answer_error(a, -r);
 	if (made_fd >= 0)
 		bind_made(n, made_fd);
-	if (r == 0 && !n->baseline && !n->enforced) {
+	if (r == 0 && gate == GATE_NODEV) {
 		n->nodev[n->nodev_next] = (struct made_node){.dev = made_dev, .ino = made_ino};
 		n->nodev_next = (n->nodev_next + 1) % NODEV_MAX;
 	}

@@ -26,8 +26,11 @@
 
 #include "devwl.h"
 #include "fileio.h"
+#include "gate.h"
 #include "place.h"
 #include "util.h"
+
+#define PLACE_FLAGS (DEVWL_PLACE_MKDIR | DEVWL_PLACE_TWIN | DEVWL_PLACE_CONFINED)
 
 /* The kernel's dev_t for mknod is 32 bits: a 12-bit major and a 20-bit minor. */
 #define PLACE_MAJOR_MAX 0xfffu
@@ -316,18 +319,6 @@ static int open_path_nofollow(int dir, const char *name)
 	return openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static int mount_id(int fd, uint64_t *ret)
-{
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
-		return negerrno();
-	if (!(stx.stx_mask & STATX_MNT_ID))
-		return -EOPNOTSUPP;
-	*ret = stx.stx_mnt_id;
-	return 0;
-}
-
 /*
  * Owner, then the exact mode (chown drops set-id bits; mknod and mkdir apply the umask),
  * through an O_PATH fd: a name could meanwhile be a symlink out of the target's root.
@@ -360,7 +351,8 @@ static bool is_fresh(int dir, int fd, mode_t type, dev_t rdev)
 		return false;
 	if (type != S_IFDIR && st.st_rdev != rdev)
 		return false;
-	return mount_id(dir, &dmnt) == 0 && mount_id(fd, &mnt) == 0 && dmnt == mnt;
+	return devwl_fd_mount_id(dir, &dmnt) == 0 && devwl_fd_mount_id(fd, &mnt) == 0 &&
+	       dmnt == mnt;
 }
 
 /* Why the component path[off..off+len) could not be entered, for the error. */
@@ -564,8 +556,9 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 {
 	mode_t type = p->type == DEVWL_DEV_CHAR ? S_IFCHR : S_IFBLK;
 	dev_t rdev = makedev(p->major, p->minor);
-	_cleanup_close_ int dir = -1, fd = -1;
-	const char *name = NULL;
+	_cleanup_close_ int dir = -1, fd = -1, proc = -1;
+	const char *name = NULL, *why = NULL;
+	int gate = 0;
 	struct self self;
 	struct stat st;
 	size_t off = 0;
@@ -574,6 +567,9 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 	r = walk_parents(t, p->path, p->flags & DEVWL_PLACE_MKDIR, &dir, &off, err);
 	if (r < 0)
 		return r;
+	proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc < 0)
+		return devwl_error_set(err, negerrno(), 0, "/proc: %m");
 	name = p->path + off;
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return judge_existing(t, p->path, off, &st, type, rdev, err);
@@ -582,9 +578,18 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 				       p->path);
 	/* Permission bits 0 until the owner is set: nobody opens it as ours meanwhile. */
 	r = as_owner(uid, gid, &self);
-	if (r >= 0 && mknodat(dir, name, type, rdev) < 0)
+	/* The node gate (gate.h), as the owner, in the directory the node is then made in. */
+	if (r >= 0)
+		gate = gate_node_dir(
+			proc, dir,
+			p->flags & DEVWL_PLACE_CONFINED ? GATE_CONFINED : GATE_UNCONFINED, &why);
+	if (r >= 0 && gate >= 0 && mknodat(dir, name, type, rdev) < 0)
 		r = negerrno();
 	as_self(&self);
+	if (gate < 0)
+		return devwl_error_set(err, gate == -EPERM ? -EPERM : gate, off,
+				       "process %d: %s: %s", (int)t->pid, p->path,
+				       why ? why : strerror(-gate));
 	if (r < 0) {
 		if (r == -EEXIST && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			return judge_existing(t, p->path, off, &st, type, rdev, err);
@@ -617,7 +622,7 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 					       (int)t->pid, p->path, strerror(-r));
 		}
 	}
-	return 0;
+	return gate == GATE_NODEV ? DEVWL_PLACE_MADE_NODEV : 0;
 }
 
 DEVWL_EXPORT int devwl_node_place(int pidfd, const struct devwl_place *place,
@@ -636,9 +641,14 @@ DEVWL_EXPORT int devwl_node_place(int pidfd, const struct devwl_place *place,
 		return devwl_error_set(ret_err, -EINVAL, 0,
 				       "%s: mode %#o has more than permission bits (07777)",
 				       place->path, (unsigned int)place->mode);
-	if (place->flags & ~(DEVWL_PLACE_MKDIR | DEVWL_PLACE_TWIN))
+	if (place->flags & ~PLACE_FLAGS)
 		return devwl_error_set(ret_err, -EINVAL, 0, "%s: unknown flags %#x", place->path,
-				       place->flags & ~(DEVWL_PLACE_MKDIR | DEVWL_PLACE_TWIN));
+				       place->flags & ~PLACE_FLAGS);
+	/* A twin opens natively for whoever reaches it: only a cgroup may stand behind it. */
+	if ((place->flags & DEVWL_PLACE_TWIN) && !(place->flags & DEVWL_PLACE_CONFINED))
+		return devwl_error_set(ret_err, -EINVAL, 0,
+				       "%s: DEVWL_PLACE_TWIN without DEVWL_PLACE_CONFINED",
+				       place->path);
 	for (size_t i = 0; i < ARRAY_SIZE(place->reserved); i++)
 		if (place->reserved[i])
 			return devwl_error_set(ret_err, -EINVAL, 0,

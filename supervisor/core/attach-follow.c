@@ -108,7 +108,6 @@ static int put_back(struct devwld *d, struct container *c, struct attachment *a,
 				  .major = a->major,
 				  .minor = a->minor};
 	struct devwl_error e = {0};
-	struct devwl_place place;
 	uint8_t before = attachment_access(c->node, a->type, a->major, a->minor);
 	int r;
 
@@ -131,16 +130,7 @@ static int put_back(struct devwld *d, struct container *c, struct attachment *a,
 	a->added = a->access & ~before;
 	a->absent = false;
 	attach_node_changed(d);
-	place = (struct devwl_place){.path = a->path,
-				     .type = a->type,
-				     .major = a->major,
-				     .minor = a->minor,
-				     .mode = a->mode,
-				     .uid = a->uid,
-				     .gid = a->gid,
-				     .flags = DEVWL_PLACE_MKDIR |
-					      (kernelmode_enforced(c) ? DEVWL_PLACE_TWIN : 0)};
-	r = devwl_node_place(pidfd, &place, &e);
+	r = attach_place(c, a, pidfd, &e);
 	if (r < 0) {
 		snprintf(why, size, "%.500s", e.msg);
 		attach_revoke(c, a);

@@ -524,11 +524,53 @@ static int grant_ancestors(struct devwld *d, struct container *c, const struct d
 	return 0;
 }
 
+/*
+ * What keeps a node made in c from opening more than its grant: its device cgroup holding
+ * its node's list (kernel mode), or a root runtime's, which denies every device it was not
+ * told of (devwld(8), LIMITATIONS). A runtime of another uid programs none that devwld
+ * trusts: the node gate then places nodes only on nodev mounts.
+ */
+static bool confined(const struct container *c)
+{
+	return kernelmode_enforced(c) || c->owner_uid == 0;
+}
+
+int attach_place(const struct container *c, const struct attachment *a, int pidfd,
+		 struct devwl_error *err)
+{
+	struct devwl_place place = {
+		.path = a->path,
+		.type = a->type,
+		.major = a->major,
+		.minor = a->minor,
+		.mode = a->mode,
+		.uid = a->uid,
+		.gid = a->gid,
+		/* Where the cgroup enforces the grant the kernel opens the node, in the
+		 * caller's context: on a user namespace's nodev /dev only a twin of ours bound
+		 * over it opens. */
+		.flags = DEVWL_PLACE_MKDIR | (confined(c) ? DEVWL_PLACE_CONFINED : 0) |
+			 (kernelmode_enforced(c) ? DEVWL_PLACE_TWIN : 0),
+	};
+	int r = devwl_node_place(pidfd, &place, err);
+
+	if (r != DEVWL_PLACE_MADE_NODEV)
+		return r;
+	/*
+	 * On a nodev mount the node opens only where devwld opens it for the container, which
+	 * its handlers do for nodes they made themselves alone: unusable, so not attached.
+	 */
+	(void)devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, NULL);
+	return devwl_error_set(err, -EOPNOTSUPP, 0,
+			       "%s: no device cgroup of its runtime (uid %u) confines it, and a "
+			       "node on its nodev mount would open for nobody: not attached",
+			       a->path, (unsigned int)c->owner_uid);
+}
+
 static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,
 			 struct attachment *a, struct devwl_error *err)
 {
 	struct devwl_rule rule;
-	struct devwl_place place;
 	struct device dev;
 	_cleanup_free_ char *old = NULL;
 	_cleanup_close_ int pidfd = -1;
@@ -625,19 +667,7 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 	a->added = a->access & ~before;
 	node_changed(d);
 
-	place = (struct devwl_place){.path = a->path,
-				     .type = dev.type,
-				     .major = dev.major,
-				     .minor = dev.minor,
-				     .mode = a->mode,
-				     .uid = a->uid,
-				     .gid = a->gid,
-				     /* Where the cgroup enforces the grant the kernel opens the
-				      * node, in the caller's context: on a user namespace's nodev
-				      * /dev only a twin of ours bound over it opens. */
-				     .flags = DEVWL_PLACE_MKDIR |
-					      (kernelmode_enforced(c) ? DEVWL_PLACE_TWIN : 0)};
-	r = devwl_node_place(pidfd, &place, err);
+	r = attach_place(c, a, pidfd, err);
 	if (r < 0) {
 		char why[sizeof(err->msg)];
 

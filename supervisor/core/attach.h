@@ -49,6 +49,14 @@ void attach_list(struct devwld *d, FILE *out);
  * on c->node reaches no other container. 0, or a negative errno with err saying why.
  */
 int attach_own_node(struct devwld *d, struct container *c, struct devwl_error *err);
+/*
+ * Make a's node in c's filesystem through pidfd, as the node gate allows for c's
+ * confinement (devwl_node_place(), DEVWL_PLACE_CONFINED): 0 made, 1 there already, or a
+ * negative errno with err saying why (nothing left made). Every path that places a node
+ * for an attachment (attach, the re-push after a replug) goes through it.
+ */
+int attach_place(const struct container *c, const struct attachment *a, int pidfd,
+		 struct devwl_error *err);
 /* Add a restored attachment to c (the state file; fields are copied). */
 int attach_restore(struct container *c, const struct attachment *a);
 

@@ -9,6 +9,8 @@
  * DEVWL_PLACE_MKDIR; a target that has exited is -ESRCH; unplace removes only that device
  * and an fd the target holds on the node keeps working after it.
  */
+#include <dirent.h>
+
 #include "placetest.h"
 
 static char node[128], host_node[160];
@@ -16,6 +18,8 @@ static char node[128], host_node[160];
 static int place(struct pt_target *t, struct devwl_place p, struct devwl_error *err)
 {
 	*err = (struct devwl_error){0};
+	/* The target's root is ours alone: as confined as the node gate asks (gate()). */
+	p.flags |= DEVWL_PLACE_CONFINED;
 	return devwl_node_place(t->pidfd, &p, err);
 }
 
@@ -40,7 +44,7 @@ static void bad_requests(struct pt_target *t)
 		{"/dev/x", 'c', 1, 0666, 0, -EINVAL, "not DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK"},
 		{"/dev/x", DEVWL_DEV_CHAR, 4096, 0666, 0, -EINVAL, "12-bit major"},
 		{"/dev/x", DEVWL_DEV_CHAR, 1, 010666, 0, -EINVAL, "permission bits"},
-		{"/dev/x", DEVWL_DEV_CHAR, 1, 0666, 4, -EINVAL, "unknown flags"},
+		{"/dev/x", DEVWL_DEV_CHAR, 1, 0666, 8, -EINVAL, "unknown flags"},
 	};
 	struct devwl_place p = pt_place("/dev/x", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0);
 	struct devwl_error err;
@@ -256,6 +260,74 @@ static void unplace(struct pt_target *t)
 	LT_CHECK(r == 1, "unplace again: %d %s", r, err.msg);
 }
 
+static int dir_entries(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static bool has_probe(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	bool found = false;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)))
+		found |= !strncmp(de->d_name, ".devwl-nodev-", 13);
+	closedir(d);
+	return found;
+}
+
+/*
+ * The node gate: unconfined, a node is made only on a mount proven nodev (DEVWL_PLACE_
+ * MADE_NODEV), never on one where the kernel opens it (its "/": refused, nothing made,
+ * the probe gone too), whatever our umask; a twin needs a confined target.
+ */
+static void gate(struct pt_target *t)
+{
+	struct devwl_place p = pt_place("/dev/devwl-73-gate", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0, 0);
+	struct devwl_error err = {0};
+	char buf[256];
+	mode_t old = umask(0777);
+	int r = 0;
+
+	r = devwl_node_place(t->pidfd, &p, &err);
+	LT_CHECK(r == -EPERM && strstr(err.msg, "only on a nodev mount"),
+		 "unconfined, on a mount devices open on: %d %s", r, err.msg);
+	pt_ask(t, buf, sizeof(buf), "stat /dev/devwl-73-gate");
+	LT_CHECK(strcmp(buf, "err stat ENOENT") == 0, "made all the same: %s", buf);
+	p.path = "/nd/null";
+	r = devwl_node_place(t->pidfd, &p, &err);
+	LT_CHECK(r == DEVWL_PLACE_MADE_NODEV, "unconfined, on a nodev mount: %d %s", r, err.msg);
+	pt_ask(t, buf, sizeof(buf), "stat /nd/null");
+	LT_CHECK(strcmp(buf, "c 0666 0:0 1:3") == 0, "the target sees %s", buf);
+	pt_ask(t, buf, sizeof(buf), "rw /nd/null");
+	LT_CHECK(strncmp(buf, "err", 3) == 0, "a node on a nodev mount opened: %s", buf);
+	umask(old);
+	p.path = "/dev/devwl-73-twin";
+	p.flags = DEVWL_PLACE_TWIN;
+	r = devwl_node_place(t->pidfd, &p, &err);
+	LT_CHECK(r == -EINVAL && strstr(err.msg, "without DEVWL_PLACE_CONFINED"),
+		 "a twin unconfined: %d %s", r, err.msg);
+	r = devwl_node_unplace(t->pidfd, "/nd/null", DEVWL_DEV_CHAR, 1, 3, &err);
+	LT_CHECK(r == 0, "unplace /nd/null: %d %s", r, err.msg);
+	/* Nothing left: neither the node nor a probe. */
+	snprintf(buf, sizeof(buf), "/proc/%d/root/nd", (int)t->pid);
+	LT_CHECK(dir_entries(buf) == 0, "%s holds %d entries", buf, dir_entries(buf));
+	snprintf(buf, sizeof(buf), "/proc/%d/root/dev", (int)t->pid);
+	LT_CHECK(!has_probe(buf), "a probe was left in %s", buf);
+}
+
 static void dead_targets(void)
 {
 	struct devwl_place p =
@@ -292,6 +364,7 @@ int main(void)
 	symlinks(&t);
 	parents(&t);
 	unplace(&t);
+	gate(&t);
 	pt_stop(&t);
 	dead_targets();
 	if (lt_failures)

@@ -31,7 +31,8 @@ int main(void)
 						   .minor = 3,
 						   .mode = 0620,
 						   .uid = 1000,
-						   .gid = 5},
+						   .gid = 5,
+						   .flags = DEVWL_PLACE_CONFINED},
 			     &err);
 	LT_CHECK(r == 0, "place /dev/devwl-74 as 1000:5: %d %s", r, err.msg);
 	pt_ask(&t, buf, sizeof(buf), "stat /dev/devwl-74");
@@ -40,16 +41,17 @@ int main(void)
 	LT_CHECK(strcmp(buf, "ok") == 0, "its root reads and writes it: %s", buf);
 
 	/* (uid_t)-1: its root; parents made for it are its root's too. */
-	r = devwl_node_place(t.pidfd,
-			     &(struct devwl_place){.path = "/dev/dri/by-path/card9",
-						   .type = DEVWL_DEV_CHAR,
-						   .major = 1,
-						   .minor = 3,
-						   .mode = 0666,
-						   .uid = (uid_t)-1,
-						   .gid = (gid_t)-1,
-						   .flags = DEVWL_PLACE_MKDIR},
-			     &err);
+	r = devwl_node_place(
+		t.pidfd,
+		&(struct devwl_place){.path = "/dev/dri/by-path/card9",
+				      .type = DEVWL_DEV_CHAR,
+				      .major = 1,
+				      .minor = 3,
+				      .mode = 0666,
+				      .uid = (uid_t)-1,
+				      .gid = (gid_t)-1,
+				      .flags = DEVWL_PLACE_MKDIR | DEVWL_PLACE_CONFINED},
+		&err);
 	LT_CHECK(r == 0, "place /dev/dri/by-path/card9 as its root: %d %s", r, err.msg);
 	pt_ask(&t, buf, sizeof(buf), "stat /dev/dri/by-path/card9");
 	LT_CHECK(strcmp(buf, "c 0666 0:0 1:3") == 0, "the target sees %s", buf);

@@ -205,6 +205,11 @@ static inline bool pt_start(struct pt_target *t, bool userns)
 		pt_child_file(s, t->dir, "dev/lnk", "/dev/null");
 		pt_child_file(s, t->dir, "hostroot", "/");
 		pt_child_file(s, t->dir, "dev/nllink", "/tmp\nerror EPERM: injected");
+		/* A mount the kernel opens no device on: where an unconfined node may go. */
+		pt_child_file(s, t->dir, "nd/", NULL);
+		if (chdir(t->dir) < 0 ||
+		    mount("devwl-place-nd", "nd", "tmpfs", MS_NODEV, "mode=0755") < 0)
+			pt_child_die(s, "mount nd");
 		if (chdir(t->dir) < 0)
 			pt_child_die(s, "chdir");
 		if (userns) {

@@ -51,4 +51,18 @@ mapfile -t l <"$T/own.out"
 	fail "the granted node on its nodev tmpfs: $(cat "$T/own.out")"
 [ "${l[3]}" = EPERM ] || fail "an m-only node opened: $(cat "$T/own.out")"
 pass "uid 65534: nodes made on its own nodev tmpfs; c 1:5 (rwm) opens through devwld, b 7:0 (m) does not"
+
+# 3. The nodev proof trusts no errno that permissions also cause: with umask 0777 the
+# probe would be mode 0000, and an EACCES on opening it is no proof of nodev (DESIGN.md,
+# "The node gate"). Still refused on the host directory; still made on its own tmpfs.
+as_nobody unshare -Ur sh -c "umask 0777 && exec $RUN --connect $T/listen.sock --id u-umask -- \
+	$PROBE mknod $T/host/loop1 b 7 1 0666" >"$T/umask.out" 2>"$T/umask.err" ||
+	fail "u-umask: $(cat "$T/umask.out" "$T/umask.err")"
+[ "$(cat "$T/umask.out")" = EPERM ] && [ ! -e "$T/host/loop1" ] ||
+	fail "umask 0777 made a node on a host directory: $(cat "$T/umask.out"; ls -l "$T/host")"
+as_nobody unshare -Urm sh -c "mount -t tmpfs none $T/m && umask 0777 && exec $RUN \
+	--connect $T/listen.sock --id u-umask2 -- $PROBE mknod $T/m/zero c 1 5 0666" \
+	>"$T/umask2.out" 2>"$T/umask2.err" || fail "u-umask2: $(cat "$T/umask2.out" "$T/umask2.err")"
+[ "$(cat "$T/umask2.out")" = ok ] || fail "umask 0777 on its own tmpfs: $(cat "$T/umask2.out")"
+pass "uid 65534 with umask 0777: still no node on a host directory, still one on its nodev tmpfs"
 exit 0
