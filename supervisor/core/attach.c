@@ -284,17 +284,6 @@ static uint8_t access_of(const struct devwl_node *node, const struct device *dev
 	return attachment_access(node, dev->type, dev->major, dev->minor);
 }
 
-static bool node_shared(struct devwld *d, const struct container *c)
-{
-	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
-		const struct container *o = container_of(l, struct container, link);
-
-		if (o != c && !strcmp(o->node_path, c->node_path))
-			return true;
-	}
-	return false;
-}
-
 /* The handlers and a kernel-mode cgroup decide by c's node as it is now. */
 static void node_changed(struct devwld *d)
 {
@@ -318,8 +307,8 @@ static void repoint(struct devwld *d, struct container *c, char *path, struct de
 }
 
 /*
- * Give c a node of its own if it has none: a leaf named for it under the node it maps
- * to. *ret_old: the path it had (heap) if it moved, for undo_leaf().
+ * Give c a node of its own if it has none (container_owns_node()): a leaf named for it
+ * under the node it maps to. *ret_old: the path it had (heap) if it moved, for undo_leaf().
  */
 static int own_node(struct devwld *d, struct container *c, char **ret_old, struct devwl_error *err)
 {
@@ -329,7 +318,7 @@ static int own_node(struct devwld *d, struct container *c, char **ret_old, struc
 	int r;
 
 	*ret_old = NULL;
-	if (c->created_node && !node_shared(d, c))
+	if (container_owns_node(c))
 		return 0;
 	if (asprintf(&leaf, "%s/%s", strcmp(c->node_path, "/") ? c->node_path : "", c->id) < 0)
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");

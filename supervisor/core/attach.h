@@ -44,9 +44,10 @@ int detach_device(struct devwld *d, const char *container, const char *what,
  * hold the device open, comma-separated, or "-"), then ".". */
 void attach_list(struct devwld *d, FILE *out);
 /*
- * Give c a node of its own unless it has one (made for it, and no other container's): a
- * leaf NODE/ID under the node it maps to, a copy of it, which goes with c. Then a grant
- * on c->node reaches no other container. 0, or a negative errno with err saying why.
+ * Give c a node of its own unless it has one (container_owns_node(): made for it and
+ * named for it, which no other container may join): a leaf NODE/ID under the node it maps to, a
+ * copy of it, which goes with c. Then a grant on c->node reaches no other container. 0, or a
+ * negative errno with err saying why.
  */
 int attach_own_node(struct devwld *d, struct container *c, struct devwl_error *err);
 /*

@@ -346,6 +346,25 @@ static void container_free(struct devwld *d, struct container *c)
 	free(c);
 }
 
+bool container_owns_node(const struct container *c)
+{
+	const char *last = strrchr(c->node_path, '/');
+
+	return c->created_node && last && !strcmp(last + 1, c->id);
+}
+
+/* The live container whose own node is at path (container_owns_node()), or NULL. */
+static const struct container *owner_of_node(struct devwld *d, const char *path)
+{
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *o = container_of(l, struct container, link);
+
+		if (!strcmp(o->node_path, path) && container_owns_node(o))
+			return o;
+	}
+	return NULL;
+}
+
 /*
  * The container id of peer_uid's runtimes, made if needed on node_path, or on the node its
  * state maps to. Keyed by uid too: with one namespace of ids, a user of --allow-uid that
@@ -358,6 +377,7 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	_cleanup_free_ char *path = NULL;
 	struct devwl_node *node = NULL;
 	struct container *c = container_find(d, peer_uid, id);
+	const struct container *other = NULL;
 	bool made = false;
 	int r = 0;
 
@@ -371,6 +391,13 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 		r = store_node_path(d, st, peer_uid, &path, NULL);
 	if (!path)
 		return node_path ? -ENOMEM : r;
+	other = owner_of_node(d, path);
+	if (other) {
+		log_msg("container %s: node %s is container %s's own: refused (its grants would "
+			"reach this one)",
+			id, path, other->id);
+		return -EBUSY;
+	}
 	r = store_ensure_node(d, path, &node, &made);
 	if (r < 0) {
 		log_msg("container %s: node %s: %s", id, path, strerror(-r));

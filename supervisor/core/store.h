@@ -47,6 +47,14 @@ int store_node_path(struct devwld *d, const struct oci_state *st, uid_t peer_uid
 /* Find or create (with ancestors) the node at path. */
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created);
+/*
+ * Is c's node its own: one no other container can ever map to, so that a grant on it
+ * reaches nobody else? Only when devwld made it for c and it is named for c (its last
+ * component is c's id: a template naming {id}, or an attach leaf), and container_attach()
+ * refuses every other container that maps to it while c lives. Who else is there now is
+ * no part of it (devwld(8) HOT-PLUG).
+ */
+bool container_owns_node(const struct container *c);
 /* The container id of the runtimes of uid owner: each uid has ids of its own. */
 struct container *container_find(struct devwld *d, uid_t owner, const char *id);
 /* What to do for a container new to devwld before any call of it is served (NULL:

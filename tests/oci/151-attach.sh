@@ -224,9 +224,11 @@ ctl list "/lab/pod/$a2" >/dev/null 2>&1 && fail "/lab/pod/$a2 outlived its conta
 [ -z "$(ctl containers --devices)" ] || fail "attachments of a gone container: $(ctl containers --devices)"
 pass "$RT: on shared nodes (/lab, /lab/pod) the attach made a leaf for each alone, bounded by the shared node, kept across a reload that left the neighbour as it was, gone with its container"
 
-# Kernel mode: the cgroup holds the grant before the node appears.
+# Kernel mode: the cgroup holds the grant before the node appears. Its node is named for
+# it, so it is its own (a node=/lab/km of its own would get a leaf, which /lab/km's
+# container_rules bound).
 k=km-$$
-start "$k" "$(jq -c --arg lp "$T/listen.sock" '.listenerPath = $lp | .listenerMetadata = "node=/lab/km mode=kernel"' "$PROFILE" |
+start "$k" "$(jq -c --arg lp "$T/listen.sock" --arg k "$k" '.listenerPath = $lp | .listenerMetadata = "node=/lab/\($k) mode=kernel"' "$PROFILE" |
 	sed 's/^/.linux.seccomp = /')"
 mode=$(ctl containers | awk -v id="$k" '$1 == id {print $5}')
 case $mode in
