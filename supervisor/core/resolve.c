@@ -22,9 +22,8 @@
 /* Candidates named when a name is ambiguous. */
 #define RESOLVE_SHOWN 3
 
-/* c is named by name (of length n) other than by its full id: a prefix of it, or its
- * Kubernetes name. */
-static bool names_partly(const struct container *c, const char *name, size_t n)
+/* name (of length n) is c's id, a prefix of it, or c's Kubernetes name. */
+static bool names(const struct container *c, const char *name, size_t n)
 {
 	return !strncmp(c->id, name, n) || (c->k8s_name && !strcmp(c->k8s_name, name));
 }
@@ -36,7 +35,7 @@ int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 	size_t n = strlen(name), ncand = 0;
 	bool elsewhere = false;
 	uid_t other = 0;
-	char list[3 * 96] = "";
+	char list[RESOLVE_SHOWN * 96] = "";
 
 	if (!n)
 		return devwl_error_set(err, -EINVAL, 0, "no container named");
@@ -44,7 +43,7 @@ int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 		struct container *c = container_of(l, struct container, link);
 
 		if (c->owner_uid != owner) {
-			if (!elsewhere && (!strcmp(c->id, name) || names_partly(c, name, n))) {
+			if (!elsewhere && names(c, name, n)) {
 				elsewhere = true;
 				other = c->owner_uid;
 			}
@@ -55,7 +54,7 @@ int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 			*ret_c = c;
 			return 0;
 		}
-		if (names_partly(c, name, n)) {
+		if (names(c, name, n)) {
 			if (ncand < RESOLVE_SHOWN)
 				cand[ncand] = c;
 			ncand++;
