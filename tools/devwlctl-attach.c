@@ -22,11 +22,13 @@ static void attach_usage(FILE *f, bool attach)
 	if (attach)
 		fputs("Usage: devwlctl attach CONTAINER DEVICE [PATH] [--access rwm] [--mode "
 		      "MODE]\n"
-		      "                       [--uid UID] [--gid GID]\n"
+		      "                       [--uid UID] [--gid GID] [--owner UID]\n"
 		      "       devwlctl attach CONTAINER SELECTOR PATH [--access rwm] ...\n"
 		      "\n"
 		      "Give a running container a device: the grant on its node and the device\n"
 		      "node at PATH in its filesystem (default: DEVICE's host path).\n"
+		      "CONTAINER: its id, a prefix of one id only, or NAMESPACE/POD/CONTAINER,\n"
+		      "among root's containers (those of runtimes running as uid 0).\n"
 		      "DEVICE: a host path (/dev/fuse) or \"c MAJOR:MINOR\" / \"b MAJOR:MINOR\".\n"
 		      "SELECTOR (loop:FILE, usb:VID:PID[:SERIAL], by-id:NAME, serial:, wwid:,\n"
 		      "cdi:VENDOR/CLASS=NAME...): the one device it names now, followed when it\n"
@@ -37,14 +39,17 @@ static void attach_usage(FILE *f, bool attach)
 		      "                   node's; in a user namespace the container's root]\n"
 		      "  --parent-grant   allow it first on each ancestor node that refuses it\n"
 		      "                   (a policy change, kept as devwlctl allow; detach does\n"
-		      "                   not take it back)\n",
+		      "                   not take it back)\n"
+		      "  --owner UID      CONTAINER is one of the containers of runtimes running\n"
+		      "                   as UID (devwlctl containers: OWNER) [0]\n",
 		      f);
 	else
-		fputs("Usage: devwlctl detach CONTAINER DEVICE|SELECTOR|PATH\n"
+		fputs("Usage: devwlctl detach CONTAINER DEVICE|SELECTOR|PATH [--owner UID]\n"
 		      "\n"
 		      "Take an attached device back: its node is removed from the container and\n"
 		      "the grant revoked. Open file descriptors stay valid (see containers\n"
-		      "--devices for who holds them).\n",
+		      "--devices for who holds them). CONTAINER as attach takes it, among the\n"
+		      "containers of runtimes running as UID [0].\n",
 		      f);
 }
 
@@ -66,13 +71,10 @@ static int number(const char *opt, const char *s, int base, unsigned long max, u
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"access", required_argument, NULL, 'a'},
-		{"mode", required_argument, NULL, 'm'},
-		{"uid", required_argument, NULL, 'u'},
-		{"gid", required_argument, NULL, 'g'},
-		{"parent-grant", no_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{"access", required_argument, NULL, 'a'}, {"mode", required_argument, NULL, 'm'},
+		{"uid", required_argument, NULL, 'u'},	  {"gid", required_argument, NULL, 'g'},
+		{"parent-grant", no_argument, NULL, 'p'}, {"owner", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},	  {0},
 	};
 	bool attach = !strcmp(argv[0], "attach");
 	struct json_object *o = json_object_new_object();
@@ -89,9 +91,14 @@ int cmd_attach(int argc, char **argv)
 			r = 0;
 			goto out;
 		}
-		if (!attach || c == '?')
+		if (c == '?' || (!attach && c != 'o'))
 			goto usage;
 		switch (c) {
+		case 'o':
+			if (number("--owner", optarg, 10, UINT32_MAX - 1, &n) < 0)
+				goto out;
+			json_object_object_add(o, "owner", json_object_new_int64((int64_t)n));
+			break;
 		case 'a':
 			json_object_object_add(o, "access", json_object_new_string(optarg));
 			break;

@@ -43,11 +43,12 @@ static void usage(FILE *f)
 	      "                                     pids or -; \"- -\" and (waiting): its\n"
 	      "                                     selector names no device now)\n"
 	      "  attach CONTAINER DEVICE [PATH] [--access rwm] [--mode 0660] [--uid U]\n"
-	      "         [--gid G]                   give a running container a device: the\n"
+	      "         [--gid G] [--owner UID]     give a running container a device: the\n"
 	      "                                     grant and its node at PATH (DEVICE: a\n"
 	      "                                     host path, or \"c MAJOR:MINOR\", or a\n"
 	      "                                     selector, followed: loop:FILE PATH)\n"
-	      "  detach CONTAINER DEVICE|PATH       take it back: node removed, grant revoked\n"
+	      "  detach CONTAINER DEVICE|PATH [--owner UID]\n"
+	      "                                     take it back: node removed, grant revoked\n"
 	      "  selectors                          the selector bindings devwld follows:\n"
 	      "                                     NODE VERB SELECTOR [SOURCE]: RULES NOW\n"
 	      "  stats                              counters and handling times\n"
@@ -57,11 +58,14 @@ static void usage(FILE *f)
 	      "  reset                              reload it and drop those changes\n"
 	      "  restart                            hand devwld over to a new devwld (as\n"
 	      "                                     SIGUSR2); returns once the new one serves\n"
-	      "  events [--container ID] [--all] [--json] [--follow]\n"
+	      "  events [--container CONTAINER [--owner UID]] [--all] [--json] [--follow]\n"
 	      "                                     follow devwld's decisions as they happen\n"
 	      "                                     (--all: also calls that reach no device;\n"
 	      "                                     --follow: again after devwld restarts)\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
+	      "\n"
+	      "CONTAINER: an id, a prefix of one id only, or NAMESPACE/POD/CONTAINER, among\n"
+	      "the containers of runtimes running as uid 0, or as UID with --owner.\n"
 	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
 	      "                          against a local what-if policy (default: the kernel's\n"
@@ -495,6 +499,7 @@ static int cmd_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"container", required_argument, NULL, 'c'},
+		{"owner", required_argument, NULL, 'o'},
 		{"all", no_argument, NULL, 'a'},
 		{"json", no_argument, NULL, 'j'},
 		{"follow", no_argument, NULL, 'f'},
@@ -502,15 +507,18 @@ static int cmd_events(int argc, char **argv)
 		{0},
 	};
 	_cleanup_free_ char *req = NULL;
-	const char *container = NULL;
+	const char *container = NULL, *owner = NULL;
 	bool all = false, json = false, follow = false, lost = false;
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:ajfh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:o:ajfh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			container = optarg;
+			break;
+		case 'o':
+			owner = optarg;
 			break;
 		case 'a':
 			all = true;
@@ -528,12 +536,16 @@ static int cmd_events(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || (container && !plain_word(container))) {
-		fputs("devwlctl events: expects [--container ID] [--all] [--json] [--follow]\n",
+	if (optind != argc || (container && !plain_word(container)) ||
+	    (owner && (!container || !*owner || strspn(owner, "0123456789") != strlen(owner)))) {
+		fputs("devwlctl events: expects [--container CONTAINER [--owner UID]] [--all] "
+		      "[--json] [--follow]\n",
 		      stderr);
 		return 2;
 	}
-	if (asprintf(&req, "events%s%s%s\n", all ? " all" : "", container ? " container=" : "",
+	/* The container last: devwld takes the rest of the line as its name. */
+	if (asprintf(&req, "events%s%s%s%s%s\n", all ? " all" : "", owner ? " owner=" : "",
+		     owner ? owner : "", container ? " container=" : "",
 		     container ? container : "") < 0)
 		return 1;
 	for (;;) {

@@ -65,7 +65,7 @@ static void record(struct devwld *d, const struct container *c, const struct att
 	if (reason)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
 	json_object_object_add(o, "cause", json_object_new_string(cause));
-	audit_record(&d->audit, o, c->id);
+	audit_record(&d->audit, o, c->owner_uid, c->id);
 	json_object_put(o);
 }
 

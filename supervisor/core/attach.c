@@ -40,10 +40,12 @@
 #include "audit-line.h"
 #include "devwld.h"
 #include "edits.h"
+#include "events.h"
 #include "explain.h"
 #include "follow.h"
 #include "log.h"
 #include "nodepath.h"
+#include "resolve.h"
 #include "selector.h"
 #include "store.h"
 #include "util.h"
@@ -61,40 +63,6 @@ struct device {
 static char type_char(int type)
 {
 	return type == DEVWL_DEV_BLOCK ? 'b' : 'c';
-}
-
-/* The container named by id, by its Kubernetes name NAMESPACE/POD/CONTAINER, or by a
- * prefix of exactly one id (as Docker takes them). */
-static struct container *find_container(struct devwld *d, const char *name, struct devwl_error *err)
-{
-	struct container *found = NULL, *other = NULL;
-	size_t n = strlen(name);
-
-	if (!n) {
-		devwl_error_set(err, -EINVAL, 0, "no container named");
-		return NULL;
-	}
-	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
-		struct container *c = container_of(l, struct container, link);
-
-		if (!strcmp(c->id, name) || (c->k8s_name && !strcmp(c->k8s_name, name)))
-			return c;
-		if (!strncmp(c->id, name, n)) {
-			if (found)
-				other = c;
-			else
-				found = c;
-		}
-	}
-	if (other)
-		devwl_error_set(err, -EINVAL, 0,
-				"\"%.64s\" names more than one container (%.64s, %.64s%s): give "
-				"more of the id",
-				name, found->id, other->id, d->ncontainers > 2 ? ", ..." : "");
-	else if (!found)
-		devwl_error_set(err, -ENOENT, 0,
-				"no container \"%.64s\" (devwlctl containers lists them)", name);
-	return other ? NULL : found;
 }
 
 /* The host's node for numbers, from sysfs's DEVNAME (NULL when there is none). */
@@ -432,7 +400,8 @@ static void record(struct devwld *d, const char *event, const struct container *
 	json_object_object_add(o, "result", json_object_new_string(result));
 	if (reason)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
-	audit_record(&d->audit, o, c ? c->id : container);
+	/* A name that resolved to no container is no container's record. */
+	audit_record(&d->audit, o, c ? c->owner_uid : EVENTS_ANY_OWNER, c ? c->id : container);
 	json_object_put(o);
 }
 
@@ -676,13 +645,14 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err)
 {
 	struct attachment a = {0};
-	struct container *c = find_container(d, req->container, err);
+	struct container *c = NULL;
 	struct attachment *v;
 	int r;
 
-	if (!c) {
+	r = resolve_owned_container(d, req->owner, req->container, &c, err);
+	if (r < 0) {
 		record(d, "attach", NULL, NULL, req->container, req->device, "refused", err->msg);
-		return err->code;
+		return r;
 	}
 	v = realloc(c->attached, (c->nattached + 1) * sizeof(*v));
 	if (!v)
@@ -701,18 +671,18 @@ int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_e
 	return 0;
 }
 
-int detach_device(struct devwld *d, const char *container, const char *what,
+int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
 		  struct devwl_error *err)
 {
-	struct container *c = find_container(d, container, err);
+	struct container *c = NULL;
 	struct attachment *a;
 	struct device dev;
 	_cleanup_close_ int pidfd = -1;
 	pid_t pid;
-	int r = 0;
+	int r = resolve_owned_container(d, owner, container, &c, err);
 
-	if (!c)
-		return err->code;
+	if (r < 0)
+		return r;
 	if (what[0] == '/')
 		a = find_attachment(c, NULL, what);
 	else if ((a = find_selector(c, what)))

@@ -21,7 +21,8 @@ struct devwl_node;
 
 /* What devwlctl attach asks. Unset: path NULL, access 0, mode 0, uid/gid -1. */
 struct attach_req {
-	const char *container; /* an id, or a prefix of exactly one */
+	const char *container; /* a name of one of owner's containers (resolve.h) */
+	uid_t owner;	       /* its runtimes' uid; root's: RESOLVE_ROOT */
 	const char *device;    /* a host path, "c MAJOR:MINOR", "b MAJOR:MINOR", char-NAME,
 				* block-NAME, or a selector (followed: attach-follow.c) */
 	const char *path;      /* in the container; default: the host node's path (none for
@@ -37,8 +38,9 @@ struct attach_req {
 /* Attach: 0, or a negative errno with the reason in err (nothing half-done). */
 int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err);
 /* Detach what (a device as attach takes it, the selector it was attached by, or the
- * path in the container): 0, or a negative errno with the reason in err. */
-int detach_device(struct devwld *d, const char *container, const char *what,
+ * path in the container) from owner's container (resolve.h): 0, or a negative errno with
+ * the reason in err. */
+int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
 		  struct devwl_error *err);
 /* "ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY" lines (OPEN-BY: the pids of the container that
  * hold the device open, comma-separated, or "-"), then ".". */

@@ -121,7 +121,8 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	}
 	pthread_mutex_unlock(&a->lock);
 	audit_why_of(ev, reason, decider, &why, rule);
-	events_publish(ev, c ? c->id : "", c ? c->node_path : "", &why);
+	events_publish(ev, c ? c->owner_uid : EVENTS_ANY_OWNER, c ? c->id : "",
+		       c ? c->node_path : "", &why);
 	if (!record || !a->out)
 		return;
 	n = audit_line(ev, c ? c->id : "", c ? c->node_path : "", &why, small, &big, &line);
@@ -133,7 +134,7 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	}
 }
 
-void audit_record(struct audit *a, struct json_object *o, const char *container)
+void audit_record(struct audit *a, struct json_object *o, uid_t owner, const char *container)
 {
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								  JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -144,7 +145,7 @@ void audit_record(struct audit *a, struct json_object *o, const char *container)
 		return;
 	memcpy(line, s, n);
 	line[n] = '\n';
-	events_publish_line(line, n + 1, container);
+	events_publish_line(line, n + 1, owner, container);
 	if (a->out && !sink_write(a->out, line, n + 1)) {
 		pthread_mutex_lock(&a->lock);
 		a->dropped++;
@@ -167,7 +168,7 @@ void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
 	a->kernel_denied++;
 	pthread_mutex_unlock(&a->lock);
 	audit_why_of(&ev, AUDIT_KERNEL_REASON, c->node, &why, rule);
-	events_publish(&ev, c->id, c->node_path, &why);
+	events_publish(&ev, c->owner_uid, c->id, c->node_path, &why);
 	if (!a->out)
 		return;
 	n = audit_line(&ev, c->id, c->node_path, &why, small, &big, &line);

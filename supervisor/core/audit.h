@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "devwl.h"
 
@@ -68,9 +69,10 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
 			 const struct container *c);
 /* A record that is no decision (o: a JSON object, "time" and "event" first), one line
- * to the audit and to `devwlctl events` subscribers of container ("": every one's). */
+ * to the audit and to `devwlctl events` subscribers of owner's container ("": every
+ * one's; owner EVENTS_ANY_OWNER: a container known by its id alone). */
 struct json_object;
-void audit_record(struct audit *a, struct json_object *o, const char *container);
+void audit_record(struct audit *a, struct json_object *o, uid_t owner, const char *container);
 /* Count a failed notification; returns the count so far. Any thread. */
 uint64_t audit_error(struct audit *a);
 void audit_gone(struct audit *a);

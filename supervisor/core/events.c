@@ -37,8 +37,9 @@
 struct subscriber {
 	int fd;
 	bool all;	 /* CONTINUE answers too */
-	char *container; /* only this container's; NULL: every one */
-	char *buf;	 /* EVENTS_BUFFER bytes */
+	char *container; /* only this container's (of owner); NULL: every one */
+	uid_t owner;
+	char *buf; /* EVENTS_BUFFER bytes */
 	size_t len;
 	uint64_t missed; /* not yet told */
 };
@@ -83,8 +84,16 @@ static bool append(struct subscriber *s, const char *line, size_t n)
 	return true;
 }
 
+/* s follows another container than owner's container: ids are per owner (store.c), so
+ * the same id of another uid is another container. */
+static bool other_container(const struct subscriber *s, uid_t owner, const char *container)
+{
+	return s->container && (strcmp(s->container, container) ||
+				(owner != EVENTS_ANY_OWNER && owner != s->owner));
+}
+
 /* A formatted line to every subscriber that wants it (cont: a CONTINUE answer). */
-static void publish(const char *line, size_t n, const char *container, bool cont)
+static void publish(const char *line, size_t n, uid_t owner, const char *container, bool cont)
 {
 	bool woke = false;
 
@@ -92,7 +101,7 @@ static void publish(const char *line, size_t n, const char *container, bool cont
 	for (size_t i = 0; i < EVENTS_MAX; i++) {
 		struct subscriber *s = ev.subs[i];
 
-		if (!s || (cont && !s->all) || (s->container && strcmp(s->container, container)))
+		if (!s || (cont && !s->all) || other_container(s, owner, container))
 			continue;
 		if (s->missed) {
 			char note[64];
@@ -120,8 +129,8 @@ static void publish(const char *line, size_t n, const char *container, bool cont
 		wake();
 }
 
-void events_publish(const struct devwl_event *e, const char *container, const char *node,
-		    const struct audit_why *why)
+void events_publish(const struct devwl_event *e, uid_t owner, const char *container,
+		    const char *node, const struct audit_why *why)
 {
 	char line[AUDIT_LINE_MAX];
 	int n;
@@ -131,14 +140,14 @@ void events_publish(const struct devwl_event *e, const char *container, const ch
 	n = audit_format(e, container, node, why, line, sizeof(line));
 	if (n <= 0)
 		return;
-	publish(line, (size_t)n, container, e->verdict == DEVWL_VERDICT_CONTINUE);
+	publish(line, (size_t)n, owner, container, e->verdict == DEVWL_VERDICT_CONTINUE);
 }
 
-void events_publish_line(const char *line, size_t n, const char *container)
+void events_publish_line(const char *line, size_t n, uid_t owner, const char *container)
 {
 	if (atomic_load_explicit(&ev.nsubs, memory_order_relaxed) == 0)
 		return;
-	publish(line, n, container, false);
+	publish(line, n, owner, container, false);
 }
 
 /* Send what a subscriber has; false when it is gone. Lock held. */
@@ -203,7 +212,7 @@ static void *events_thread(void *arg)
 	}
 }
 
-int events_subscribe(int fd, bool all, const char *container)
+int events_subscribe(int fd, bool all, uid_t owner, const char *container)
 {
 	struct subscriber *s = calloc(1, sizeof(*s));
 	static const char ok[] = "ok\n";
@@ -213,6 +222,7 @@ int events_subscribe(int fd, bool all, const char *container)
 		return -ENOMEM;
 	s->fd = fd;
 	s->all = all;
+	s->owner = owner;
 	s->buf = malloc(EVENTS_BUFFER);
 	if (!s->buf || (container && !(s->container = strdup(container))))
 		goto fail;

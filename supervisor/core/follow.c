@@ -19,6 +19,7 @@
 #include "batch.h"
 #include "cdi.h"
 #include "devwld.h"
+#include "events.h"
 #include "follow.h"
 #include "log.h"
 #include "selector.h"
@@ -148,7 +149,8 @@ static void record_event(struct devwld *d, const struct binding *b, const struct
 	}
 	json_object_object_add(o, "cause", json_object_new_string(cause));
 	/* A binding of no container's: only subscribers of every container see it. */
-	audit_record(&d->audit, o, b->container ? b->container : "");
+	/* A binding knows its container by id alone (bindings.h). */
+	audit_record(&d->audit, o, EVENTS_ANY_OWNER, b->container ? b->container : "");
 	json_object_put(o);
 }
 

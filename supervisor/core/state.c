@@ -573,8 +573,10 @@ static void commit(struct devwld *d, struct saved *s)
 		struct saved_container *sc = &s->containers[i];
 		struct container *c = container_find(d, sc->owner, sc->id);
 
+		/* As store.c takes it: a state file an older devwld wrote may hold a name
+		 * another owner's runtime claimed. */
 		if (c && !c->k8s_name && sc->k8s_name)
-			c->k8s_name = strdup(sc->k8s_name);
+			container_set_k8s_name(c, strdup(sc->k8s_name));
 		/* Once: tested before the first, not after each (which stopped at one). */
 		if (!c || c->nattached)
 			continue;

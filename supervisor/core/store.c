@@ -311,6 +311,19 @@ struct container *container_find(struct devwld *d, uid_t owner, const char *id)
 	return NULL;
 }
 
+void container_set_k8s_name(struct container *c, char *name)
+{
+	/* A Kubernetes name is a kubelet's word, carried by its (root) runtime: a user's
+	 * runtime writes the annotations it likes, root's pod names among them, and a name
+	 * it claimed would be a name operators' commands reach it by (resolve.c). */
+	if (c->owner_uid != 0) {
+		free(name);
+		return;
+	}
+	free(c->k8s_name);
+	c->k8s_name = name;
+}
+
 /* The containers or the hierarchy changed: the state file is to be written again. */
 static void changed(struct devwld *d)
 {
@@ -409,11 +422,12 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 		return -ENOMEM;
 	}
 	c->node_path = TAKE_PTR(path);
-	/* Only a name to find it by: NULL (restored, or no memory) costs nothing else. */
-	c->k8s_name = st ? mapping_k8s_name(st) : NULL;
 	c->node = node;
 	c->created_node = made || created;
 	c->owner_uid = peer_uid;
+	/* Only a name to find it by: NULL (restored, or no memory) costs nothing else. */
+	if (st)
+		container_set_k8s_name(c, mapping_k8s_name(st));
 	devwl_node_ref(node);
 	list_init(&c->procs);
 	list_add_tail(&c->link, &d->containers);

@@ -57,6 +57,9 @@ int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **re
 bool container_owns_node(const struct container *c);
 /* The container id of the runtimes of uid owner: each uid has ids of its own. */
 struct container *container_find(struct devwld *d, uid_t owner, const char *id);
+/* Give c its Kubernetes name NAMESPACE/POD/CONTAINER (taken over; NULL: none): kept for
+ * a root runtime's container only, freed for any other owner's. */
+void container_set_k8s_name(struct container *c, char *name);
 /* What to do for a container new to devwld before any call of it is served (NULL:
  * nothing): its node made ready for its first process. */
 typedef void container_first_fn(struct devwld *d, struct container *c, const struct oci_state *st);

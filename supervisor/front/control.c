@@ -10,13 +10,15 @@
  *   reload                            as SIGHUP
  *   reset                             reload without the devwlctl changes since the last load
  *   restart                           as SIGUSR2: hand over to a new devwld (devwld(8))
- *   events [all] [container=ID]       "ok", then one audit line per decision (events.c);
+ *   events [all] [[owner=UID] container=NAME]
+ *                                     "ok", then one audit line per decision (events.c);
  *                                     the first and only line of its connection
  *   attach JSON                       a device into a running container (attach.c):
- *                                     {"container","device","path","access","mode",
- *                                     "uid","gid","parent_grant"}, all but the first
- *                                     two optional
- *   detach JSON                       {"container","device"}: a device or its path
+ *                                     {"container","device","owner","path","access",
+ *                                     "mode","uid","gid","parent_grant"}, all but the
+ *                                     first two optional
+ *   detach JSON                       {"container","device","owner"}: a device or its
+ *                                     path
  *   devices                           the attached devices (attach_list()), then "."
  *   selectors                         the selector bindings followed and what each
  *                                     names now (follow_list()), then "."
@@ -27,6 +29,9 @@
  *                                     (STATE-JSON: the runtime's state, one line, plus
  *                                     "metadata": the bundle's listenerMetadata, mapped
  *                                     as the listener's by store_node_path())
+ *
+ * A container is named as resolve_owned_container() takes it (resolve.h): among root's
+ * containers unless "owner" names the uid of another's runtimes.
  *
  * A connection is served until the client half-closes and every answer is written;
  * answers are buffered and written without blocking, and reading pauses while they
@@ -51,6 +56,7 @@
 #include "listener.h"
 #include "log.h"
 #include "metrics.h"
+#include "resolve.h"
 #include "serve.h"
 #include "sockets.h"
 #include "state.h"
@@ -292,9 +298,10 @@ static int member(struct json_object *o, const char *key, bool number, unsigned 
 
 static void do_attach(struct devwld *d, bool attach, const char *json, size_t len, FILE *out)
 {
-	static const char *const known[] = {"container", "device", "path", "access",
-					    "mode",	 "uid",	   "gid",  "parent_grant"};
-	struct attach_req req = {.uid = (uid_t)-1, .gid = (gid_t)-1};
+	/* The first three, detach's too. */
+	static const char *const known[] = {"container", "device", "owner", "path",	   "access",
+					    "mode",	 "uid",	   "gid",   "parent_grant"};
+	struct attach_req req = {.owner = RESOLVE_ROOT, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	struct devwl_error err = {0};
 	enum json_tokener_error jerr;
 	struct json_object *o = args_json(json, len, &jerr), *pg = NULL;
@@ -311,9 +318,9 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		size_t i = 0;
 
 		(void)val;
-		while (i < (attach ? ARRAY_SIZE(known) : 2) && strcmp(key, known[i]))
+		while (i < (attach ? ARRAY_SIZE(known) : 3) && strcmp(key, known[i]))
 			i++;
-		if (i == (attach ? ARRAY_SIZE(known) : 2)) {
+		if (i == (attach ? ARRAY_SIZE(known) : 3)) {
 			r = devwl_error_set(&err, -EINVAL, 0, "unknown argument \"%.32s\"", key);
 			goto out;
 		}
@@ -327,8 +334,12 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		r = devwl_error_set(&err, -EINVAL, 0, "a container and a device are needed");
 		goto out;
 	}
+	if ((r = member(o, "owner", true, UINT32_MAX - 1, NULL, &n, &err)) < 0)
+		goto out;
+	if (r > 0)
+		req.owner = (uid_t)n;
 	if (!attach) {
-		r = detach_device(d, req.container, req.device, &err);
+		r = detach_device(d, req.owner, req.container, req.device, &err);
 		goto out;
 	}
 	if (json_object_object_get_ex(o, "parent_grant", &pg)) {
@@ -598,55 +609,98 @@ static void reply_error(struct ctl_conn *conn, int r, const char *why)
 	free(b);
 }
 
-/* "events [all] [container=ID]": parse; 0 or -EINVAL. */
-static int events_args(const char *args, bool *ret_all, const char **ret_container)
+/* "events [all] [owner=UID] [container=NAME]": parse (container= last, the rest of the
+ * line); 0 or -EINVAL. */
+static int events_args(const char *args, bool *ret_all, uid_t *ret_owner,
+		       const char **ret_container)
 {
+	bool owned = false;
+
 	*ret_all = false;
+	*ret_owner = RESOLVE_ROOT;
 	*ret_container = NULL;
 	for (const char *p = args; *p;) {
 		const char *end;
+		char *num_end = NULL;
+		unsigned long uid;
 
 		if (*p++ != ' ')
 			return -EINVAL;
 		end = strchrnul(p, ' ');
-		if (end - p == 3 && !memcmp(p, "all", 3) && !*ret_all)
+		if (end - p == 3 && !memcmp(p, "all", 3) && !*ret_all) {
 			*ret_all = true;
-		else if (end - p > 10 && !memcmp(p, "container=", 10) && !*ret_container && !*end)
+		} else if (end - p > 6 && !memcmp(p, "owner=", 6) && !owned) {
+			errno = 0;
+			uid = strtoul(p + 6, &num_end, 10);
+			if (num_end != end || errno || p[6] == '-' || uid > UINT32_MAX - 1)
+				return -EINVAL;
+			*ret_owner = (uid_t)uid;
+			owned = true;
+		} else if (end - p > 10 && !memcmp(p, "container=", 10) && !*ret_container &&
+			   !*end) {
 			*ret_container = p + 10;
-		else
+		} else {
 			return -EINVAL;
+		}
 		p = end;
 	}
+	return owned && !*ret_container ? -EINVAL : 0;
+}
+
+/*
+ * The container an events stream follows, resolved once, as it starts: the stream keeps
+ * that one (its owner and full id), whatever starts later. A full id that names nothing
+ * yet is taken as it is, for a container about to start; any other name must name one
+ * now, or the stream would wait silently for what never comes.
+ */
+static int events_container(struct devwld *d, uid_t owner, const char *name, const char **ret_id,
+			    struct devwl_error *err)
+{
+	struct container *c = NULL;
+	int r = resolve_owned_container(d, owner, name, &c, err);
+
+	if (r == -ENOENT && resolve_full_id(name)) {
+		*ret_id = name;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	*ret_id = c->id;
 	return 0;
 }
 
 /* Hand the connection to events.c, or answer why not. true: conn is gone. */
 static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 {
-	const char *container = NULL;
+	const char *container = NULL, *id = NULL;
+	struct devwl_error err = {0};
+	uid_t owner = RESOLVE_ROOT;
 	bool all = false;
 	int fd, r;
 
-	const char *why = "events: only \"all\" and \"container=ID\" may follow, each once";
+	const char *why = "events: only \"all\", \"owner=UID\" and, last, \"container=NAME\" "
+			  "may follow, each once (owner with a container)";
 
 	if (conn->out_len) {
 		r = -EINVAL;
 		why = "events must be the first and only line of its connection";
 	} else {
-		r = events_args(conn->events, &all, &container);
+		r = events_args(conn->events, &all, &owner, &container);
 	}
+	if (r >= 0 && container && (r = events_container(d, owner, container, &id, &err)) < 0)
+		why = err.msg;
 	fd = r < 0 ? -1 : fcntl(conn->src.fd, F_DUPFD_CLOEXEC, 0);
 	if (r >= 0 && fd < 0)
 		r = negerrno();
 	if (r >= 0)
-		r = events_subscribe(fd, all, container);
+		r = events_subscribe(fd, all, owner, id);
 	if (r >= 0) {
 		ctl_close(d, conn);
 		return true;
 	}
 	if (r == -EBUSY)
 		why = "events: as many subscribers as devwld takes (16) already follow it";
-	else if (r != -EINVAL)
+	else if (r != -EINVAL && !err.msg[0])
 		why = strerror(-r);
 	if (fd >= 0)
 		close(fd);

@@ -59,6 +59,7 @@ struct serve_box {
 	atomic_uint refs;
 	atomic_uint stuck; /* threads abandoned while serving it, not yet back */
 	char *id, *node_path;
+	uid_t owner_uid;	 /* with id, who the container is (for the audit) */
 	struct serve_view *view; /* the current copy; the loop thread's reference */
 };
 

@@ -228,7 +228,8 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 static bool job_account(struct devwld *d, struct job *j)
 {
 	struct cproc *p = j->p;
-	struct container view = {.id = j->box->id, .node_path = j->box->node_path};
+	struct container view = {
+		.id = j->box->id, .node_path = j->box->node_path, .owner_uid = j->box->owner_uid};
 	bool alive = !p->src.dead, drop = false;
 
 	for (unsigned int i = 0; i < j->n; i++) {

@@ -81,6 +81,7 @@ struct serve_box *box_current(struct serve *s, struct container *c)
 		atomic_init(&b->stuck, 0);
 		b->id = strdup(c->id);
 		b->node_path = strdup(c->node_path);
+		b->owner_uid = c->owner_uid;
 		if (!b->id || !b->node_path) {
 			box_put(b);
 			return NULL;

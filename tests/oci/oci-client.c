@@ -10,14 +10,21 @@
  *   oci-client SOCKET hold N SECONDS        keep N silent connections open for SECONDS,
  *                                           each made again as soon as devwld closes or
  *                                           refuses it; prints how many connects it made
+ *   oci-client SOCKET run ID DIR            hand over a notify fd, print "UP", then run
+ *                                           until DIR/stop-ID exists, opening /dev/null
+ *                                           (a trapped call: a decision) and printing
+ *                                           "OPENED" whenever DIR/go-ID appears (removed)
  *
  * Bad modes: malformed truncated nofds extrafds wrongfd nostate huge slow silent nonroot.
  * OCI_CLIENT_PID=N sends N as the process's pid (0: none, as crun exec does).
+ * OCI_CLIENT_ANNOTATIONS='{"k":"v",...}' sends the state with those annotations;
+ * OCI_CLIENT_METADATA=WORDS sends them as the listenerMetadata [node=/clients].
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,14 +103,18 @@ static int state(char *buf, size_t size, const char *id)
 {
 	/* OCI_CLIENT_PID=0: what crun exec sends, no pid. */
 	const char *env = getenv("OCI_CLIENT_PID");
+	const char *annos = getenv("OCI_CLIENT_ANNOTATIONS");
+	bool has_annos = annos && *annos;
+	const char *meta = getenv("OCI_CLIENT_METADATA");
 	int pid = env ? atoi(env) : (int)getpid();
 
 	/* runc's shape, compact. */
 	return snprintf(buf, size,
 			"{\"ociVersion\":\"1.0.2\",\"fds\":[\"seccompFd\"],\"pid\":%d,"
-			"\"metadata\":\"node=/clients\",\"state\":{\"ociVersion\":\"1.0.2\","
-			"\"id\":\"%s\",\"status\":\"creating\",\"pid\":%d,\"bundle\":\"/x\"}}",
-			pid, id, pid);
+			"\"metadata\":\"%s\",\"state\":{\"ociVersion\":\"1.0.2\","
+			"\"id\":\"%s\",\"status\":\"creating\",\"pid\":%d,\"bundle\":\"/x\"%s%s}}",
+			pid, meta ? meta : "node=/clients", id, pid,
+			has_annos ? ",\"annotations\":" : "", has_annos ? annos : "");
 }
 
 /* Wait until devwld closes the connection; 0 if it does within secs. */
@@ -125,7 +136,7 @@ static int wait_dropped(int sock, int secs)
 static int good(const char *sock_path, const char *id, const char *path, const char *expect)
 {
 	static const char *const names[] = {"open", "openat", NULL};
-	char buf[1024];
+	char buf[4096];
 	int sock, fd, n, r;
 	const char *got;
 
@@ -152,6 +163,41 @@ static int good(const char *sock_path, const char *id, const char *path, const c
 		fprintf(stderr, "oci-client %s: open %s: %s, expected %s\n", id, path, got, expect);
 		return 1;
 	}
+	return 0;
+}
+
+/* A container's process that lives until told to stop, making a call when told to. */
+static int run(const char *sock_path, const char *id, const char *dir)
+{
+	static const char *const names[] = {"open", "openat", NULL};
+	char buf[4096], go[4096], stop[4096];
+	int sock, fd, n;
+
+	snprintf(go, sizeof(go), "%s/go-%s", dir, id);
+	snprintf(stop, sizeof(stop), "%s/stop-%s", dir, id);
+	sock = connect_to(sock_path);
+	fd = notify_fd(names);
+	n = state(buf, sizeof(buf), id);
+	send_with_fds(sock, buf, (size_t)n, &fd, 1);
+	close(fd);
+	printf("UP\n");
+	fflush(stdout);
+	/* access() and unlink() are not trapped: only the open is devwld's to answer. */
+	while (access(stop, F_OK) < 0) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+
+		if (access(go, F_OK) == 0) {
+			int r = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+			unlink(go);
+			printf("OPENED %s\n", r >= 0 ? "ok" : strerrorname_np(errno));
+			fflush(stdout);
+			if (r >= 0)
+				close(r);
+		}
+		nanosleep(&ts, NULL);
+	}
+	close(sock);
 	return 0;
 }
 
@@ -213,7 +259,7 @@ int main(int argc, char **argv)
 {
 	static const char *const trap_unused[] = {"mknodat", NULL};
 	const char *mode;
-	char buf[1024];
+	char buf[4096];
 	int sock, fd, n;
 
 	if (argc < 3) {
@@ -225,6 +271,8 @@ int main(int argc, char **argv)
 		return argc == 6 ? good(argv[1], argv[3], argv[4], argv[5]) : 2;
 	if (!strcmp(mode, "hold"))
 		return argc == 5 ? hold(argv[1], atoi(argv[3]), atoi(argv[4])) : 2;
+	if (!strcmp(mode, "run"))
+		return argc == 5 ? run(argv[1], argv[3], argv[4]) : 2;
 	if (!strcmp(mode, "nonroot") && setresuid(65534, 65534, 65534) < 0)
 		die("setresuid");
 

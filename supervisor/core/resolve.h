@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A container named by an operator (resolve.c): devwlctl attach, detach and events
+ * --container, each through resolve_owned_container(). Loop thread only.
+ */
+#ifndef DEVWLD_RESOLVE_H
+#define DEVWLD_RESOLVE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "devwl.h"
+
+struct devwld;
+struct container;
+
+/* No owner given: the name means one of root's containers (runtime uid 0). */
+#define RESOLVE_ROOT ((uid_t)0)
+
+/*
+ * The one container of runtime uid owner that name means: its full id, a prefix of
+ * exactly one of its ids, or its Kubernetes name NAMESPACE/POD/CONTAINER (root's
+ * containers only have one: store.c). Another owner's containers are never candidates.
+ * 0 and *ret_c, or -EINVAL (no name), -ENOENT (none), -EINVAL (more than one: err lists
+ * a few, each with its owner), with err saying so.
+ */
+int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
+			    struct container **ret_c, struct devwl_error *err);
+
+/* name could be a container's full id before it runs (64 hex digits, as Docker,
+ * containerd, podman and CRI make them): what events --container may wait for. */
+bool resolve_full_id(const char *name);
+
+#endif
