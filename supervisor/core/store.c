@@ -359,11 +359,20 @@ static void container_free(struct devwld *d, struct container *c)
 	free(c);
 }
 
+/* Does path end in the components "/" + name (whole components)? */
+static bool ends_in(const char *path, const char *name)
+{
+	size_t p = strlen(path), n = strlen(name);
+
+	return n && p > n && path[p - n - 1] == '/' && !strcmp(path + p - n, name);
+}
+
 bool container_owns_node(const struct container *c)
 {
-	const char *last = strrchr(c->node_path, '/');
-
-	return c->created_node && last && !strcmp(last + 1, c->id);
+	/* NAMESPACE/POD/CONTAINER names one container at a time, as the Kubernetes
+	 * template's /k8s/{namespace}/{pod}/{container} does. */
+	return c->created_node && (ends_in(c->node_path, c->id) ||
+				   (c->k8s_name && ends_in(c->node_path, c->k8s_name)));
 }
 
 /* The live container whose own node is at path (container_owns_node()), or NULL. */

@@ -50,9 +50,10 @@ int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **re
 /*
  * Is c's node its own: one no other container can ever map to, so that a grant on it
  * reaches nobody else? Only when devwld made it for c and it is named for c (its last
- * component is c's id: a template naming {id}, or an attach leaf), and container_attach()
- * refuses every other container that maps to it while c lives. Who else is there now is
- * no part of it (devwld(8) HOT-PLUG).
+ * component is c's id: a template naming {id}, or an attach leaf; or its last three are
+ * c's Kubernetes NAMESPACE/POD/CONTAINER, which names one container at a time), and
+ * container_attach() refuses every other container that maps to it while c lives. Who
+ * else is there now is no part of it (devwld(8) HOT-PLUG).
  */
 bool container_owns_node(const struct container *c);
 /* The container id of the runtimes of uid owner: each uid has ids of its own. */
