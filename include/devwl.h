@@ -412,6 +412,37 @@ void devwl_notify_set_baseline(struct devwl_notify *notify, bool baseline);
 void devwl_notify_set_enforced(struct devwl_notify *notify, bool enforced);
 
 /*
+ * The device nodes devwl made for a workload on mounts where the kernel opens no device
+ * node (nodev), which only devwl opens, for the workload, as its policy says: a fact
+ * about the workload that every handler serving it must share, and an embedder may save
+ * across a restart (doc/DESIGN.md, "nodev mounts"). Thread-safe, reference-counted. It
+ * holds the last 1024 nodes: a workload that makes more loses the oldest (they stop
+ * opening). devwl_nodeset_new() returns NULL on out-of-memory; unref accepts NULL.
+ */
+struct devwl_nodeset;
+struct devwl_nodeset *devwl_nodeset_new(void);
+struct devwl_nodeset *devwl_nodeset_ref(struct devwl_nodeset *set);
+void devwl_nodeset_unref(struct devwl_nodeset *set);
+/* Add or remove the node of inode ino on device dev (st_dev, st_ino). Errors: -EINVAL
+ * set is NULL or ino is 0; remove: -ENOENT not there. */
+int devwl_nodeset_add(struct devwl_nodeset *set, uint64_t dev, uint64_t ino);
+int devwl_nodeset_remove(struct devwl_nodeset *set, uint64_t dev, uint64_t ino);
+/* Is it there? false for a NULL set. */
+bool devwl_nodeset_has(struct devwl_nodeset *set, uint64_t dev, uint64_t ino);
+/* The i-th entry, to save the set: 0, -ENOENT past the last; a removed one reads ino 0
+ * (skip it). -EINVAL a NULL argument. */
+int devwl_nodeset_get(struct devwl_nodeset *set, size_t i, uint64_t *ret_dev, uint64_t *ret_ino);
+
+/*
+ * The set the handler records the nodes it makes on nodev mounts in, and opens for the
+ * caller from: set by the embedder per workload before each devwl_notify_handle() (the
+ * handler takes a reference), or NULL for the handler's own, the default. Use one set per
+ * workload, shared by every handler that serves it, so that a node opens whichever
+ * handler takes the call.
+ */
+void devwl_notify_set_nodeset(struct devwl_notify *notify, struct devwl_nodeset *set);
+
+/*
  * Why the last devwl_notify_handle() on this context answered as it did, where the errno
  * does not say it: static text, or NULL. An EPERM says which check refused the call:
  * "policy" (the node denies the device), "no CAP_MKNOD" (a mknod the node allows, by a
@@ -569,7 +600,8 @@ int devwl_handoff_send_wait(const char *socket_path, int notify_fd, const char *
  * it for the target (doc/DESIGN.md, the node gate); DEVWL_PLACE_TWIN needs it. */
 #define DEVWL_PLACE_CONFINED (1u << 2)
 /* devwl_node_place()'s answer for a node made without DEVWL_PLACE_CONFINED: on a nodev
- * mount, so that only a supervisor opening it for the target makes it usable. */
+ * mount, so that only a supervisor opening it for the target makes it usable (give it
+ * place->nodeset). */
 #define DEVWL_PLACE_MADE_NODEV 2
 
 /* What devwl_node_place() makes, and where. Zero it, then fill it in. */
@@ -577,11 +609,18 @@ struct devwl_place {
 	const char *path; /* absolute, as the target sees it; no "." or "..", no symlink */
 	int type;	  /* DEVWL_DEV_CHAR or DEVWL_DEV_BLOCK, as devwl_node_check() takes */
 	uint32_t major, minor;
-	mode_t mode;	      /* permission bits only (07777 at most), set exactly: no umask */
-	uid_t uid;	      /* owner as the TARGET sees it, mapped through its user namespace */
-	gid_t gid;	      /* (/proc/PID/uid_map, gid_map); (uid_t)-1, (gid_t)-1: its root */
-	unsigned int flags;   /* DEVWL_PLACE_* */
-	uint64_t reserved[4]; /* zero; later members come from here */
+	mode_t mode;	    /* permission bits only (07777 at most), set exactly: no umask */
+	uid_t uid;	    /* owner as the TARGET sees it, mapped through its user namespace */
+	gid_t gid;	    /* (/proc/PID/uid_map, gid_map); (uid_t)-1, (gid_t)-1: its root */
+	unsigned int flags; /* DEVWL_PLACE_* */
+	/* With DEVWL_PLACE_MADE_NODEV, the node made is added to it (NULL: nowhere), so
+	 * that the handlers serving the target open it (devwl_notify_set_nodeset). Taken
+	 * from reserved[0]: zero, NULL, means none. */
+	union {
+		struct devwl_nodeset *nodeset;
+		uint64_t nodeset_word_;
+	};
+	uint64_t reserved[3]; /* zero; later members come from here */
 };
 
 /*

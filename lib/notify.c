@@ -59,7 +59,6 @@
 #define O_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
 #define HANDLE_MAX   128 /* MAX_HANDLE_SZ */
 #define MADE_MAX     16
-#define NODEV_MAX    64
 
 /* A node made on a caller's behalf, to recognise a restarted mknod (signal, no SEND). */
 struct made_node {
@@ -81,9 +80,11 @@ struct devwl_notify {
 	size_t page_size;
 	struct made_node made[MADE_MAX];
 	unsigned int made_next;
-	/* Nodes made with no baseline, on nodev mounts: devwl opens them for the caller. */
-	struct made_node nodev[NODEV_MAX];
-	unsigned int nodev_next;
+	/*
+	 * Nodes made with no baseline, on nodev mounts: devwl opens them for the caller. The
+	 * embedder's set for the workload (devwl_notify_set_nodeset), else own_nodes.
+	 */
+	struct devwl_nodeset *nodes, *own_nodes;
 	/*
 	 * Some of the call's memory could only be read through /proc/TID/mem (FOLL_FORCE):
 	 * PROT_NONE, where the kernel faults, or exec-/write-only pages, which it reads.
@@ -136,7 +137,9 @@ DEVWL_EXPORT struct devwl_notify *devwl_notify_new(void)
 	n->req = calloc(1, n->req_size);
 	n->resp = calloc(1, n->resp_size);
 	n->target.root_fd = n->target.start_fd = -1;
-	if (!n->req || !n->resp || caller_init(&n->caller) < 0) {
+	n->own_nodes = n->nodes = devwl_nodeset_new();
+	if (!n->req || !n->resp || !n->own_nodes || caller_init(&n->caller) < 0) {
+		devwl_nodeset_unref(n->own_nodes);
 		free(n->req);
 		free(n->resp);
 		free(n);
@@ -166,6 +169,15 @@ DEVWL_EXPORT void devwl_notify_set_enforced(struct devwl_notify *n, bool enforce
 		n->enforced = enforced;
 }
 
+DEVWL_EXPORT void devwl_notify_set_nodeset(struct devwl_notify *n, struct devwl_nodeset *set)
+{
+	if (!n)
+		return;
+	if (n->nodes != n->own_nodes)
+		devwl_nodeset_unref(n->nodes);
+	n->nodes = set ? devwl_nodeset_ref(set) : n->own_nodes;
+}
+
 DEVWL_EXPORT const char *devwl_notify_reason(const struct devwl_notify *n)
 {
 	return n ? n->reason : NULL;
@@ -177,6 +189,8 @@ DEVWL_EXPORT void devwl_notify_free(struct devwl_notify *n)
 		return;
 	target_close(&n->target);
 	caller_done(&n->caller);
+	devwl_notify_set_nodeset(n, NULL);
+	devwl_nodeset_unref(n->own_nodes);
 	free(n->req);
 	free(n->resp);
 	free(n);
@@ -393,18 +407,14 @@ static int lookup_refused(struct devwl_notify *n, const struct call *c, uint64_t
  *   Only a node devwl made itself on a nodev mount (decide_mknod), which nobody opens,
  *   devwl opens for the caller.
  */
-static bool kernel_opens(const struct devwl_notify *n, bool device, const struct stat *st)
+static bool kernel_opens(struct devwl_notify *n, bool device, const struct stat *st)
 {
 	if (n->enforced || !device)
 		return true;
 	if (n->baseline)
 		return false;
 	/* No baseline: but for a node devwl made on a nodev mount, which nobody opens. */
-	for (size_t i = 0; i < NODEV_MAX; i++)
-		if (n->nodev[i].ino == st->st_ino && n->nodev[i].dev == st->st_dev &&
-		    n->nodev[i].ino)
-			return false;
-	return true;
+	return !devwl_nodeset_has(n->nodes, st->st_dev, st->st_ino);
 }
 
 /*
@@ -700,10 +710,8 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 		return answer_error(a, -r);
 	if (made_fd >= 0)
 		bind_made(n, made_fd);
-	if (r == 0 && gate == GATE_NODEV) {
-		n->nodev[n->nodev_next] = (struct made_node){.dev = made_dev, .ino = made_ino};
-		n->nodev_next = (n->nodev_next + 1) % NODEV_MAX;
-	}
+	if (r == 0 && gate == GATE_NODEV && devwl_nodeset_add(n->nodes, made_dev, made_ino) < 0)
+		n->reason = "node made on a nodev mount, but not recorded: it will not open";
 	a->kind = ANSWER_VALUE;
 	return 0;
 }

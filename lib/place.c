@@ -622,7 +622,16 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 					       (int)t->pid, p->path, strerror(-r));
 		}
 	}
-	return gate == GATE_NODEV ? DEVWL_PLACE_MADE_NODEV : 0;
+	if (gate != GATE_NODEV)
+		return 0;
+	if (p->nodeset &&
+	    (fstat(fd, &st) < 0 || devwl_nodeset_add(p->nodeset, st.st_dev, st.st_ino) < 0)) {
+		(void)unlinkat(dir, name, 0);
+		return devwl_error_set(err, -ENOMEM, off,
+				       "process %d: %s: recording the node made on a nodev mount",
+				       (int)t->pid, p->path);
+	}
+	return DEVWL_PLACE_MADE_NODEV;
 }
 
 DEVWL_EXPORT int devwl_node_place(int pidfd, const struct devwl_place *place,

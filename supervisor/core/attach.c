@@ -509,20 +509,12 @@ int attach_place(const struct container *c, const struct attachment *a, int pidf
 		 * over it opens. */
 		.flags = DEVWL_PLACE_MKDIR | (confined(c) ? DEVWL_PLACE_CONFINED : 0) |
 			 (kernelmode_enforced(c) ? DEVWL_PLACE_TWIN : 0),
+		.nodeset = c->nodeset,
 	};
 	int r = devwl_node_place(pidfd, &place, err);
 
-	if (r != DEVWL_PLACE_MADE_NODEV)
-		return r;
-	/*
-	 * On a nodev mount the node opens only where devwld opens it for the container, which
-	 * its handlers do for nodes they made themselves alone: unusable, so not attached.
-	 */
-	(void)devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, NULL);
-	return devwl_error_set(err, -EOPNOTSUPP, 0,
-			       "%s: no device cgroup of its runtime (uid %u) confines it, and a "
-			       "node on its nodev mount would open for nobody: not attached",
-			       a->path, (unsigned int)c->owner_uid);
+	/* On its nodev mount: the handlers open it for the container, from c->nodeset. */
+	return r == DEVWL_PLACE_MADE_NODEV ? 0 : r;
 }
 
 static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,

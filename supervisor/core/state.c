@@ -259,6 +259,23 @@ static void state_ready(struct devwld *d, struct source *src, int revents)
 		log_msg("state: cannot watch the writer's eventfd; checking each round");
 }
 
+/* The nodes only devwld opens for c, as the state file keeps them (heap, in sc). */
+static int saved_nodev(const struct container *c, struct saved_container *sc)
+{
+	uint64_t dev = 0, ino = 0;
+	size_t n = 0;
+
+	while (devwl_nodeset_get(c->nodeset, n, &dev, &ino) == 0)
+		n++;
+	sc->nodev = calloc(n + 1, sizeof(*sc->nodev));
+	if (!sc->nodev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && devwl_nodeset_get(c->nodeset, i, &dev, &ino) == 0; i++)
+		if (ino) /* a removed one */
+			sc->nodev[sc->nnodev++] = (struct saved_nodev){.dev = dev, .ino = ino};
+	return 0;
+}
+
 /* Serialise now and hand the text on (or write it here, without a thread). */
 /* The state file text of d: a view of its store (borrowed pointers) for statefile.c. */
 int state_text(struct devwld *d, char **ret_text)
@@ -300,6 +317,9 @@ int state_text(struct devwld *d, char **ret_text)
 			r = -ENOMEM;
 			break;
 		}
+		r = saved_nodev(c, sc);
+		if (r < 0)
+			break;
 		/* Only a process the keeper holds can be served again after a restart. */
 		for (struct list_head *pl = c->procs.next; pl != &c->procs; pl = pl->next) {
 			const struct cproc *p = container_of(pl, struct cproc, link);
@@ -316,8 +336,10 @@ int state_text(struct devwld *d, char **ret_text)
 	view.ncontainers = i;
 	if (r >= 0)
 		r = statefile_text(&view, d->cfg.policy_file, ret_text);
-	for (size_t k = 0; k < view.ncontainers; k++)
+	for (size_t k = 0; k < view.ncontainers; k++) {
 		free(view.containers[k].procs);
+		free(view.containers[k].nodev);
+	}
 	free(view.containers);
 	return r;
 }
@@ -577,6 +599,9 @@ static void commit(struct devwld *d, struct saved *s)
 		 * another owner's runtime claimed. */
 		if (c && !c->k8s_name && sc->k8s_name)
 			container_set_k8s_name(c, strdup(sc->k8s_name));
+		/* Its nodes on nodev mounts open after a restart as before it. */
+		for (size_t j = 0; c && j < sc->nnodev; j++)
+			(void)devwl_nodeset_add(c->nodeset, sc->nodev[j].dev, sc->nodev[j].ino);
 		/* Once: tested before the first, not after each (which stopped at one). */
 		if (!c || c->nattached)
 			continue;

@@ -353,6 +353,7 @@ static void container_free(struct devwld *d, struct container *c)
 		log_msg("container %s: gone (%llu notifications)", c->id,
 			(unsigned long long)c->notifications);
 	attachments_free(c->attached, c->nattached);
+	devwl_nodeset_unref(c->nodeset);
 	free(c->k8s_name);
 	free(c->id);
 	free(c->node_path);
@@ -426,7 +427,9 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 		return r;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->id = strdup(id))) {
+	if (!c || !(c->id = strdup(id)) || !(c->nodeset = devwl_nodeset_new())) {
+		if (c)
+			free(c->id);
 		free(c);
 		return -ENOMEM;
 	}

@@ -35,6 +35,7 @@ void saved_clear(struct saved *s)
 		for (size_t j = 0; j < s->containers[i].nattached; j++)
 			attachment_clear(&s->containers[i].attached[j]);
 		free(s->containers[i].attached);
+		free(s->containers[i].nodev);
 	}
 	free(s->containers);
 	*s = (struct saved){0};
@@ -152,6 +153,31 @@ static struct json_object *container_json(const struct saved_container *c)
 			r = json_add(obj, "attached", att);
 		else
 			json_object_put(att);
+	}
+	/* Absent means none, as for "kernel": [[dev, ino]...]. */
+	if (r >= 0 && c->nnodev) {
+		struct json_object *nodes = json_object_new_array();
+
+		r = nodes ? 0 : -ENOMEM;
+		for (size_t i = 0; r >= 0 && i < c->nnodev; i++) {
+			struct json_object *pair = json_object_new_array();
+
+			r = pair ? 0 : -ENOMEM;
+			if (r >= 0)
+				r = json_push(pair,
+					      json_object_new_int64((int64_t)c->nodev[i].dev));
+			if (r >= 0)
+				r = json_push(pair,
+					      json_object_new_int64((int64_t)c->nodev[i].ino));
+			if (r >= 0)
+				r = json_push(nodes, pair);
+			else
+				json_object_put(pair);
+		}
+		if (r >= 0)
+			r = json_add(obj, "nodev_nodes", nodes);
+		else
+			json_object_put(nodes);
 	}
 	if (r < 0) {
 		json_object_put(obj);
@@ -454,6 +480,42 @@ static int parse_attachment(struct json_object *ao, struct attachment *a, struct
 	return a->path ? 0 : -ENOMEM;
 }
 
+/* "nodev_nodes": [[dev, ino]...], each a number of 0 or more (ino never 0). */
+static int parse_nodev(struct json_object *co, struct saved_container *c, struct devwl_error *err)
+{
+	struct json_object *nodes = NULL;
+	size_t n = 0;
+	int r = get(co, "nodev_nodes", json_type_array, &nodes, false, err);
+
+	if (r < 0)
+		return r;
+	n = json_object_array_length(nodes);
+	if (n > 4096)
+		return devwl_error_set(err, -EINVAL, 0,
+				       "container \"%.64s\": \"nodev_nodes\" has %zu entries",
+				       c->id, n);
+	c->nodev = calloc(n + 1, sizeof(*c->nodev));
+	if (!c->nodev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *pair = json_object_array_get_idx(nodes, i), *a, *b;
+
+		if (!json_object_is_type(pair, json_type_array) ||
+		    json_object_array_length(pair) != 2 ||
+		    !json_object_is_type((a = json_object_array_get_idx(pair, 0)), json_type_int) ||
+		    !json_object_is_type((b = json_object_array_get_idx(pair, 1)), json_type_int) ||
+		    json_object_get_int64(a) < 0 || json_object_get_int64(b) <= 0)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "container \"%.64s\": \"nodev_nodes\"[%zu] is no "
+					       "[dev, inode]",
+					       c->id, i);
+		c->nodev[c->nnodev++] =
+			(struct saved_nodev){.dev = (uint64_t)json_object_get_int64(a),
+					     .ino = (uint64_t)json_object_get_int64(b)};
+	}
+	return 0;
+}
+
 static int parse_container(struct json_object *co, struct saved_container *c,
 			   struct devwl_error *err)
 {
@@ -528,6 +590,11 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 			}
 			c->nattached++;
 		}
+	}
+	if (json_object_object_get_ex(co, "nodev_nodes", NULL)) {
+		r = parse_nodev(co, c, err);
+		if (r < 0)
+			return r;
 	}
 	return parse_owner(co, c, err);
 }

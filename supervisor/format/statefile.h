@@ -25,6 +25,11 @@ struct saved_proc {
 	uid_t peer_uid;
 };
 
+/* A node devwld made for a container on a nodev mount (devwl_nodeset): its st_dev, st_ino. */
+struct saved_nodev {
+	uint64_t dev, ino;
+};
+
 struct saved_container {
 	char *id, *node;
 	char *k8s_name; /* NAMESPACE/POD/CONTAINER, or NULL */
@@ -35,6 +40,8 @@ struct saved_container {
 	size_t nprocs;
 	struct attachment *attached; /* devices attached to it (attach.c) */
 	size_t nattached;
+	struct saved_nodev *nodev; /* nodes only devwld opens for it ("nodev_nodes") */
+	size_t nnodev;
 };
 
 struct saved {

@@ -219,6 +219,7 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		else {
 			devwl_notify_set_baseline(w->notify, j->baseline);
 			devwl_notify_set_enforced(w->notify, j->enforced);
+			devwl_notify_set_nodeset(w->notify, j->box->nodeset);
 			r = devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
 		}
 		atomic_store(&w->in_call, false);

@@ -59,8 +59,9 @@ struct serve_box {
 	atomic_uint refs;
 	atomic_uint stuck; /* threads abandoned while serving it, not yet back */
 	char *id, *node_path;
-	uid_t owner_uid;	 /* with id, who the container is (for the audit) */
-	struct serve_view *view; /* the current copy; the loop thread's reference */
+	uid_t owner_uid;	       /* with id, who the container is (for the audit) */
+	struct serve_view *view;       /* the current copy; the loop thread's reference */
+	struct devwl_nodeset *nodeset; /* the container's (a reference) */
 };
 
 /* One call handled, for the loop thread to audit. */

@@ -243,6 +243,11 @@ static bool job_account(struct devwld *d, struct job *j)
 				p->container->notifications++;
 			audit_event(&d->audit, &res->ev, &view, res->reason,
 				    alive ? p->container->node : NULL);
+			/* A node made with no baseline may be one only devwld opens, kept in
+			 * the container's nodeset: the state file must have it too. */
+			if (!j->baseline && !j->enforced && res->ev.access == DEVWL_ACC_MKNOD &&
+			    res->ev.verdict == DEVWL_VERDICT_ALLOW && d->store_hooks.changed)
+				d->store_hooks.changed(d);
 			/* A process its runtime sent without a pid is named by its calls. */
 			if (alive && res->ev.pid > 0)
 				cproc_pid_known(d, p, res->ev.pid);

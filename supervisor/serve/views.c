@@ -62,6 +62,7 @@ void box_put(struct serve_box *b)
 {
 	if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
 		view_put(b->view);
+		devwl_nodeset_unref(b->nodeset);
 		free(b->id);
 		free(b->node_path);
 		free(b);
@@ -82,6 +83,7 @@ struct serve_box *box_current(struct serve *s, struct container *c)
 		b->id = strdup(c->id);
 		b->node_path = strdup(c->node_path);
 		b->owner_uid = c->owner_uid;
+		b->nodeset = devwl_nodeset_ref(c->nodeset);
 		if (!b->id || !b->node_path) {
 			box_put(b);
 			return NULL;

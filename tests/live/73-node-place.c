@@ -61,9 +61,9 @@ static void bad_requests(struct pt_target *t)
 			 rows[i].path, rows[i].type, (unsigned int)rows[i].mode, rows[i].flags, r,
 			 err.msg, rows[i].want, rows[i].says);
 	}
-	p.reserved[3] = 1;
+	p.reserved[2] = 1;
 	r = place(t, p, &err);
-	LT_CHECK(r == -EINVAL && strstr(err.msg, "reserved[3]"), "reserved: %d %s", r, err.msg);
+	LT_CHECK(r == -EINVAL && strstr(err.msg, "reserved[2]"), "reserved: %d %s", r, err.msg);
 	memset(longpath, 'a', sizeof(longpath) - 1);
 	longpath[0] = '/';
 	longpath[sizeof(longpath) - 1] = '\0';
@@ -93,7 +93,7 @@ static void bad_requests(struct pt_target *t)
 	close(fd);
 	r = devwl_node_place(-1, &p, NULL);
 	LT_CHECK(r == -EINVAL, "reserved checked first, err NULL: %d", r);
-	p.reserved[3] = 0;
+	p.reserved[2] = 0;
 	r = devwl_node_place(-1, &p, &err);
 	LT_CHECK(r == -EBADF, "pidfd -1: %d %s", r, err.msg);
 }

@@ -72,6 +72,8 @@ int main(void)
 	MEMBER(devwl_place, uid);
 	MEMBER(devwl_place, gid);
 	MEMBER(devwl_place, flags);
+	MEMBER(devwl_place, nodeset);
+	MEMBER(devwl_place, nodeset_word_);
 	MEMBER(devwl_place, reserved);
 
 	ENUM(devwl_file);

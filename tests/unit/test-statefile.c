@@ -122,10 +122,20 @@ static void fixture_init(struct fixture *f)
 				      .gid = (gid_t)-1};
 	f->c[0].attached = f->a;
 	f->c[0].nattached = 2;
+	/* Nodes only devwld opens for it: the largest numbers, and one removed (not kept). */
+	f->c[0].nodeset = devwl_nodeset_new();
+	assert_non_null(f->c[0].nodeset);
+	assert_int_equal(devwl_nodeset_add(f->c[0].nodeset, 0, 1), 0);
+	assert_int_equal(devwl_nodeset_add(f->c[0].nodeset, 77, 78), 0);
+	assert_int_equal(devwl_nodeset_add(f->c[0].nodeset, INT64_MAX, INT64_MAX), 0);
+	assert_int_equal(devwl_nodeset_remove(f->c[0].nodeset, 77, 78), 0);
+	assert_int_equal(devwl_nodeset_remove(f->c[0].nodeset, 77, 78), -ENOENT);
+	assert_int_equal(devwl_nodeset_add(f->c[0].nodeset, 1, 0), -EINVAL);
 }
 
 static void fixture_fini(struct fixture *f)
 {
+	devwl_nodeset_unref(f->c[0].nodeset);
 	devwl_policy_free(f->d.policy);
 	free(f->d.policy_text);
 	strset_clear(&f->d.ondemand);
@@ -235,6 +245,11 @@ static void test_state_text_round_trip(void **state)
 		assert_int_equal(got->gid, want->gid);
 	}
 	assert_int_equal(s.containers[1].nattached, 0);
+	assert_int_equal(s.containers[0].nnodev, 2);
+	assert_true(s.containers[0].nodev[0].dev == 0 && s.containers[0].nodev[0].ino == 1);
+	assert_true(s.containers[0].nodev[1].dev == INT64_MAX &&
+		    s.containers[0].nodev[1].ino == INT64_MAX);
+	assert_int_equal(s.containers[1].nnodev, 0);
 	assert_string_equal(s.containers[1].id, "a-b_c+d.e");
 	assert_string_equal(s.containers[1].node, "/c");
 	assert_false(s.containers[1].created);
@@ -374,6 +389,16 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "containers.0.k8s_name", "5", "\"k8s_name\" has the wrong type");
 	expect_mutation_refused(t, "containers.0.attached", "{}",
 				"\"attached\" has the wrong type");
+	expect_mutation_refused(t, "containers.0.nodev_nodes", "{}",
+				"\"nodev_nodes\" has the wrong type");
+	expect_mutation_refused(t, "containers.0.nodev_nodes.0", "[1]",
+				"\"nodev_nodes\"[0] is no [dev, inode]");
+	expect_mutation_refused(t, "containers.0.nodev_nodes.1", "[1, 0]",
+				"\"nodev_nodes\"[1] is no [dev, inode]");
+	expect_mutation_refused(t, "containers.0.nodev_nodes.0", "[-1, 5]",
+				"\"nodev_nodes\"[0] is no [dev, inode]");
+	expect_mutation_refused(t, "containers.0.nodev_nodes.0", "[\"1\", 5]",
+				"\"nodev_nodes\"[0] is no [dev, inode]");
 	expect_mutation_refused(t, "containers.0.attached.0", "1",
 				"an attachment is not an object");
 	expect_mutation_refused(t, "containers.0.attached.0.type", "\"a\"", "is not c or b");
