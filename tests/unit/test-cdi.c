@@ -324,6 +324,18 @@ static void test_cdi_spec_parse_accepts(void **state)
 	assert_string_equal(spec->devs[0].name, "0");
 	assert_int_equal(spec->devs[0].n_nodes, 0);
 	cdi_spec_free(spec);
+	spec = NULL;
+	/* YAML's nulls are JSON's (they were taken for out of memory); an alias repeats. */
+	assert_int_equal(parse("cdiVersion: 0.6.0\nkind: x.io/y\ndevices:\n- name: a\n"
+			       "  containerEdits:\n    deviceNodes: &n [{path: /dev/null}]\n"
+			       "    env: ~\n    hooks:\n- name: b\n"
+			       "  containerEdits: {deviceNodes: *n, mounts: null}\n",
+			       true, &spec, msg),
+			 0);
+	assert_int_equal(spec->n_devs, 2);
+	assert_int_equal(spec->devs[1].n_nodes, 1);
+	assert_string_equal(spec->devs[1].nodes[0].path, "/dev/null");
+	cdi_spec_free(spec);
 }
 
 static void test_cdi_resolve_host_nodes(void **state)
