@@ -54,20 +54,55 @@ static bool is_spec_name(const char *name)
 				  (len > 5 && !strcmp(name + len - 5, ".yaml")));
 }
 
-static int read_spec(const char *path, struct cdi_spec **ret, struct devwl_error *err)
+/*
+ * Whoever can write a spec file, or add and rename files in its directory, chooses the
+ * device nodes a cdi: selector grants. So a spec directory, and each spec file in it, is
+ * read only if root or our own uid (devwld's) owns it and no one else can write it:
+ * devwld(8) SECURITY, as for devwld's own directories. st: the file or directory as
+ * opened, so that what was checked is what is read.
+ */
+static int spec_trusted(const char *path, const struct stat *st, struct devwl_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	const char *what = S_ISDIR(st->st_mode) ? "a CDI spec directory" : "a CDI spec";
+	unsigned int mode = st->st_mode & 07777, uid = (unsigned int)geteuid();
+	char whose[64] = "root";
+
+	if (uid)
+		snprintf(whose, sizeof(whose), "root or uid %u (ours)", uid);
+	if (st->st_uid != 0 && st->st_uid != uid)
+		return devwl_error_set(err, -EPERM, 0,
+				       "%s: not read: owned by uid %u (mode %04o); %s is read only "
+				       "if %s owns it and no one else can write it",
+				       path, (unsigned int)st->st_uid, mode, what, whose);
+	if (mode & 022)
+		return devwl_error_set(err, -EPERM, 0,
+				       "%s: not read: writable by %s (mode %04o, owner uid %u); %s "
+				       "is read only if %s owns it and no one else can write it",
+				       path, (mode & 002) ? "everyone" : "its group", mode,
+				       (unsigned int)st->st_uid, what, whose);
+	return 0;
+}
+
+/* The spec name in the directory dfd (path: the two, for messages). */
+static int read_spec(int dfd, const char *name, const char *path, struct cdi_spec **ret,
+		     struct devwl_error *err)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	ssize_t len;
+	int r;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		int r = negerrno();
+		r = negerrno();
 		return devwl_error_set(err, r, 0, "%s: %s", path, strerror(-r));
 	}
 	/* A directory or a FIFO named like a spec is none. */
 	if (!S_ISREG(st.st_mode))
 		return devwl_error_set(err, -EINVAL, 0, "%s: not a regular file", path);
+	if ((r = spec_trusted(path, &st, err)) < 0)
+		return r;
+	/* Read whole, at most 1 MiB, before the parser sees a byte. */
 	len = devwl_read_all(fd, CDI_SPEC_SIZE_MAX, &text);
 	if (len < 0)
 		return devwl_error_set(err, (int)len, 0, "%s: %s", path,
@@ -119,9 +154,18 @@ static int enter(struct cdi_registry *reg, const struct cdi_spec *spec, size_t d
 
 static int load_dir(struct cdi_registry *reg, const char *dir, size_t index)
 {
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent **names = NULL;
-	int n = scandir(dir, &names, NULL, alphasort), r = 0;
+	struct devwl_error untrusted = {0};
+	struct stat st;
+	int n = -1, r = 0;
 
+	/* Nothing of a directory that fails the check is read, not even its names. */
+	if (dfd >= 0 && fstat(dfd, &st) == 0) {
+		if (spec_trusted(dir, &st, &untrusted) < 0)
+			return add_error(reg, untrusted.msg);
+		n = scandirat(dfd, ".", &names, NULL, alphasort);
+	}
 	if (n < 0) {
 		char msg[PATH_MAX + 128];
 
@@ -131,18 +175,15 @@ static int load_dir(struct cdi_registry *reg, const char *dir, size_t index)
 		return add_error(reg, msg);
 	}
 	for (int i = 0; i < n; i++) {
+		_cleanup_free_ struct dirent *ent = names[i];
 		char path[PATH_MAX];
 		struct devwl_error err = {0};
 		struct cdi_spec *spec = NULL, **nv;
 
-		if (r < 0 || !is_spec_name(names[i]->d_name) ||
-		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) >=
-			    sizeof(path)) {
-			free(names[i]);
+		if (r < 0 || !is_spec_name(ent->d_name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name) >= sizeof(path))
 			continue;
-		}
-		free(names[i]);
-		if (read_spec(path, &spec, &err) < 0) {
+		if (read_spec(dfd, ent->d_name, path, &spec, &err) < 0) {
 			r = err.code == -ENOMEM ? -ENOMEM : add_error(reg, err.msg);
 			continue;
 		}

@@ -53,6 +53,10 @@ void follow_cdi_read(struct devwld *d, bool attached_cdi)
 		(void)cdi_load(d->cfg.cdi_dirs, d->cfg.n_cdi_dirs, &d->cdi_now);
 	else
 		(void)cdi_load(host_cdi_dirs, ARRAY_SIZE(host_cdi_dirs), &d->cdi_now);
+	/* A spec refused (unreadable, untrusted, past a parser limit) grants nothing: said
+	 * here, where the specs are read, since the selectors resolved from them do not. */
+	for (size_t i = 0; d->cdi_now && i < cdi_n_errors(d->cdi_now); i++)
+		log_msg("CDI: %s", cdi_error(d->cdi_now, i));
 }
 
 void follow_cdi_drop(struct devwld *d)

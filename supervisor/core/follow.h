@@ -20,8 +20,8 @@ struct selector_env;
 void follow_env(const struct devwld *d, struct selector_env *env);
 
 /* Read the CDI specs once for a refresh (d->cdi_now), when a binding follows a cdi:
- * selector or attached_cdi (an attachment does); follow_cdi_drop() after it. Unreadable:
- * each resolution reads its own. */
+ * selector or attached_cdi (an attachment does), logging each spec refused;
+ * follow_cdi_drop() after it. Unreadable: each resolution reads its own. */
 void follow_cdi_read(struct devwld *d, bool attached_cdi);
 void follow_cdi_drop(struct devwld *d);
 

@@ -9,9 +9,14 @@ set -u
 . "$(dirname "$0")/lib.sh"
 CTL=${DEVWL_BUILD:?}/tools/devwlctl
 [ -x "$CTL" ] || fail "no $CTL: the build should have made it"
-CDI=${DEVWL_SOURCE:?}/tests/unit/cdi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# Copied, ours and mode 0644: specs are read only from files and directories of root or
+# of the reader's uid that no one else can write, and the checkout may be another uid's
+# or made under umask 002.
+cp -R "${DEVWL_SOURCE:?}/tests/unit/cdi" "$T/cdi" && chmod -R u=rwX,go=rX "$T/cdi" ||
+	fail "cannot copy the CDI fixtures"
+CDI=$T/cdi
 
 # One USB serial adapter: the device, its tty below its interface, /sys/dev's links.
 usb=$T/sys/devices/pci0000:00/usb1/1-1

@@ -4,9 +4,12 @@
  * directories tests/unit/cdi/static and dynamic, as /etc/cdi and /var/run/cdi: JSON and
  * YAML, device and spec-level nodes, a device the later directory replaces, a conflict
  * within one directory, bad specs reported by file and field while the rest load; then
- * single documents for the parser's refusals, and cdi: selectors end to end.
+ * single documents for the parser's refusals, spec files and directories another uid
+ * could have written refused, and cdi: selectors end to end.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,17 +27,63 @@
 #include "devwl.h"
 #include "selector.h"
 
-static char static_dir[PATH_MAX], dynamic_dir[PATH_MAX];
+static char top[] = "/tmp/devwl-cdi-XXXXXX", static_dir[PATH_MAX], dynamic_dir[PATH_MAX];
+
+/* The fixtures of from copied into to, mode 0755 and its files 0644, whatever the
+ * checkout's umask made them: specs are read only from files no one else can write. */
+static void copy_fixtures(const char *from, const char *to)
+{
+	DIR *d = opendir(from);
+	struct dirent *e;
+
+	assert_non_null(d);
+	assert_int_equal(mkdir(to, 0755), 0);
+	assert_int_equal(chmod(to, 0755), 0);
+	while ((e = readdir(d))) {
+		char src[PATH_MAX], dst[PATH_MAX], buf[4096];
+		ssize_t n;
+		int in, out;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(src, sizeof(src), "%s/%s", from, e->d_name);
+		snprintf(dst, sizeof(dst), "%s/%s", to, e->d_name);
+		in = open(src, O_RDONLY | O_CLOEXEC);
+		out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		assert_true(in >= 0 && out >= 0);
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			assert_int_equal(write(out, buf, (size_t)n), n);
+		assert_int_equal(fchmod(out, 0644), 0);
+		close(in);
+		close(out);
+	}
+	closedir(d);
+}
 
 static int find_fixtures(void **state)
 {
 	const char *data = getenv("DEVWL_TEST_DATA");
+	char from[PATH_MAX];
 
 	(void)state;
 	assert_non_null(data);
-	snprintf(static_dir, sizeof(static_dir), "%s/../cdi/static", data);
-	snprintf(dynamic_dir, sizeof(dynamic_dir), "%s/../cdi/dynamic", data);
+	assert_non_null(mkdtemp(top));
+	snprintf(static_dir, sizeof(static_dir), "%s/static", top);
+	snprintf(dynamic_dir, sizeof(dynamic_dir), "%s/dynamic", top);
+	snprintf(from, sizeof(from), "%s/../cdi/static", data);
+	copy_fixtures(from, static_dir);
+	snprintf(from, sizeof(from), "%s/../cdi/dynamic", data);
+	copy_fixtures(from, dynamic_dir);
 	return 0;
+}
+
+static int drop_fixtures(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 static struct cdi_registry *load(bool reversed)
@@ -274,6 +324,18 @@ static void test_cdi_spec_parse_accepts(void **state)
 	assert_string_equal(spec->devs[0].name, "0");
 	assert_int_equal(spec->devs[0].n_nodes, 0);
 	cdi_spec_free(spec);
+	spec = NULL;
+	/* YAML's nulls are JSON's (they were taken for out of memory); an alias repeats. */
+	assert_int_equal(parse("cdiVersion: 0.6.0\nkind: x.io/y\ndevices:\n- name: a\n"
+			       "  containerEdits:\n    deviceNodes: &n [{path: /dev/null}]\n"
+			       "    env: ~\n    hooks:\n- name: b\n"
+			       "  containerEdits: {deviceNodes: *n, mounts: null}\n",
+			       true, &spec, msg),
+			 0);
+	assert_int_equal(spec->n_devs, 2);
+	assert_int_equal(spec->devs[1].n_nodes, 1);
+	assert_string_equal(spec->devs[1].nodes[0].path, "/dev/null");
+	cdi_spec_free(spec);
 }
 
 static void test_cdi_resolve_host_nodes(void **state)
@@ -306,6 +368,7 @@ static void test_cdi_resolve_host_nodes(void **state)
 			   "[{\"path\": \"/dev/null\", \"type\": \"b\"}]}}]}",
 		      f);
 		fclose(f);
+		assert_int_equal(chmod(path, 0644), 0);
 		assert_int_equal(cdi_load(dirs, 1, &reg), 0);
 		assert_int_equal(cdi_n_errors(reg), 0);
 		assert_int_equal(cdi_resolve(reg, "a.b/c", "gone", RWM, &rv, &err), -ENOENT);
@@ -321,6 +384,95 @@ static void test_cdi_resolve_host_nodes(void **state)
 		unlink(path);
 		rmdir(dir);
 	}
+}
+
+/* A spec naming /dev/null as a.b/t=NAME, at dir/file with mode. */
+static void write_spec(const char *dir, const char *file, const char *name, mode_t mode)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"{\"cdiVersion\": \"0.6.0\", \"kind\": \"a.b/t\", \"devices\": [{\"name\": "
+		"\"%s\", \"containerEdits\": {\"deviceNodes\": [{\"path\": \"/dev/null\"}]}}]}",
+		name);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* Does a.b/t=name resolve in dir, and is what the loading said (errors joined) want? */
+static bool grants(const char *dir, const char *name, const char *want)
+{
+	const char *dirs[] = {dir};
+	struct cdi_registry *reg = NULL;
+	struct rulevec rv = {0};
+	struct devwl_error err = {0};
+	bool found;
+
+	assert_int_equal(cdi_load(dirs, 1, &reg), 0);
+	if (want && !has_error(reg, want, ""))
+		fail_msg("no error \"%s\" (%zu: %s)", want, cdi_n_errors(reg),
+			 cdi_n_errors(reg) ? cdi_error(reg, 0) : "");
+	if (!want && cdi_n_errors(reg))
+		fail_msg("an error: %s", cdi_error(reg, 0));
+	found = cdi_resolve(reg, "a.b/t", name, RWM, &rv, &err) == 0 && rv.n == 1;
+	free(rv.v);
+	cdi_free(reg);
+	return found;
+}
+
+/*
+ * Another uid's spec, or one others can write, grants nothing and is reported; a spec
+ * directory likewise, all of its specs with it; the other specs load. (Another owner is
+ * tried as root only: no one else can give a file away.)
+ */
+static void test_cdi_load_untrusted(void **state)
+{
+	char dir[] = "/tmp/devwl-cdi-XXXXXX", path[PATH_MAX + 16], msg[PATH_MAX + 128];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	write_spec(dir, "ok.json", "ok", 0644);
+	write_spec(dir, "open.json", "open", 0666);
+	snprintf(msg, sizeof(msg), "%s/open.json: not read: writable by everyone (mode 0666", dir);
+	assert_false(grants(dir, "open", msg));
+	assert_true(grants(dir, "ok", msg));
+	snprintf(path, sizeof(path), "%s/open.json", dir);
+	assert_int_equal(chmod(path, 0664), 0);
+	assert_false(grants(dir, "open", "open.json: not read: writable by its group (mode 0664"));
+	assert_int_equal(chmod(path, 0444), 0);
+	assert_true(grants(dir, "open", NULL));
+	if (geteuid() == 0) {
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		assert_false(
+			grants(dir, "open", "open.json: not read: owned by uid 65534 (mode 0444)"));
+		assert_true(grants(dir, "ok", "owned by uid 65534"));
+		assert_int_equal(chown(path, 0, 0), 0);
+	}
+	/* The directory: sticky or not, others who may add names there may add specs. */
+	assert_int_equal(chmod(dir, 01777), 0);
+	snprintf(msg, sizeof(msg),
+		 "%s: not read: writable by everyone (mode 1777, owner uid %u); a CDI spec "
+		 "directory is read only if root",
+		 dir, (unsigned int)geteuid());
+	assert_false(grants(dir, "ok", msg));
+	assert_int_equal(chmod(dir, 0775), 0);
+	assert_false(grants(dir, "ok", "not read: writable by its group (mode 0775"));
+	assert_int_equal(chmod(dir, 0755), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(dir, 65534, 65534), 0);
+		assert_false(grants(dir, "ok", "not read: owned by uid 65534 (mode 0755)"));
+		assert_int_equal(chown(dir, 0, 0), 0);
+	}
+	assert_true(grants(dir, "ok", NULL));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/ok.json", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 static char warned[4096];
@@ -400,9 +552,10 @@ int main(void)
 		cmocka_unit_test(test_cdi_spec_parse_refusals),
 		cmocka_unit_test(test_cdi_spec_parse_accepts),
 		cmocka_unit_test(test_cdi_resolve_host_nodes),
+		cmocka_unit_test(test_cdi_load_untrusted),
 		cmocka_unit_test(test_selector_resolve_cdi),
 		cmocka_unit_test(test_selector_resolve_cdi_preloaded),
 	};
 
-	return cmocka_run_group_tests(tests, find_fixtures, NULL);
+	return cmocka_run_group_tests(tests, find_fixtures, drop_fixtures);
 }
