@@ -76,6 +76,14 @@ struct metrics {
 	uint64_t refused_logged, quiet_until;
 };
 
+/* Features of the command line that broke after the start (feature_failed()). */
+static uint64_t failures[FEATURE_N];
+static const char *const feature_names[FEATURE_N] = {
+	[FEATURE_METRICS] = "metrics",
+	[FEATURE_AUDIT] = "audit",
+	[FEATURE_UEVENTS] = "uevents",
+};
+
 /* ---- the exposition ---------------------------------------------------------------- */
 
 /* A label value: backslash, double quote and newline escaped, as the format says. */
@@ -219,6 +227,11 @@ int metrics_write(struct devwld *d, FILE *f)
 	    d->keeper.gen > 1 ? d->keeper.gen - 1 : 0);
 	one(f, "devwl_state_writes_total", "counter", "State file writes finished.",
 	    state_writes(d));
+	head(f, "devwl_feature_failures_total", "counter",
+	     "Failures, after the start, of what the command line asked for (logged as ERROR).");
+	for (int i = 0; i < FEATURE_N; i++)
+		fprintf(f, "devwl_feature_failures_total{feature=\"%s\"} %llu\n", feature_names[i],
+			(unsigned long long)feature_failures(d, (enum feature)i));
 	if (d->metrics) {
 		one(f, "devwl_metrics_connections_refused_total", "counter",
 		    "Metrics connections closed at once: their peer held its share of the slots.",
@@ -229,6 +242,21 @@ int metrics_write(struct devwld *d, FILE *f)
 	}
 	free(t.series);
 	return ferror(f) ? -EIO : 0;
+}
+
+void feature_failed(enum feature f)
+{
+	failures[f]++;
+}
+
+uint64_t feature_failures(struct devwld *d, enum feature f)
+{
+	return failures[f] + (f == FEATURE_AUDIT ? audit_write_errors(&d->audit) : 0);
+}
+
+const char *feature_name(enum feature f)
+{
+	return feature_names[f];
 }
 
 /* ---- HTTP -------------------------------------------------------------------------- */
@@ -586,8 +614,11 @@ static void metrics_accept(struct devwld *d)
 		pid_t pid;
 		int fd = socket_accept(m->listen.fd, "metrics", &uid, &pid);
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (fd != -EAGAIN && fd != -EINTR && fd != -ECONNABORTED)
+				feature_failed(FEATURE_METRICS);
 			return;
+		}
 		peer_of(fd, m->unix_socket, uid, &peer);
 		if (!admit(d, m, &peer)) {
 			m->refused++;
@@ -710,7 +741,7 @@ int metrics_open(struct devwld *d, struct devwl_error *err)
 	const char *where = d->cfg.metrics;
 	struct stat st = {0};
 	struct metrics *m;
-	int fd;
+	int fd, r;
 
 	if (!where)
 		return 0;
@@ -740,7 +771,12 @@ int metrics_open(struct devwld *d, struct devwl_error *err)
 	m->listen.fd = fd;
 	m->listen.ready = listen_ready;
 	d->metrics = m;
-	return loop_arm(&d->loop, &m->listen, POLLIN);
+	r = loop_arm(&d->loop, &m->listen, POLLIN);
+	if (r < 0)
+		return devwl_error_set(err, r, 0, "--metrics %s: cannot watch it: %s", where,
+				       strerror(-r));
+	log_msg("metrics: serving GET /metrics at %s", where);
+	return 0;
 }
 
 void metrics_close(struct devwld *d)
