@@ -596,9 +596,10 @@ static void refused_report(struct metrics *m, uint64_t now)
 {
 	if (m->refused == m->refused_logged || now < m->quiet_until)
 		return;
-	log_msg("metrics: refused %llu connections in the last %u s: their peer held as many "
-		"as the peers that wanted one more",
-		(unsigned long long)(m->refused - m->refused_logged), REFUSED_LOG_MS / 1000);
+	log_msg("metrics: refused %llu connections, their peer holding its share of the slots "
+		"(%llu in all; a line per %u s at most)",
+		(unsigned long long)(m->refused - m->refused_logged),
+		(unsigned long long)m->refused, REFUSED_LOG_MS / 1000);
 	m->refused_logged = m->refused;
 	m->quiet_until = now + REFUSED_LOG_MS;
 }
