@@ -77,6 +77,7 @@ int audit_open(struct audit *a, const char *file, bool all, struct sink *stderr_
 		return r;
 	}
 	a->own_out = true;
+	a->file = file;
 	return 0;
 }
 
@@ -86,6 +87,7 @@ void audit_close(struct audit *a)
 		sink_free(a->out, SINK_DRAIN_MS);
 	a->out = NULL;
 	a->own_out = false;
+	a->file = NULL;
 	tally_clear(a);
 }
 
@@ -255,13 +257,29 @@ int audit_tally(struct audit *a, struct audit_tally *ret)
 	return ret->series ? 0 : -ENOMEM;
 }
 
+uint64_t audit_write_errors(struct audit *a)
+{
+	return a->own_out ? sink_errors(a->out, NULL) : 0;
+}
+
 void audit_report_drops(struct audit *a, uint64_t now)
 {
-	uint64_t records, lines;
+	uint64_t records, lines, errors;
+	int err = 0;
 
 	if (now < a->report_due_ms)
 		return;
 	a->report_due_ms = now + AUDIT_REPORT_MS;
+	/* The file broke after the start (a full disk, an I/O error): its records are lost
+	 * until it takes writes again, which nothing else would tell. */
+	errors = a->own_out ? sink_errors(a->out, &err) : 0;
+	if (errors != a->reported_errors) {
+		log_msg("ERROR: audit file %s: %llu writes failed (%llu since the last report; "
+			"the last: %s): their records are lost",
+			a->file, (unsigned long long)errors,
+			(unsigned long long)(errors - a->reported_errors), strerror(err));
+		a->reported_errors = errors;
+	}
 	pthread_mutex_lock(&a->lock);
 	records = a->dropped;
 	pthread_mutex_unlock(&a->lock);

@@ -33,6 +33,7 @@ struct audit {
 	pthread_mutex_t lock; /* the counters and hist: audit_event() runs in any thread */
 	struct sink *out;     /* NULL: no records */
 	bool own_out;	      /* not the shared stderr sink */
+	const char *file;     /* own_out: the --audit file it writes */
 	bool all;	      /* also record CONTINUE answers */
 	uint64_t notifications, continued, allowed, denied, errors, gone;
 	uint64_t dropped;	/* records the sink had no room for */
@@ -44,7 +45,7 @@ struct audit {
 	uint64_t le[AUDIT_LE_N]; /* events handled in at most audit_le_seconds[i], not cumulative */
 	uint64_t sum_ns;	 /* every event's handling time */
 	/* the loop's own (audit_report_drops) */
-	uint64_t report_due_ms, reported_records, reported_lines;
+	uint64_t report_due_ms, reported_records, reported_lines, reported_errors;
 };
 
 /* What devwlctl stats shows of the audit. */
@@ -91,7 +92,10 @@ struct audit_tally {
 int audit_tally(struct audit *a, struct audit_tally *ret);
 /* Free the series (audit_close() does). */
 void tally_clear(struct audit *a);
-/* Log the drops of records and log lines, at most every 10 s (the loop calls it). */
+/* Writes the audit file refused so far (0 when records go to stderr). Any thread. */
+uint64_t audit_write_errors(struct audit *a);
+/* Log the drops of records and log lines, and failed writes of the audit file (as an
+ * ERROR), at most every 10 s (the loop calls it). */
 void audit_report_drops(struct audit *a, uint64_t now);
 
 #endif

@@ -179,6 +179,10 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
 		(unsigned long long)state_writes(d), (int)getpid(), d->keeper.gen, subscribers,
 		(unsigned long long)dropped);
+	/* What the command line asked for and broke after the start (metrics.h). */
+	for (int i = 0; i < FEATURE_N; i++)
+		fprintf(out, "%s_failures %llu\n", feature_name((enum feature)i),
+			(unsigned long long)feature_failures(d, (enum feature)i));
 	serve_stats(d, out);
 	kernelmode_stats(d, out);
 	fputs(".\n", out);

@@ -16,6 +16,11 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,11 +44,21 @@
 #define METRICS_REQUEST_MAX 4096
 #define METRICS_DEADLINE_MS 5000
 #define METRICS_CONNS_MAX   16
+/* Refusals come as fast as a peer reconnects: one line, then a count per interval. */
+#define REFUSED_LOG_MS 10000
+
+/* Who holds a connection: its slots are shared out per peer (admit()). */
+struct metrics_peer {
+	bool by_uid;
+	uid_t uid;	  /* by_uid: SO_PEERCRED's, or /proc/net/tcp's (-1: unknown) */
+	uint8_t addr[16]; /* else the remote address (IPv4 as ::ffff:a.b.c.d) */
+};
 
 struct metrics_conn {
 	struct source src;
 	struct list_head link; /* in metrics.conns, oldest first */
 	struct metrics *m;
+	struct metrics_peer peer;
 	uint64_t deadline;
 	char req[METRICS_REQUEST_MAX];
 	size_t req_len;
@@ -54,8 +69,19 @@ struct metrics_conn {
 struct metrics {
 	struct source listen;
 	struct stat unix_st; /* the unix socket we made: unlinked at exit only while it is */
+	bool unix_socket;
 	struct list_head conns;
 	unsigned int nconns;
+	uint64_t refused, evicted;
+	uint64_t refused_logged, quiet_until;
+};
+
+/* Features of the command line that broke after the start (feature_failed()). */
+static uint64_t failures[FEATURE_N];
+static const char *const feature_names[FEATURE_N] = {
+	[FEATURE_METRICS] = "metrics",
+	[FEATURE_AUDIT] = "audit",
+	[FEATURE_UEVENTS] = "uevents",
 };
 
 /* ---- the exposition ---------------------------------------------------------------- */
@@ -201,8 +227,36 @@ int metrics_write(struct devwld *d, FILE *f)
 	    d->keeper.gen > 1 ? d->keeper.gen - 1 : 0);
 	one(f, "devwl_state_writes_total", "counter", "State file writes finished.",
 	    state_writes(d));
+	head(f, "devwl_feature_failures_total", "counter",
+	     "Failures, after the start, of what the command line asked for (logged as ERROR).");
+	for (int i = 0; i < FEATURE_N; i++)
+		fprintf(f, "devwl_feature_failures_total{feature=\"%s\"} %llu\n", feature_names[i],
+			(unsigned long long)feature_failures(d, (enum feature)i));
+	if (d->metrics) {
+		one(f, "devwl_metrics_connections_refused_total", "counter",
+		    "Metrics connections closed at once: their peer held its share of the slots.",
+		    d->metrics->refused);
+		one(f, "devwl_metrics_connections_evicted_total", "counter",
+		    "Metrics connections closed to give their slot to a peer holding fewer.",
+		    d->metrics->evicted);
+	}
 	free(t.series);
 	return ferror(f) ? -EIO : 0;
+}
+
+void feature_failed(enum feature f)
+{
+	failures[f]++;
+}
+
+uint64_t feature_failures(struct devwld *d, enum feature f)
+{
+	return failures[f] + (f == FEATURE_AUDIT ? audit_write_errors(&d->audit) : 0);
+}
+
+const char *feature_name(enum feature f)
+{
+	return feature_names[f];
 }
 
 /* ---- HTTP -------------------------------------------------------------------------- */
@@ -309,19 +363,270 @@ rearm:
 		conn_close(d, c);
 }
 
+/* ---- who holds the connections ----------------------------------------------------- */
+
+/*
+ * A TCP peer's uid, where the kernel can tell it: a client on this host has a socket of
+ * its own whose local end is our remote end and whose remote end is our local end, made
+ * by its uid. The kernel's socket diagnostics find that socket by its four addresses in
+ * one lookup (NETLINK_SOCK_DIAG, as ss(8) asks); without them, /proc/net/tcp{,6} lists
+ * it, at the cost of a walk of the whole table. Only an established socket counts: one
+ * closed may linger in time-wait, which shows uid 0. A remote host, or a client already
+ * gone, has none here: it is known by its address only.
+ */
+struct tcp_end {
+	uint8_t addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	uint16_t port;
+};
+
+static void tcp_end_of(const struct sockaddr_storage *ss, struct tcp_end *ret)
+{
+	*ret = (struct tcp_end){0};
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)ss;
+
+		ret->addr[10] = ret->addr[11] = 0xff;
+		memcpy(ret->addr + 12, &in->sin_addr, 4);
+		ret->port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)ss;
+
+		memcpy(ret->addr, &in6->sin6_addr, 16);
+		ret->port = ntohs(in6->sin6_port);
+	}
+}
+
+/* "0100007F:1F90" (4 or 16 bytes, each 32-bit word printed in the host's order). */
+static bool parse_end(const char *s, bool v6, struct tcp_end *ret)
+{
+	size_t words = v6 ? 4 : 1;
+
+	*ret = (struct tcp_end){0};
+	if (strlen(s) != words * 8 + 5 || s[words * 8] != ':')
+		return false;
+	for (size_t i = 0; i < words; i++) {
+		char hex[9];
+		uint32_t w;
+
+		memcpy(hex, s + i * 8, 8);
+		hex[8] = '\0';
+		w = (uint32_t)strtoul(hex, NULL, 16);
+		memcpy(ret->addr + (v6 ? i * 4 : 12), &w, 4);
+	}
+	if (!v6)
+		ret->addr[10] = ret->addr[11] = 0xff;
+	ret->port = (uint16_t)strtoul(s + words * 8 + 1, NULL, 16);
+	return true;
+}
+
+static bool tcp_uid_in(const char *table, bool v6, const struct tcp_end *peer,
+		       const struct tcp_end *us, uid_t *ret_uid)
+{
+	_cleanup_free_ char *line = NULL;
+	FILE *f = fopen(table, "re");
+	bool found = false;
+	size_t cap = 0;
+
+	while (f && !found && getline(&line, &cap, f) > 0) {
+		char local[48], remote[48];
+		struct tcp_end l, r;
+		unsigned int st, uid;
+
+		if (sscanf(line, " %*u: %47s %47s %x %*s %*s %*s %u", local, remote, &st, &uid) !=
+			    4 ||
+		    st != TCP_ESTABLISHED || !parse_end(local, v6, &l) ||
+		    !parse_end(remote, v6, &r))
+			continue;
+		if (l.port == peer->port && r.port == us->port && !memcmp(l.addr, peer->addr, 16) &&
+		    !memcmp(r.addr, us->addr, 16)) {
+			*ret_uid = (uid_t)uid;
+			found = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static bool is_v4(const uint8_t addr[16])
+{
+	static const uint8_t prefix[12] = {[10] = 0xff, [11] = 0xff};
+
+	return !memcmp(addr, prefix, sizeof(prefix));
+}
+
+/* 1 with *ret_uid: the socket at peer connected to us is established here; 0: none is;
+ * a negative errno: the kernel would not say. */
+static int diag_uid(const struct tcp_end *peer, const struct tcp_end *us, uid_t *ret_uid)
+{
+	bool v4 = is_v4(peer->addr) && is_v4(us->addr);
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} msg = {
+		.nlh = {.nlmsg_len = sizeof(msg),
+			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST},
+		.req = {.sdiag_family = v4 ? AF_INET : AF_INET6,
+			.sdiag_protocol = IPPROTO_TCP,
+			.idiag_states = 1u << TCP_ESTABLISHED,
+			.id = {.idiag_sport = htons(peer->port),
+			       .idiag_dport = htons(us->port),
+			       .idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}},
+	};
+	union {
+		char buf[1024];
+		struct nlmsghdr align;
+	} u;
+	const struct nlmsghdr *h = &u.align;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	memcpy(msg.req.id.idiag_src, v4 ? peer->addr + 12 : peer->addr, v4 ? 4 : 16);
+	memcpy(msg.req.id.idiag_dst, v4 ? us->addr + 12 : us->addr, v4 ? 4 : 16);
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return negerrno();
+	if (send(fd, &msg, sizeof(msg), 0) < 0)
+		return negerrno();
+	/* The answer is queued by the send itself: nothing to wait for. */
+	n = recv(fd, u.buf, sizeof(u.buf), MSG_DONTWAIT);
+	if (n < 0)
+		return negerrno();
+	if (!NLMSG_OK(h, (size_t)n))
+		return -EPROTO;
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(h);
+
+		if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+			return -EPROTO;
+		return e->error == -ENOENT ? 0 : (e->error < 0 ? e->error : -EPROTO);
+	}
+	if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+		return -EPROTO;
+	{
+		const struct inet_diag_msg *m = NLMSG_DATA(h);
+
+		if (m->idiag_state != TCP_ESTABLISHED)
+			return 0;
+		*ret_uid = (uid_t)m->idiag_uid;
+	}
+	return 1;
+}
+
+/* Who is at the other end of fd: by uid where it is known, else by address. */
+static void peer_of(int fd, bool unix_socket, uid_t cred_uid, struct metrics_peer *ret)
+{
+	struct sockaddr_storage peer = {0}, us = {0};
+	socklen_t plen = sizeof(peer), ulen = sizeof(us);
+	struct tcp_end p, u;
+	int r;
+
+	*ret = (struct metrics_peer){.by_uid = true, .uid = cred_uid};
+	if (unix_socket)
+		return; /* SO_PEERCRED: the uid, or -1 for all whose is unknown */
+	ret->uid = (uid_t)-1;
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&us, &ulen) < 0)
+		return;
+	tcp_end_of(&peer, &p);
+	tcp_end_of(&us, &u);
+	r = diag_uid(&p, &u, &ret->uid);
+	if (r > 0)
+		return;
+	/* The client's socket is in the table of its own family; either can reach us. */
+	if (r < 0 && (tcp_uid_in("/proc/net/tcp", false, &p, &u, &ret->uid) ||
+		      tcp_uid_in("/proc/net/tcp6", true, &p, &u, &ret->uid)))
+		return;
+	ret->by_uid = false;
+	memcpy(ret->addr, p.addr, sizeof(ret->addr));
+}
+
+static bool same_peer(const struct metrics_peer *a, const struct metrics_peer *b)
+{
+	if (a->by_uid != b->by_uid)
+		return false;
+	return a->by_uid ? a->uid == b->uid : !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static unsigned int held_by(const struct metrics *m, const struct metrics_peer *p)
+{
+	unsigned int n = 0;
+
+	for (const struct list_head *l = m->conns.next; l != &m->conns; l = l->next)
+		n += same_peer(&container_of(l, struct metrics_conn, link)->peer, p);
+	return n;
+}
+
+/*
+ * The admission rule (devwld(8) SECURITY): while a slot is free, anyone takes it; when
+ * none is, a peer takes the slot of the oldest connection of the peer that holds the
+ * most, if that one holds more than it does. So a peer never keeps more than an even
+ * share from another that wants a slot: a scraper holding none always gets one, however
+ * many connections one uid (or one remote address) keeps opening. True: p may have one
+ * more connection (a slot is free now).
+ */
+static bool admit(struct devwld *d, struct metrics *m, const struct metrics_peer *p)
+{
+	struct metrics_conn *victim = NULL;
+	unsigned int mine, most = 0;
+
+	if (m->nconns < METRICS_CONNS_MAX)
+		return true;
+	mine = held_by(m, p);
+	for (struct list_head *l = m->conns.next; l != &m->conns; l = l->next) {
+		struct metrics_conn *c = container_of(l, struct metrics_conn, link);
+		unsigned int n = same_peer(&c->peer, p) ? 0 : held_by(m, &c->peer);
+
+		if (n > most) { /* oldest first: the first of the biggest holder is its oldest */
+			most = n;
+			victim = c;
+		}
+	}
+	if (!victim || most <= mine)
+		return false;
+	m->evicted++;
+	conn_close(d, victim);
+	return true;
+}
+
+/* Log the refusals counted since the last line, once their interval is over. */
+static void refused_report(struct metrics *m, uint64_t now)
+{
+	if (m->refused == m->refused_logged || now < m->quiet_until)
+		return;
+	log_msg("metrics: refused %llu connections, their peer holding its share of the slots "
+		"(%llu in all; a line per %u s at most)",
+		(unsigned long long)(m->refused - m->refused_logged),
+		(unsigned long long)m->refused, REFUSED_LOG_MS / 1000);
+	m->refused_logged = m->refused;
+	m->quiet_until = now + REFUSED_LOG_MS;
+}
+
 static void metrics_accept(struct devwld *d)
 {
 	struct metrics *m = d->metrics;
 
 	for (int i = 0; i < METRICS_CONNS_MAX; i++) {
+		struct metrics_peer peer;
 		struct metrics_conn *c;
 		uid_t uid;
 		pid_t pid;
 		int fd = socket_accept(m->listen.fd, "metrics", &uid, &pid);
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (fd != -EAGAIN && fd != -EINTR && fd != -ECONNABORTED)
+				feature_failed(FEATURE_METRICS);
 			return;
-		c = m->nconns < METRICS_CONNS_MAX ? calloc(1, sizeof(*c)) : NULL;
+		}
+		peer_of(fd, m->unix_socket, uid, &peer);
+		if (!admit(d, m, &peer)) {
+			m->refused++;
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
 			continue;
@@ -330,6 +635,7 @@ static void metrics_accept(struct devwld *d)
 		c->src.ready = conn_ready;
 		c->src.free_fn = conn_free;
 		c->m = m;
+		c->peer = peer;
 		c->deadline = now_ms() + METRICS_DEADLINE_MS;
 		list_add_tail(&c->link, &m->conns);
 		m->nconns++;
@@ -348,6 +654,8 @@ void metrics_expire(struct devwld *d, uint64_t now)
 {
 	struct metrics *m = d->metrics;
 
+	if (m)
+		refused_report(m, now);
 	while (m && !list_empty(&m->conns)) {
 		struct metrics_conn *c = container_of(m->conns.next, struct metrics_conn, link);
 
@@ -434,13 +742,14 @@ int metrics_open(struct devwld *d, struct devwl_error *err)
 	const char *where = d->cfg.metrics;
 	struct stat st = {0};
 	struct metrics *m;
-	int fd;
+	int fd, r;
 
 	if (!where)
 		return 0;
 	if (!strncmp(where, "unix:", 5)) {
 		/* Root's alone, as the control socket: a scraper in another uid goes
-		 * through TCP on a loopback address, or a proxy of root's. */
+		 * through TCP on a loopback address, or a proxy of root's. No other local
+		 * user can so much as take a slot here (devwld(8) SECURITY). */
 		fd = socket_listen(where + 5, 0600);
 		if (fd < 0)
 			return devwl_error_set(err, fd, 0, "--metrics %s: %s", where,
@@ -458,11 +767,17 @@ int metrics_open(struct devwld *d, struct devwl_error *err)
 		return -ENOMEM;
 	}
 	list_init(&m->conns);
+	m->unix_socket = !strncmp(where, "unix:", 5);
 	m->unix_st = st;
 	m->listen.fd = fd;
 	m->listen.ready = listen_ready;
 	d->metrics = m;
-	return loop_arm(&d->loop, &m->listen, POLLIN);
+	r = loop_arm(&d->loop, &m->listen, POLLIN);
+	if (r < 0)
+		return devwl_error_set(err, r, 0, "--metrics %s: cannot watch it: %s", where,
+				       strerror(-r));
+	log_msg("metrics: serving GET /metrics at %s", where);
+	return 0;
 }
 
 void metrics_close(struct devwld *d)

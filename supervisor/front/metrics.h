@@ -10,11 +10,20 @@
 
 struct devwld;
 
+/* What the command line may ask for that can break after the start: a failure then is
+ * logged as an ERROR by whoever sees it, and counted here (devwlctl stats, the metrics). */
+enum feature { FEATURE_METRICS, FEATURE_AUDIT, FEATURE_UEVENTS, FEATURE_N };
+void feature_failed(enum feature f);
+/* Failures of f in this worker so far (the audit file's failed writes included). */
+uint64_t feature_failures(struct devwld *d, enum feature f);
+const char *feature_name(enum feature f);
+
 /* The exposition of d's counters to f. 0 or -ENOMEM/-EIO. */
 int metrics_write(struct devwld *d, FILE *f);
 /* Is where (--metrics) unix:/ABSOLUTE or a numeric HOST:PORT? 0 or -EINVAL with err. */
 int metrics_check(const char *where, struct devwl_error *err);
-/* Listen where d->cfg.metrics says (nothing without it). 0 or a negative errno with err. */
+/* Listen where d->cfg.metrics says (nothing without it), and say where in the log. 0 or a
+ * negative errno with err (the address and why). */
 int metrics_open(struct devwld *d, struct devwl_error *err);
 /* The loop's after-hook: close connections past their deadline. */
 void metrics_expire(struct devwld *d, uint64_t now);

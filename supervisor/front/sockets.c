@@ -32,9 +32,11 @@ int socket_accept(int lfd, const char *who, uid_t *ret_uid, pid_t *ret_pid)
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (fd < 0) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			log_msg("%s: accept: %m", who);
-		return -1;
+		int r = negerrno();
+
+		if (r != -EAGAIN && r != -EINTR && r != -ECONNABORTED)
+			log_msg("ERROR: %s: accept: %s", who, strerror(-r));
+		return r;
 	}
 	*ret_uid = (uid_t)-1;
 	*ret_pid = 0;

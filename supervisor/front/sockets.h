@@ -9,8 +9,8 @@
 int socket_listen(const char *path, mode_t mode);
 int peer_cred(int fd, uid_t *ret_uid, pid_t *ret_pid);
 /* One connection waiting on listening socket lfd, with its peer's uid and pid (uid -1,
- * pid 0: unknown, which no check admits): its fd, or -1 when none is waiting (an error
- * other than "none now" is logged as who's). */
+ * pid 0: unknown, which no check admits): its fd, or a negative errno, -EAGAIN when none
+ * is waiting (an error other than "none now" is logged as who's). */
 int socket_accept(int lfd, const char *who, uid_t *ret_uid, pid_t *ret_pid);
 /* A listening socket's ready hook: unless handing over, accept_some(d) takes a bounded
  * number of connections; then src is watched again, or the loop stops (what: why). */

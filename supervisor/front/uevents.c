@@ -34,10 +34,12 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "clock.h"
 #include "devwld.h"
 #include "follow.h"
 #include "kernelmode.h"
 #include "log.h"
+#include "metrics.h"
 #include "serve.h"
 #include "state.h"
 #include "uevent.h"
@@ -57,6 +59,8 @@ struct follow {
 	int *wd;		 /* per CDI directory; -1: not watched (missing) */
 	uint64_t rewatch_ms;	 /* when to look for the missing ones again */
 	bool failed;		 /* the uevent socket could not be had: said once */
+	int err;		 /* why, then */
+	bool starting;		 /* in uevents_start(): a failure is its caller's to report */
 };
 
 static size_t n_dirs(const struct devwld *d)
@@ -181,19 +185,28 @@ static int open_sources(struct devwld *d)
 	int fd = open_netlink();
 
 	if (fd < 0) {
-		/* Tried again every REWATCH_MS: said once, not every second. */
-		if (!f->failed)
-			log_msg("selectors: cannot receive uevents (%s): devices are not followed"
-				" until it can",
+		/* Tried again every REWATCH_MS: said and counted once, not every second
+		 * (uevents_start() makes it fatal at the start instead). */
+		if (!f->failed && !f->starting) {
+			log_msg("ERROR: selectors: cannot receive uevents (%s): devices are not "
+				"followed until it can",
 				strerror(-fd));
+			feature_failed(FEATURE_UEVENTS);
+		}
 		f->failed = true;
+		f->err = fd;
 		return fd;
 	}
 	f->failed = false;
 	f->nl = new_source(fd, nl_ready);
 	if (!f->nl || loop_arm(&d->loop, f->nl, POLLIN) < 0) {
-		log_msg("selectors: cannot watch uevents: devices are not followed");
+		if (!f->starting) {
+			log_msg("ERROR: selectors: cannot watch uevents: devices are not followed");
+			feature_failed(FEATURE_UEVENTS);
+		}
 		close_sources(d);
+		f->failed = true;
+		f->err = -ENOMEM;
 		return -ENOMEM;
 	}
 	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -212,6 +225,21 @@ static int open_sources(struct devwld *d)
 	return 0;
 }
 
+static struct follow *follow_new(struct devwld *d)
+{
+	struct follow *f = calloc(1, sizeof(*f));
+
+	if (f)
+		f->wd = malloc(n_dirs(d) * sizeof(*f->wd));
+	if (!f || !f->wd) {
+		free(f);
+		return NULL;
+	}
+	for (size_t i = 0; i < n_dirs(d); i++)
+		f->wd[i] = -1;
+	return d->follow = f;
+}
+
 int uevents_tick(struct devwld *d, uint64_t now)
 {
 	struct follow *f = d->follow;
@@ -219,17 +247,12 @@ int uevents_tick(struct devwld *d, uint64_t now)
 	if (!f) {
 		if (!following(d))
 			return -1;
-		f = d->follow = calloc(1, sizeof(*f));
-		if (f)
-			f->wd = malloc(n_dirs(d) * sizeof(*f->wd));
-		if (!f || !f->wd) {
-			free(f);
-			d->follow = NULL;
-			log_msg("selectors: out of memory: devices are not followed");
+		f = follow_new(d);
+		if (!f) {
+			log_msg("ERROR: selectors: out of memory: devices are not followed");
+			feature_failed(FEATURE_UEVENTS);
 			return REWATCH_MS;
 		}
-		for (size_t i = 0; i < n_dirs(d); i++)
-			f->wd[i] = -1;
 	}
 	if (!following(d)) {
 		if (f->nl)
@@ -357,6 +380,24 @@ static void ino_ready(struct devwld *d, struct source *src, int revents)
 	if (cause[0])
 		refresh(d, true, cause);
 	rearm(d, src);
+}
+
+int uevents_start(struct devwld *d)
+{
+	struct follow *f = d->follow;
+	int r = 0;
+
+	if (!following(d))
+		return 0;
+	if (!f && !follow_new(d))
+		return -ENOMEM;
+	f = d->follow;
+	f->starting = true;
+	(void)uevents_tick(d, now_ms());
+	f->starting = false;
+	if (!f->nl)
+		r = f->err < 0 ? f->err : -EIO;
+	return r;
 }
 
 void uevents_close(struct devwld *d)

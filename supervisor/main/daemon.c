@@ -119,6 +119,33 @@ static void unlink_own(struct devwld *d, int i, const char *path)
 			path);
 }
 
+/*
+ * What the command line asked for besides serving containers (--metrics, --audit, the
+ * uevents a selector binding needs) is set up by the first worker before READY=1, or
+ * devwld does not start: a daemon that quietly runs without its audit or metrics is
+ * found out only when someone looks. A later worker (after a crash) serves the
+ * containers all the same, and says so as an ERROR, counted (metrics.h).
+ */
+static int feature_broken(struct devwld *d, enum feature f, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int feature_broken(struct devwld *d, enum feature f, const char *fmt, ...)
+{
+	bool first = d->keeper.gen <= 1;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (first) {
+		log_msg("%s; not starting", msg);
+		return -1;
+	}
+	log_msg("ERROR: %s; serving containers without it", msg);
+	feature_failed(f);
+	return 0;
+}
+
 static int worker_start(struct devwld *d, bool no_audit)
 {
 	struct devwl_error err = {0};
@@ -152,8 +179,14 @@ static int worker_start(struct devwld *d, bool no_audit)
 	d->audit.depth = d->cfg.metrics_depth;
 	r = no_audit ? 0 : audit_open(&d->audit, d->cfg.audit_file, d->cfg.audit_all, log_sink());
 	if (r < 0) {
-		log_msg("audit file %s: %s", d->cfg.audit_file, strerror(-r));
-		return r;
+		if (feature_broken(
+			    d, FEATURE_AUDIT, "--audit %s: %s%s", d->cfg.audit_file, strerror(-r),
+			    d->keeper.gen > 1 ? " (its records go to standard error)" : "") < 0)
+			return r;
+		/* Its records go to stderr meanwhile, as without --audit. */
+		r = audit_open(&d->audit, NULL, d->cfg.audit_all, log_sink());
+		if (r < 0)
+			return r;
 	}
 	r = loop_init(&d->loop, d, d->cfg.policy_file);
 	if (r < 0) {
@@ -177,6 +210,21 @@ static int worker_start(struct devwld *d, bool no_audit)
 			return r;
 		state_changed(d);
 	}
+	/* Before any socket or the state is in place: a start that fails here leaves
+	 * none behind. */
+	r = metrics_open(d, &err);
+	if (r < 0) {
+		metrics_close(d);
+		if (feature_broken(d, FEATURE_METRICS, "metrics not served: %s",
+				   err.msg[0] ? err.msg : strerror(-r)) < 0)
+			return r;
+	}
+	r = uevents_start(d);
+	if (r < 0 && feature_broken(d, FEATURE_UEVENTS,
+				    "selectors: cannot receive uevents (%s), which the selector "
+				    "bindings need to follow their devices",
+				    strerror(-r)) < 0)
+		return r;
 	/* On disk before the sockets say we are ready. */
 	state_sync(d);
 	r = listener_open(d, d->keeper.listen_fd);
@@ -192,12 +240,6 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("cannot watch %s (%s): it is reloaded on SIGHUP only", d->cfg.policy_file,
 			strerror(-r));
 		watch_close(d);
-	}
-	r = metrics_open(d, &err);
-	if (r < 0) {
-		/* Containers matter more than their counters: serve them, loudly unscraped. */
-		log_msg("metrics not served: %s", err.msg[0] ? err.msg : strerror(-r));
-		metrics_close(d);
 	}
 	r = control_open(d, d->keeper.control_fd);
 	/* Sockets made here: the keeper keeps them for our successors. */
@@ -215,6 +257,7 @@ static int worker_start(struct devwld *d, bool no_audit)
 
 static int worker_main(struct devwld *d, bool no_audit)
 {
+	bool started;
 	int r;
 
 	/* Started through /proc/self/exe, it would show as "exe" in ps and top. */
@@ -223,6 +266,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	list_init(&d->oci_conns);
 	list_init(&d->ctl_conns);
 	r = worker_start(d, no_audit);
+	started = r >= 0;
 	if (r >= 0) {
 		if (d->keeper.gen > 1) {
 			log_msg("worker %u ready: %u containers, %u processes served again",
@@ -239,8 +283,10 @@ static int worker_main(struct devwld *d, bool no_audit)
 		keeper_link_ready(&d->keeper);
 		r = loop_run(&d->loop);
 	}
-	/* Whatever happens from here is not a change anyone should persist. */
-	state_sync(d);
+	/* Whatever happens from here is not a change anyone should persist; nor is what a
+	 * start that failed had read (the writer may not even have its loop yet). */
+	if (started)
+		state_sync(d);
 	state_freeze(d);
 	d->exiting = true;
 	/* From here a source's memory is freed at once: no poll will complete. */
@@ -269,6 +315,12 @@ static int worker_main(struct devwld *d, bool no_audit)
 	loop_fini(&d->loop);
 	audit_close(&d->audit);
 	state_fini(d);
+	/* The first worker failed to start, and the keeper exits with us: nothing of this
+	 * start stays behind, its locks included (their sockets are gone already). */
+	if (r < 0 && !started && d->keeper.gen <= 1) {
+		trust_lock_remove(d->keeper.lock_fd[0], d->cfg.listen_path);
+		trust_lock_remove(d->keeper.lock_fd[1], d->cfg.control_path);
+	}
 	keeper_link_close(&d->keeper);
 	log_stop(SINK_DRAIN_MS);
 	if (r < 0)
@@ -365,9 +417,14 @@ int devwld_main(int argc, char **argv)
 	 * checked, holding its locks. */
 	if (!secure_getenv(DEVWLD_ENV_WORKER) && !secure_getenv(DEVWLD_ENV_KEEPER) &&
 	    (check_dirs(&d.cfg) < 0 || lock_sockets(&d.cfg, locks) < 0)) {
-		for (size_t i = 0; i < ARRAY_SIZE(locks); i++)
+		const char *paths[2] = {d.cfg.listen_path, d.cfg.control_path};
+
+		/* A lock we took before another refused us was ours alone: gone too. */
+		for (size_t i = 0; i < ARRAY_SIZE(locks); i++) {
+			trust_lock_remove(locks[i], paths[i]);
 			if (locks[i] >= 0)
 				close(locks[i]);
+		}
 		return 1;
 	}
 	/* The process started from the command line keeps the fds; a worker it starts

@@ -140,6 +140,15 @@ static bool someone_listens(const char *sock_path)
 	return true;
 }
 
+/* Is fd the file at path now (not one unlinked since it was opened)? */
+static bool is_file_at(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 int trust_lock(const char *sock_path, pid_t *ret_holder)
 {
 	_cleanup_free_ char *path = NULL;
@@ -150,14 +159,23 @@ int trust_lock(const char *sock_path, pid_t *ret_holder)
 	*ret_holder = 0;
 	if (asprintf(&path, "%s.lock", sock_path) < 0)
 		return -ENOMEM;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-	if (fd < 0)
-		return negerrno();
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		r = negerrno();
-		if (r == -EWOULDBLOCK && lock_read(fd, &t) >= 0)
-			*ret_holder = t.pid;
-		return r == -EWOULDBLOCK ? -EBUSY : r;
+	/* A devwld that failed to start removes its lock (trust_lock_remove()): one taken
+	 * on the file it removed is no lock, and the file at the path is locked instead. */
+	for (int tries = 0;; tries++) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+		if (fd < 0)
+			return negerrno();
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			r = negerrno();
+			if (r == -EWOULDBLOCK && lock_read(fd, &t) >= 0)
+				*ret_holder = t.pid;
+			return r == -EWOULDBLOCK ? -EBUSY : r;
+		}
+		if (is_file_at(fd, path))
+			break;
+		if (tries == 8)
+			return -EBUSY;
+		close(TAKE_FD(fd));
 	}
 	if (someone_listens(sock_path))
 		return -EADDRINUSE;
@@ -197,4 +215,15 @@ bool trust_unlink_own(int lock_fd, const char *sock_path)
 	    (unsigned long long)st.st_dev != t.dev || (unsigned long long)st.st_ino != t.ino)
 		return false;
 	return unlink(sock_path) == 0;
+}
+
+void trust_lock_remove(int lock_fd, const char *sock_path)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (lock_fd < 0 || asprintf(&path, "%s.lock", sock_path) < 0)
+		return;
+	/* The directory is ours (trust_dir_of): the file cannot change between the two. */
+	if (is_file_at(lock_fd, path))
+		(void)unlink(path);
 }

@@ -29,6 +29,11 @@ int trust_dir_of(const char *file, uid_t uid, struct devwl_error *err);
  */
 int trust_lock(const char *sock_path, pid_t *ret_holder);
 
+/* A start that failed (devwld(8) SECURITY): unlink sock_path's lock file if it is still
+ * the one lock_fd holds, before the lock goes. A devwld locking it meanwhile locks the
+ * file at the path again (trust_lock()), so there is never more than one holder. */
+void trust_lock_remove(int lock_fd, const char *sock_path);
+
 /* Note in the lock which socket file at sock_path we bound (its device and inode). */
 int trust_lock_note(int lock_fd, const char *sock_path);
 

@@ -32,6 +32,8 @@ struct sink {
 	bool own_fd, stop;
 	char *buf;
 	size_t cap, head, len; /* queued: len bytes from buf[head], wrapping at cap */
+	uint64_t errors;       /* writes the fd refused */
+	int last_errno;	       /* the last one's errno */
 };
 
 /* The next piece to write: contiguous, at most PIPE_BUF, whole lines where possible. */
@@ -69,9 +71,13 @@ static void *writer(void *arg)
 		pthread_mutex_lock(&s->lock);
 		if (w < 0 && errno == EINTR)
 			continue;
-		/* A broken fd (EPIPE, EIO, ENOSPC): what it refuses is lost, not retried. */
-		if (w <= 0)
+		/* A broken fd (EPIPE, EIO, ENOSPC): what it refuses is lost, not retried;
+		 * counted, for the owner to report. */
+		if (w <= 0) {
+			s->errors++;
+			s->last_errno = w < 0 ? errno : EIO;
 			w = (ssize_t)n;
+		}
 		s->head = (s->head + (size_t)w) % s->cap;
 		s->len -= (size_t)w;
 		if (!s->len) {
@@ -169,4 +175,18 @@ void sink_free(struct sink *s, unsigned int drain_ms)
 		close(s->fd);
 	free(s->buf);
 	free(s);
+}
+
+uint64_t sink_errors(struct sink *s, int *ret_errno)
+{
+	uint64_t n;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	n = s->errors;
+	if (ret_errno)
+		*ret_errno = s->last_errno;
+	pthread_mutex_unlock(&s->lock);
+	return n;
 }

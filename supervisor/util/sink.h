@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The buffer of one sink: about 3000 audit records. */
 #define SINK_CAPACITY (1u << 20)
@@ -27,6 +28,9 @@ struct sink;
 struct sink *sink_new(int fd, bool own_fd, size_t capacity);
 /* Queue len bytes (a whole line or nothing): false when they do not fit (dropped). */
 bool sink_write(struct sink *s, const char *buf, size_t len);
+/* Writes the fd refused so far (their bytes lost), and the last one's errno in
+ * *ret_errno (may be NULL). NULL is fine: 0. */
+uint64_t sink_errors(struct sink *s, int *ret_errno);
 /* Write out what is queued for at most drain_ms, then stop the thread (cancelled if the
  * fd still blocks it) and free everything. NULL is fine. */
 void sink_free(struct sink *s, unsigned int drain_ms);
