@@ -357,6 +357,22 @@ static int cannot_decide(struct answer *a)
 }
 
 /*
+ * What the call names could not be looked at: the caller's root or cwd refuses devwl
+ * (a FUSE mount of the caller's user namespace answers EACCES to anyone outside it). Where
+ * the caller's device cgroup holds the node's allow list, whatever the kernel's own walk
+ * reaches is judged by it exactly as devwl would: left to the kernel, and the audit says
+ * it was not resolved. Anywhere else nothing would judge it: cannot decide.
+ */
+static int unresolved(struct devwl_notify *n, struct answer *a)
+{
+	if (!n->enforced)
+		return cannot_decide(a);
+	n->reason = "not resolved by devwl (its root or cwd refused devwl's lookup): left to "
+		    "the caller's device cgroup, which enforces the policy";
+	return 0;
+}
+
+/*
  * A lookup of ours that failed for our own reasons (our fd table, memory), not for the
  * caller's: we do not know what the path names, so neither CONTINUE (the kernel might open
  * a device) nor pass the error on (it is not the caller's). Answer EPERM.
@@ -498,7 +514,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	 * denied: without a baseline (unprivileged devwl-run) a CONTINUE could reach a device.
 	 */
 	if (r < 0)
-		return r == -EBADF ? answer_error(a, EBADF) : cannot_decide(a);
+		return r == -EBADF ? answer_error(a, EBADF) : unresolved(n, a);
 	/*
 	 * First as ourselves: most opens are not of devices and need nothing more. A lookup
 	 * that fails the caller's way is the kernel's to answer; one that fails ours is not,
@@ -513,7 +529,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		return 0;
 	if (r != 0) {
 		if (caller_enter(cl, t) < 0)
-			return cannot_decide(a);
+			return unresolved(n, a);
 		entered = true;
 		r = caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
 		if (r < 0 && !walked && caller_refused(-r))
