@@ -345,13 +345,15 @@ void follow_carry(struct devwld *d, struct devwl_policy *policy, struct bindings
 	}
 }
 
-void follow_forget_container(struct devwld *d, const char *container)
+void follow_forget_container(struct devwld *d, const char *container, const char *node_path)
 {
 	for (size_t i = 0; i < d->bindings.n;) {
 		struct binding *b = &d->bindings.v[i];
 		struct devwl_node *node;
 
-		if (!b->container || strcmp(b->container, container)) {
+		/* Ids are per owner: another owner's container of the same id binds elsewhere. */
+		if (!b->container || strcmp(b->container, container) ||
+		    strcmp(b->node, node_path)) {
 			i++;
 			continue;
 		}

@@ -62,9 +62,10 @@ void follow_refused(struct devwld *d, const char *container, const char *path, c
  */
 void follow_carry(struct devwld *d, struct devwl_policy *policy, struct bindings *to,
 		  const struct bindings *from);
-/* Container is gone: the bindings made for it go, and what they granted on a node that
+/* Container (its id, its node) is gone: the bindings made for it on that node go (another
+ * owner's container of the same id has its own), and what they granted on a node that
  * outlived it is taken back. */
-void follow_forget_container(struct devwld *d, const char *container);
+void follow_forget_container(struct devwld *d, const char *container, const char *node_path);
 
 /*
  * Resolve d->bindings again (cdi_only: only the cdi: ones) and write to d->policy what

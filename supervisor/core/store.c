@@ -348,7 +348,7 @@ static void container_free(struct devwld *d, struct container *c)
 	store_forget_node(d, c->node_path);
 	/* What its annotations bound went with its node; if the node stays, not the grant. */
 	if (!d->exiting)
-		follow_forget_container(d, c->id);
+		follow_forget_container(d, c->id, c->node_path);
 	if (!d->exiting)
 		log_msg("container %s: gone (%llu notifications)", c->id,
 			(unsigned long long)c->notifications);
