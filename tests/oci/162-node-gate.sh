@@ -9,14 +9,7 @@
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-[ -x "$RUN" ] || fail "devwl-run not built"
-command -v setpriv >/dev/null || skip "no setpriv"
-PROBE=$BUILD/tests/live/probe
-[ -x "$PROBE" ] || fail "the live probe not built"
-RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
-as_nobody unshare -Urm true 2>/dev/null || skip "uid 65534 cannot make user namespaces here"
-chmod 755 "$T"
+need_user_runs
 mkdir -m 755 "$T/hostdev" "$T/rootdev"
 chown 65534:65534 "$T/hostdev"
 SLEEP=$(command -v sleep)

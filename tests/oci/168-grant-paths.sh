@@ -9,13 +9,7 @@
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
-PROBE=$BUILD/tests/live/probe
-[ -x "$RUN" ] && [ -x "$PROBE" ] || fail "devwl-run or the live probe not built"
-command -v setpriv >/dev/null || skip "no setpriv"
-RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
-as_nobody unshare -Urm true 2>/dev/null || skip "uid 65534 cannot make user namespaces here"
-chmod 755 "$T"
+need_user_runs
 W=$T/w
 mkdir -m 777 "$W"
 

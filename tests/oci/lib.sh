@@ -353,3 +353,16 @@ own_device_cgroup() {
 	done
 	return 1
 }
+
+# need_user_runs: RUN (devwl-run) and PROBE (the live probe) where uid 65534 can run them
+# (a 0700 checkout's build tree is out of its reach), and $T open to it; skips where uid
+# 65534 cannot make user namespaces, the runtime of another uid these tests stand for.
+need_user_runs() {
+	RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
+	PROBE=$BUILD/tests/live/probe
+	[ -x "$RUN" ] && [ -x "$PROBE" ] || fail "devwl-run or the live probe not built"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	RUN=$(for_others "$RUN") && PROBE=$(for_others "$PROBE") || exit 1
+	as_nobody unshare -Urm true 2>/dev/null || skip "uid 65534 cannot make user namespaces here"
+	chmod 755 "$T"
+}
