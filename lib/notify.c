@@ -699,6 +699,9 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
 		return cannot_decide(a);
 	dir = caller_parent(cl, n->path, &name);
+	/* A magic link on the way: the kernel's to make, where a cgroup confines the node. */
+	if (dir == -ELOOP && (n->baseline || n->enforced))
+		return 0;
 	if (dir < 0)
 		return our_trouble(dir) ? cannot_decide(a) : answer_error(a, -dir);
 	/* The node gate (gate.h), on the directory the node is then made in. */
