@@ -187,7 +187,7 @@ static int resolve(const struct selector_env *env, const char *sel, uint8_t acce
 			return devwl_error_set(err, -EINVAL, 0, "%s: expected loop:/PATH", sel);
 	}
 	r = sysfsid_find(env->sysfs ? env->sysfs : "/sys", env->udev ? env->udev : "/run/udev/data",
-			 &q, access, rv, err);
+			 env->dev ? env->dev : "/dev", &q, access, rv, err);
 	if (r < 0) {
 		char why[sizeof(err->msg)];
 

@@ -9,7 +9,8 @@
  *   by-id:NAME, by-path:NAME  the node a udev link names in DEV/{disk,serial,input,snd,
  *                          v4l}/by-id (by-path)
  *   wwid:WWID, serial:SERIAL  a block disk, and its partitions
- *   loop:FILE              the loop devices backed by FILE, and their partitions
+ *   loop:FILE              the loop devices backed by the file FILE is (its device and
+ *                          inode), and their partitions
  *   cdi:VENDOR/CLASS=NAME  a CDI device's nodes (NAME * for every device of the kind)
  *
  * Every root is a parameter, so that a what-if tool and the tests resolve against a
@@ -28,7 +29,7 @@ struct cdi_registry;
 struct selector_env {
 	const char *sysfs;	     /* NULL: /sys */
 	const char *udev;	     /* udev's database; NULL: /run/udev/data */
-	const char *dev;	     /* where the by-id/by-path links are; NULL: /dev */
+	const char *dev;	     /* the nodes and by-id/by-path links; NULL: /dev */
 	const char *const *cdi_dirs; /* NULL: /etc/cdi, /var/run/cdi, later ones win */
 	size_t n_cdi_dirs;
 	/* Set: the CDI specs read once already (cdi_load() of cdi_dirs), for a caller that

@@ -9,7 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <linux/loop.h>
+#include <linux/major.h>
 
 #include "fileio.h"
 #include "sysfsid.h"
@@ -172,17 +178,83 @@ static void disk_of(const char *devpath, size_t root_len, char *disk, size_t siz
 		up(disk, root_len);
 }
 
-static bool loop_matches(const char *disk, const char *file, const char *real)
+/*
+ * The kernel's huge_encode_dev() (new_encode_dev(): the minor's low byte, the 12-bit
+ * major, the minor's upper 12 bits; include/linux/kdev_t.h), which LOOP_GET_STATUS64
+ * reports lo_device in. doc/KERNEL-NOTES.md.
+ */
+static dev_t huge_decode(uint64_t v)
 {
-	_cleanup_free_ char *b = attr(disk, "loop/backing_file");
+	return makedev((unsigned int)((v & 0xfff00) >> 8),
+		       (unsigned int)((v & 0xff) | ((v >> 12) & 0xfff00)));
+}
 
-	return b && (!strcmp(b, file) || (real && !strcmp(b, real)));
+/*
+ * The loop disk whose sysfs directory is disk, opened read-only through a node under
+ * dev_root that stat(2), and fstat(2) once open, say is that very block device: DEV/NAME,
+ * the name devtmpfs gives it, or udev's DEV/block/MAJOR:MINOR. What a path holds is no
+ * identity, so a node that is something else (a what-if tree's file, a link elsewhere)
+ * is not opened, and a disk of another driver's major never is. Read-only: a close after
+ * writing is a change udev hears, and its uevent would resolve the selector again. -1
+ * when no node is the disk.
+ */
+static int open_loop_disk(const char *dev_root, const char *disk)
+{
+	_cleanup_free_ char *mm = attr(disk, "dev");
+	const char *name = strrchr(disk, '/');
+	unsigned int ma, mi;
+	char tail;
+
+	if (!mm || !name || sscanf(mm, "%u:%u%c", &ma, &mi, &tail) != 2 || ma != LOOP_MAJOR)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		char path[PATH_MAX];
+		struct stat st;
+		int fd;
+
+		if ((size_t)(i == 0 ? snprintf(path, sizeof(path), "%s/%s", dev_root, name + 1)
+				    : snprintf(path, sizeof(path), "%s/block/%u:%u", dev_root, ma,
+					       mi)) >= sizeof(path) ||
+		    stat(path, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(ma, mi))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		/* The same again on the fd: the path may have changed since. */
+		if (fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == makedev(ma, mi))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * Is the loop disk (its sysfs directory) backed by file, stat(2)'s answer for FILE in
+ * this process's mount namespace? A loop device's identity is its backing file's device
+ * and inode as the kernel reports them (LOOP_GET_STATUS64), never the backing_file
+ * attribute: the kernel writes that path relative to the root of whatever mount
+ * namespace holds the file, so a workload allowed /dev/loop-control could bind a loop
+ * device to a file of its own at FILE's path and have it named as FILE. doc/DESIGN.md,
+ * "What a selector's identity rests on".
+ */
+static bool loop_backed_by(const char *dev_root, const char *disk, const struct stat *file)
+{
+	_cleanup_close_ int fd = -1;
+	struct loop_info64 info = {0};
+
+	/* Only a bound loop device has loop/: the others are not opened at all. */
+	if (!has(disk, "loop"))
+		return false;
+	fd = open_loop_disk(dev_root, disk);
+	return fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &info) == 0 &&
+	       huge_decode(info.lo_device) == file->st_dev && info.lo_inode == file->st_ino;
 }
 
 static const char *const serial_keys[] = {"ID_SERIAL", "ID_SERIAL_SHORT"};
 
 static bool matches(const char *devpath, size_t root_len, bool block, const char *mm,
-		    const char *udev, const struct sysfsid_query *q, const char *real)
+		    const char *udev, const char *dev_root, const struct sysfsid_query *q,
+		    const struct stat *file)
 {
 	char disk[PATH_MAX];
 
@@ -203,7 +275,7 @@ static bool matches(const char *devpath, size_t root_len, bool block, const char
 			udev_is(udev, 'b', mm, serial_keys, ARRAY_SIZE(serial_keys), q->value));
 	case SYSFSID_LOOP:
 		disk_of(devpath, root_len, disk, sizeof(disk));
-		return block && loop_matches(disk, q->value, real);
+		return block && loop_backed_by(dev_root, disk, file);
 	}
 	return false;
 }
@@ -233,8 +305,9 @@ static bool resolve_link(const char *link, char *out)
 	return realpath(link, out) != NULL;
 }
 
-static int scan(const char *root, bool block, const char *udev, const struct sysfsid_query *q,
-		const char *real, uint8_t access, struct rulevec *rv, struct devwl_error *ret_err)
+static int scan(const char *root, bool block, const char *udev, const char *dev_root,
+		const struct sysfsid_query *q, const struct stat *file, uint8_t access,
+		struct rulevec *rv, struct devwl_error *ret_err)
 {
 	char dir[PATH_MAX];
 	_cleanup_(closedirp) DIR *d = NULL;
@@ -263,7 +336,7 @@ static int scan(const char *root, bool block, const char *udev, const struct sys
 		/* A link out of the tree names nothing of it. */
 		if (strncmp(devpath, root, root_len) || devpath[root_len] != '/')
 			continue;
-		if (matches(devpath, root_len, block, de->d_name, udev, q, real)) {
+		if (matches(devpath, root_len, block, de->d_name, udev, dev_root, q, file)) {
 			struct devwl_rule rule = {.type = block ? DEVWL_DEV_BLOCK : DEVWL_DEV_CHAR,
 						  .access = access,
 						  .major = ma,
@@ -276,26 +349,27 @@ static int scan(const char *root, bool block, const char *udev, const struct sys
 	return 0;
 }
 
-int sysfsid_find(const char *sysfs, const char *udev, const struct sysfsid_query *q, uint8_t access,
-		 struct rulevec *rv, struct devwl_error *ret_err)
+int sysfsid_find(const char *sysfs, const char *udev, const char *dev,
+		 const struct sysfsid_query *q, uint8_t access, struct rulevec *rv,
+		 struct devwl_error *ret_err)
 {
-	char root[PATH_MAX], real_buf[PATH_MAX];
-	const char *real = NULL;
+	char root[PATH_MAX];
+	struct stat file = {0};
 	int r;
 
 	if (!realpath(sysfs, root)) {
 		r = negerrno();
 		return devwl_error_set(ret_err, r, 0, "%s: %s", sysfs, strerror(-r));
 	}
-	/* The kernel records the backing file as it resolved it. */
-	if (q->kind == SYSFSID_LOOP && realpath(q->value, real_buf))
-		real = real_buf;
+	/* A FILE this namespace does not hold is no loop device's. */
+	if (q->kind == SYSFSID_LOOP && stat(q->value, &file) < 0)
+		return 0;
 	if (q->kind != SYSFSID_WWID && q->kind != SYSFSID_SERIAL && q->kind != SYSFSID_LOOP) {
-		r = scan(root, false, udev, q, real, access, rv, ret_err);
+		r = scan(root, false, udev, dev, q, &file, access, rv, ret_err);
 		if (r < 0)
 			return r;
 	}
-	r = scan(root, true, udev, q, real, access, rv, ret_err);
+	r = scan(root, true, udev, dev, q, &file, access, rv, ret_err);
 	if (r < 0)
 		return r;
 	rulevec_sort(rv);

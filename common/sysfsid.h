@@ -17,7 +17,7 @@ enum sysfsid_kind {
 	SYSFSID_SUBSYSTEM, /* value: the subsystem (class or bus) the device is of */
 	SYSFSID_WWID,	   /* value: a block disk's wwid; its partitions too */
 	SYSFSID_SERIAL,	   /* value: a block disk's serial, or udev's ID_SERIAL(_SHORT) */
-	SYSFSID_LOOP,	   /* value: the backing file of a loop device; its partitions too */
+	SYSFSID_LOOP,	   /* value: a loop device's backing file; its partitions too */
 };
 
 struct sysfsid_query {
@@ -28,11 +28,14 @@ struct sysfsid_query {
 
 /*
  * Add a rule with access for every device under sysfs (e.g. "/sys") that matches q; udev
- * is udev's database directory ("/run/udev/data"; a missing one is no error). Devices
- * whose link leaves sysfs, and files that cannot be read, are skipped. 0, or a negative
- * errno with ret_err saying why (sysfs unreadable, out of memory).
+ * is udev's database directory ("/run/udev/data"; a missing one is no error); dev is where
+ * the nodes are ("/dev"): a loop device is asked for its backing file through its node
+ * there, and matches nothing without one. Devices whose link leaves sysfs, and files that
+ * cannot be read, are skipped. 0, or a negative errno with ret_err saying why (sysfs
+ * unreadable, out of memory).
  */
-int sysfsid_find(const char *sysfs, const char *udev, const struct sysfsid_query *q, uint8_t access,
-		 struct rulevec *rv, struct devwl_error *ret_err);
+int sysfsid_find(const char *sysfs, const char *udev, const char *dev,
+		 const struct sysfsid_query *q, uint8_t access, struct rulevec *rv,
+		 struct devwl_error *ret_err);
 
 #endif
