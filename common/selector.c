@@ -87,11 +87,19 @@ static int usb_query(const char *sel, const char *arg, struct sysfsid_query *q, 
 	return 0;
 }
 
-/* by-id:NAME / by-path:NAME: the node each link of that name leads to. */
+/*
+ * by-id:NAME / by-path:NAME: the node each link of that name leads to. Only udev's
+ * symbolic links count: devtmpfs makes a node at whatever path a device's kernel name
+ * says, and a CUSE server names its device as it likes ("serial!by-id!NAME" is
+ * /dev/serial/by-id/NAME), so a node there is no link udev made. A link to a loop device
+ * is not followed either: udev names one by what it holds (lvm-pv-uuid-...), which is
+ * whoever writes its backing file's (sysfsid_is_loop()).
+ */
 static int by_link(const struct selector_env *env, const char *sel, const char *kind,
 		   const char *name, uint8_t access, struct rulevec *rv, struct devwl_error *err)
 {
 	const char *dev = env->dev ? env->dev : "/dev";
+	const char *sysfs = env->sysfs ? env->sysfs : "/sys";
 
 	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
 		return devwl_error_set(err, -EINVAL, 0, "%s: expected %s:NAME, a link's name", sel,
@@ -103,7 +111,10 @@ static int by_link(const struct selector_env *env, const char *sel, const char *
 
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s/%s", dev, link_dirs[i], kind,
 				     name) >= sizeof(path) ||
-		    stat(path, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+		    lstat(path, &st) < 0 || !S_ISLNK(st.st_mode) || stat(path, &st) < 0 ||
+		    !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ||
+		    (S_ISBLK(st.st_mode) &&
+		     sysfsid_is_loop(sysfs, major(st.st_rdev), minor(st.st_rdev))))
 			continue;
 		rule.type = S_ISCHR(st.st_mode) ? DEVWL_DEV_CHAR : DEVWL_DEV_BLOCK;
 		rule.major = major(st.st_rdev);

@@ -179,6 +179,19 @@ static void disk_of(const char *devpath, size_t root_len, char *disk, size_t siz
 }
 
 /*
+ * Is disk (a sysfs directory) a loop device, the loop driver's major in its dev? Its
+ * content is whoever writes its backing file's, and so is every name udev derives from
+ * what it holds (lvm-pv-uuid-, an ID_SERIAL a rule imports): loop:FILE alone names it.
+ */
+static bool is_loop_disk(const char *disk)
+{
+	_cleanup_free_ char *mm = attr(disk, "dev");
+	unsigned int ma, mi;
+
+	return mm && sscanf(mm, "%u:%u", &ma, &mi) == 2 && ma == LOOP_MAJOR;
+}
+
+/*
  * The kernel's huge_encode_dev() (new_encode_dev(): the minor's low byte, the 12-bit
  * major, the minor's upper 12 bits; include/linux/kdev_t.h), which LOOP_GET_STATUS64
  * reports lo_device in. doc/KERNEL-NOTES.md.
@@ -265,11 +278,12 @@ static bool matches(const char *devpath, size_t root_len, bool block, const char
 		return subsystem_is(devpath, q->value);
 	case SYSFSID_WWID:
 		disk_of(devpath, root_len, disk, sizeof(disk));
-		return block && (attr_is(disk, "wwid", q->value, false) ||
-				 attr_is(disk, "device/wwid", q->value, false));
+		return block && !is_loop_disk(disk) &&
+		       (attr_is(disk, "wwid", q->value, false) ||
+			attr_is(disk, "device/wwid", q->value, false));
 	case SYSFSID_SERIAL:
 		disk_of(devpath, root_len, disk, sizeof(disk));
-		return block &&
+		return block && !is_loop_disk(disk) &&
 		       (attr_is(disk, "serial", q->value, false) ||
 			attr_is(disk, "device/serial", q->value, false) ||
 			udev_is(udev, 'b', mm, serial_keys, ARRAY_SIZE(serial_keys), q->value));
@@ -374,4 +388,21 @@ int sysfsid_find(const char *sysfs, const char *udev, const char *dev,
 		return r;
 	rulevec_sort(rv);
 	return 0;
+}
+
+bool sysfsid_is_loop(const char *sysfs, unsigned int major, unsigned int minor)
+{
+	char link[PATH_MAX], devpath[PATH_MAX], root[PATH_MAX], disk[PATH_MAX];
+
+	if (major == LOOP_MAJOR)
+		return true;
+	/* A partition (259:N, blkext) is its disk's. */
+	if (!realpath(sysfs, root) ||
+	    (size_t)snprintf(link, sizeof(link), "%s/dev/block/%u:%u", root, major, minor) >=
+		    sizeof(link) ||
+	    !resolve_link(link, devpath) || strncmp(devpath, root, strlen(root)) ||
+	    devpath[strlen(root)] != '/')
+		return false;
+	disk_of(devpath, strlen(root), disk, sizeof(disk));
+	return is_loop_disk(disk);
 }

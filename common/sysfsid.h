@@ -7,6 +7,7 @@
 #ifndef DEVWL_SYSFSID_H
 #define DEVWL_SYSFSID_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "devwl.h"
@@ -37,5 +38,12 @@ struct sysfsid_query {
 int sysfsid_find(const char *sysfs, const char *udev, const char *dev,
 		 const struct sysfsid_query *q, uint8_t access, struct rulevec *rv,
 		 struct devwl_error *ret_err);
+
+/*
+ * Is block device major:minor a loop device, or a partition of one (its disk's, under
+ * sysfs)? Such a device is named by loop:FILE alone: what it holds, and every name udev
+ * derives from that, is whoever writes its backing file's.
+ */
+bool sysfsid_is_loop(const char *sysfs, unsigned int major, unsigned int minor);
 
 #endif

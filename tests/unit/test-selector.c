@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -112,6 +113,9 @@ static int build_tree(void **state)
 	}
 	put("dev/loop0", "");
 	link_to("dev/block/7:0", "!/dev/null");
+	/* What udev or a rule could say of loop0: no identity of a loop device's. */
+	put("sys/devices/virtual/block/loop0/wwid", "loop.wwid\n");
+	put("udev/b7:0", "E:ID_SERIAL=LOOP0_SERIAL\n");
 	device("devices/virtual/block/loop0/loop0p1", "block", "259:0", "block");
 	put("sys/devices/virtual/block/loop0/loop0p1/partition", "1\n");
 	device("devices/virtual/block/loop1", "block", "7:1", "block");
@@ -250,6 +254,9 @@ static void test_selector_resolve_block_identities(void **state)
 	expect("serial:VIRT123 rw", "b 254:0 rw\n");
 	/* A USB serial number is no block disk's. */
 	expect("serial:A12345 rw", "");
+	/* A loop device is named by its backing file alone: what it holds is its writer's. */
+	expect("wwid:loop.wwid r", "");
+	expect("serial:LOOP0_SERIAL r", "");
 }
 
 static void test_selector_resolve_links(void **state)
@@ -260,6 +267,25 @@ static void test_selector_resolve_links(void **state)
 	expect("by-id:not-a-device r", "");
 	expect("by-id:missing r", "");
 	expect_error("by-id:../../etc/passwd r", -EINVAL, "a link's name");
+	/* A link to a loop device (udev names one by what it holds: lvm-pv-uuid-...), where
+	 * this host has one to link to. */
+	{
+		struct stat st;
+
+		if (stat("/dev/loop0", &st) == 0 && S_ISBLK(st.st_mode)) {
+			link_to("dev/disk/by-id/lvm-pv-uuid-0000", "!/dev/loop0");
+			expect("by-id:lvm-pv-uuid-0000 r", "");
+		}
+	}
+	/* A device node where udev's links are is none of udev's (devtmpfs puts a CUSE
+	 * device named "serial!by-id!NAME" there), where this test may make one. */
+	{
+		char node[PATH_MAX * 2];
+
+		snprintf(node, sizeof(node), "%s/dev/serial/by-id/usb-squatter", root);
+		if (mknod(node, S_IFCHR | 0600, makedev(1, 3)) == 0)
+			expect("by-id:usb-squatter rw", "");
+	}
 	expect_error("by-path: r", -EINVAL, "by-path:NAME");
 }
 
