@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -19,6 +21,7 @@
 
 #include "fileio.h"
 #include "sysfsid.h"
+#include "thread.h"
 #include "util.h"
 
 static void fclosep(FILE **f)
@@ -242,6 +245,124 @@ static int open_loop_disk(const char *dev_root, const char *disk)
 }
 
 /*
+ * LOOP_GET_STATUS64 waits on the backing file's file system (vfs_getattr(): a FUSE server
+ * that never answers) and on the device's lock, both killable only: a workload allowed
+ * /dev/fuse and /dev/loop-control could stall whoever asks, devwld's loop thread among
+ * them. So a thread of its own asks, LOOP_ASK_MS at most is waited for its answer, and a
+ * loop device whose question is still pending matches nothing and is not asked again
+ * until that question returns (one thread per stalled device, never more).
+ * doc/KERNEL-NOTES.md, section 11.
+ */
+#define LOOP_ASK_MS 1000
+
+struct loop_question {
+	struct loop_question *next;
+	char dev_root[PATH_MAX], disk[PATH_MAX];
+	dev_t rdev;
+	bool done, abandoned, answered;
+	struct loop_info64 info;
+};
+
+static pthread_mutex_t questions_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t question_answered = PTHREAD_COND_INITIALIZER;
+static struct loop_question *questions; /* pending, and answered but not yet read */
+
+/* Under questions_lock. */
+static void question_unlink(struct loop_question *q)
+{
+	for (struct loop_question **p = &questions; *p; p = &(*p)->next)
+		if (*p == q) {
+			*p = q->next;
+			return;
+		}
+}
+
+static void *ask_loop(void *arg)
+{
+	struct loop_question *q = arg;
+	_cleanup_close_ int fd = open_loop_disk(q->dev_root, q->disk);
+	bool answered = fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &q->info) == 0;
+
+	pthread_mutex_lock(&questions_lock);
+	q->answered = answered;
+	q->done = true;
+	if (q->abandoned) {
+		question_unlink(q);
+		free(q);
+	}
+	pthread_cond_broadcast(&question_answered);
+	pthread_mutex_unlock(&questions_lock);
+	return NULL;
+}
+
+/*
+ * What the loop disk (its sysfs directory) says backs it, into *ret_info: false when it
+ * cannot say (no node of its own under dev_root, unbound, no answer in LOOP_ASK_MS).
+ */
+static bool loop_status(const char *dev_root, const char *disk, struct loop_info64 *ret_info)
+{
+	_cleanup_free_ char *mm = attr(disk, "dev");
+	struct loop_question *q = NULL;
+	unsigned int ma, mi;
+	struct timespec deadline;
+	pthread_t thread;
+	bool answered = false;
+
+	if (!mm || sscanf(mm, "%u:%u", &ma, &mi) != 2 || ma != LOOP_MAJOR)
+		return false;
+	pthread_mutex_lock(&questions_lock);
+	for (q = questions; q && q->rdev != makedev(ma, mi); q = q->next)
+		;
+	if (q) {
+		pthread_mutex_unlock(&questions_lock);
+		return false;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q ||
+	    (size_t)snprintf(q->dev_root, sizeof(q->dev_root), "%s", dev_root) >=
+		    sizeof(q->dev_root) ||
+	    (size_t)snprintf(q->disk, sizeof(q->disk), "%s", disk) >= sizeof(q->disk)) {
+		pthread_mutex_unlock(&questions_lock);
+		free(q);
+		return false;
+	}
+	q->rdev = makedev(ma, mi);
+	q->next = questions;
+	questions = q;
+	if (devwl_thread_start(&thread, ask_loop, q) < 0) {
+		question_unlink(q);
+		pthread_mutex_unlock(&questions_lock);
+		free(q);
+		return false;
+	}
+	pthread_detach(thread);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += LOOP_ASK_MS / 1000;
+	deadline.tv_nsec += (LOOP_ASK_MS % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	while (!q->done && pthread_cond_clockwait(&question_answered, &questions_lock,
+						  CLOCK_MONOTONIC, &deadline) != ETIMEDOUT)
+		;
+	if (!q->done) {
+		/* The thread frees it when the answer comes, if ever. */
+		q->abandoned = true;
+		pthread_mutex_unlock(&questions_lock);
+		return false;
+	}
+	question_unlink(q);
+	pthread_mutex_unlock(&questions_lock);
+	if (q->answered) {
+		*ret_info = q->info;
+		answered = true;
+	}
+	free(q);
+	return answered;
+}
+
+/*
  * Is the loop disk (its sysfs directory) backed by file, stat(2)'s answer for FILE in
  * this process's mount namespace? A loop device's identity is its backing file's device
  * and inode as the kernel reports them (LOOP_GET_STATUS64), never the backing_file
@@ -252,14 +373,10 @@ static int open_loop_disk(const char *dev_root, const char *disk)
  */
 static bool loop_backed_by(const char *dev_root, const char *disk, const struct stat *file)
 {
-	_cleanup_close_ int fd = -1;
 	struct loop_info64 info = {0};
 
-	/* Only a bound loop device has loop/: the others are not opened at all. */
-	if (!has(disk, "loop"))
-		return false;
-	fd = open_loop_disk(dev_root, disk);
-	return fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &info) == 0 &&
+	/* Only a bound loop device has loop/: the others are not asked at all. */
+	return has(disk, "loop") && loop_status(dev_root, disk, &info) &&
 	       huge_decode(info.lo_device) == file->st_dev && info.lo_inode == file->st_ino;
 }
 
