@@ -182,16 +182,28 @@ static void disk_of(const char *devpath, size_t root_len, char *disk, size_t siz
 }
 
 /*
- * Is disk (a sysfs directory) a loop device, the loop driver's major in its dev? Its
- * content is whoever writes its backing file's, and so is every name udev derives from
- * what it holds (lvm-pv-uuid-, an ID_SERIAL a rule imports): loop:FILE alone names it.
+ * Is disk (a sysfs directory) a loop device, the loop driver's major in its dev (its
+ * numbers into *ret_rdev)? Its content is whoever writes its backing file's, and so is
+ * every name udev derives from what it holds (lvm-pv-uuid-, an ID_SERIAL a rule
+ * imports): loop:FILE alone names it.
  */
-static bool is_loop_disk(const char *disk)
+static bool loop_disk_dev(const char *disk, dev_t *ret_rdev)
 {
 	_cleanup_free_ char *mm = attr(disk, "dev");
 	unsigned int ma, mi;
+	char tail;
 
-	return mm && sscanf(mm, "%u:%u", &ma, &mi) == 2 && ma == LOOP_MAJOR;
+	if (!mm || sscanf(mm, "%u:%u%c", &ma, &mi, &tail) != 2 || ma != LOOP_MAJOR)
+		return false;
+	*ret_rdev = makedev(ma, mi);
+	return true;
+}
+
+static bool is_loop_disk(const char *disk)
+{
+	dev_t rdev;
+
+	return loop_disk_dev(disk, &rdev);
 }
 
 /*
@@ -206,22 +218,18 @@ static dev_t huge_decode(uint64_t v)
 }
 
 /*
- * The loop disk whose sysfs directory is disk, opened read-only through a node under
- * dev_root that stat(2), and fstat(2) once open, say is that very block device: DEV/NAME,
- * the name devtmpfs gives it, or udev's DEV/block/MAJOR:MINOR. What a path holds is no
- * identity, so a node that is something else (a what-if tree's file, a link elsewhere)
- * is not opened, and a disk of another driver's major never is. Read-only: a close after
- * writing is a change udev hears, and its uevent would resolve the selector again. -1
- * when no node is the disk.
+ * The loop disk rdev, whose sysfs directory is disk, opened read-only through a node
+ * under dev_root that stat(2), and fstat(2) once open, say is that very block device:
+ * DEV/NAME, the name devtmpfs gives it, or udev's DEV/block/MAJOR:MINOR. What a path
+ * holds is no identity, so a node that is something else (a what-if tree's file, a link
+ * elsewhere) is not opened. Read-only: a close after writing is a change udev hears, and
+ * its uevent would resolve the selector again. -1 when no node is the disk.
  */
-static int open_loop_disk(const char *dev_root, const char *disk)
+static int open_loop_disk(const char *dev_root, const char *disk, dev_t rdev)
 {
-	_cleanup_free_ char *mm = attr(disk, "dev");
 	const char *name = strrchr(disk, '/');
-	unsigned int ma, mi;
-	char tail;
 
-	if (!mm || !name || sscanf(mm, "%u:%u%c", &ma, &mi, &tail) != 2 || ma != LOOP_MAJOR)
+	if (!name)
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		char path[PATH_MAX];
@@ -229,15 +237,15 @@ static int open_loop_disk(const char *dev_root, const char *disk)
 		int fd;
 
 		if ((size_t)(i == 0 ? snprintf(path, sizeof(path), "%s/%s", dev_root, name + 1)
-				    : snprintf(path, sizeof(path), "%s/block/%u:%u", dev_root, ma,
-					       mi)) >= sizeof(path) ||
-		    stat(path, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(ma, mi))
+				    : snprintf(path, sizeof(path), "%s/block/%u:%u", dev_root,
+					       major(rdev), minor(rdev))) >= sizeof(path) ||
+		    stat(path, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != rdev)
 			continue;
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			continue;
 		/* The same again on the fd: the path may have changed since. */
-		if (fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == makedev(ma, mi))
+		if (fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev)
 			return fd;
 		close(fd);
 	}
@@ -245,13 +253,14 @@ static int open_loop_disk(const char *dev_root, const char *disk)
 }
 
 /*
- * LOOP_GET_STATUS64 waits on the backing file's file system (vfs_getattr(): a FUSE server
- * that never answers) and on the device's lock, both killable only: a workload allowed
- * /dev/fuse and /dev/loop-control could stall whoever asks, devwld's loop thread among
- * them. So a thread of its own asks, LOOP_ASK_MS at most is waited for its answer, and a
- * loop device whose question is still pending matches nothing and is not asked again
- * until that question returns (one thread per stalled device, never more).
- * doc/KERNEL-NOTES.md, section 11.
+ * LOOP_GET_STATUS64 waits on the backing file's file system (vfs_getattr(): a FUSE
+ * server that never answers), and in some kernels the open waits on the device's lock,
+ * held while a queue freeze waits on that file system; both are killable only: a
+ * workload allowed /dev/fuse and /dev/loop-control could stall whoever asks, devwld's
+ * loop thread among them. So a thread of its own asks, LOOP_ASK_MS at most is waited for
+ * its answer, and a loop device whose question is still pending matches nothing and is
+ * not asked again until that question returns (one thread per stalled device, never
+ * more). doc/KERNEL-NOTES.md, section 11.
  */
 #define LOOP_ASK_MS 1000
 
@@ -280,7 +289,7 @@ static void question_unlink(struct loop_question *q)
 static void *ask_loop(void *arg)
 {
 	struct loop_question *q = arg;
-	_cleanup_close_ int fd = open_loop_disk(q->dev_root, q->disk);
+	_cleanup_close_ int fd = open_loop_disk(q->dev_root, q->disk, q->rdev);
 	bool answered = fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &q->info) == 0;
 
 	pthread_mutex_lock(&questions_lock);
@@ -301,17 +310,16 @@ static void *ask_loop(void *arg)
  */
 static bool loop_status(const char *dev_root, const char *disk, struct loop_info64 *ret_info)
 {
-	_cleanup_free_ char *mm = attr(disk, "dev");
 	struct loop_question *q = NULL;
-	unsigned int ma, mi;
 	struct timespec deadline;
 	pthread_t thread;
 	bool answered = false;
+	dev_t rdev;
 
-	if (!mm || sscanf(mm, "%u:%u", &ma, &mi) != 2 || ma != LOOP_MAJOR)
+	if (!loop_disk_dev(disk, &rdev))
 		return false;
 	pthread_mutex_lock(&questions_lock);
-	for (q = questions; q && q->rdev != makedev(ma, mi); q = q->next)
+	for (q = questions; q && q->rdev != rdev; q = q->next)
 		;
 	if (q) {
 		pthread_mutex_unlock(&questions_lock);
@@ -326,7 +334,7 @@ static bool loop_status(const char *dev_root, const char *disk, struct loop_info
 		free(q);
 		return false;
 	}
-	q->rdev = makedev(ma, mi);
+	q->rdev = rdev;
 	q->next = questions;
 	questions = q;
 	if (devwl_thread_start(&thread, ask_loop, q) < 0) {
