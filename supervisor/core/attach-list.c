@@ -6,7 +6,7 @@
  * runs on a thread of its own (front/control.c), because finding the holders stat()s
  * every open file of the container's processes, and a file on a FUSE filesystem the
  * workload serves can make a stat() wait for as long as its server does not answer:
- * nothing a workload controls runs on the loop (doc/DESIGN.md, section 6).
+ * nothing a workload controls runs on the loop (doc/DESIGN.md, section 5.2).
  */
 #include <dirent.h>
 #include <errno.h>
