@@ -75,6 +75,9 @@
  * FUSE server (list_devices()); one more is refused until one ends. */
 #define LISTINGS_MAX 4
 
+/* The listing threads under way (list_devices()); stats' device_listings. */
+static atomic_uint listings;
+
 struct ctl_conn {
 	struct source src;
 	struct list_head link;
@@ -179,7 +182,8 @@ static void do_stats(struct devwld *d, FILE *out)
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
 		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
-		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n",
+		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n"
+		"device_listings %u\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a.notifications, (unsigned long long)a.continued,
 		(unsigned long long)a.allowed, (unsigned long long)a.denied,
@@ -187,7 +191,7 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
 		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
 		(unsigned long long)state_writes(d), (int)getpid(), d->keeper.gen, subscribers,
-		(unsigned long long)dropped);
+		(unsigned long long)dropped, atomic_load(&listings));
 	/* What the command line asked for and broke after the start (metrics.h). */
 	for (int i = 0; i < FEATURE_N; i++)
 		fprintf(out, "%s_failures %llu\n", feature_name((enum feature)i),
@@ -728,8 +732,6 @@ static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 	reply_error(conn, r, why);
 	return false;
 }
-
-static atomic_uint listings;
 
 struct lister {
 	struct attach_listing *listing;

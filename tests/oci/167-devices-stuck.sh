@@ -27,7 +27,7 @@ lmin=$LMIN
 
 # The FUSE server, in the foreground so that its pid is ours to stop; attributes never
 # cached, so every stat() of its files asks it.
-mke2fs -q -F -t ext2 "$T/img" 4M || fail "mke2fs"
+mke2fs -q -F -t ext2 "$T/img" 4M >/dev/null || fail "mke2fs"
 mkdir "$T/fuse"
 fuse2fs -f -o fakeroot,attr_timeout=0,entry_timeout=0 "$T/img" "$T/fuse" >"$T/fuse2fs.out" 2>&1 &
 FUSE_PID=$!
@@ -63,7 +63,14 @@ for i in 1 2 3 4; do
 	CHILD_PIDS+=("$!")
 done
 # Stuck: the FUSE server does not answer the holders' stat().
-sleep 2
+# listings() N: devwld's stats say N listings are under way (a loop that no longer
+# answers fails it, at once: timeout 5).
+listings() {
+	wait_until 60 sh -c '[ "$(timeout 5 "$0" --socket "$1" stats | awk "\$1 == \"device_listings\" {print \$2}")" = "$2" ]' \
+		"$DEVWLCTL" "$T/control.sock" "$1"
+}
+listings 4 || fail "device_listings: $(timeout 5 "$DEVWLCTL" --socket "$T/control.sock" stats | grep listings), want 4"
+sleep 1
 for pid in "${LISTERS[@]}"; do
 	kill -0 "$pid" 2>/dev/null || fail "a listing ended with the FUSE server stopped: $(cat "$T"/devices-*.out)"
 done
@@ -93,5 +100,6 @@ for i in 1 2 3 4; do
 	grep -q "^$id b 7:$lmin rw $LOOP [0-9]" "$T/devices-$i.out" ||
 		fail "listing $i: $(cat "$T/devices-$i.out")"
 done
-pass "once fuse2fs goes on, the four listings end, each naming the holder"
+listings 0 || fail "device_listings after: $(stat_of device_listings)"
+pass "once fuse2fs goes on, the four listings end, each naming the holder; device_listings 0"
 touch "$T/rootfs/tmp/stop"
