@@ -64,8 +64,8 @@
 #include "serve.h"
 #include "sockets.h"
 #include "state.h"
-#include "thread.h"
 #include "store.h"
+#include "thread.h"
 #include "util.h"
 
 /* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
