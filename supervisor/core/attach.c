@@ -18,7 +18,7 @@
  *
  * Detach takes back what the grant added, not the whole rule: access the container had
  * before the attach (from its parent, say) stays. Open file descriptors stay valid, as
- * with the kernel's device cgroup: attach_list() shows who holds them.
+ * with the kernel's device cgroup: attach-list.c shows who holds them.
  *
  * A device named by a selector (loop:FILE, usb:VID:PID:SERIAL...) is followed by identity
  * after the attach: attach-follow.c moves the grant and the node when its numbers change.
@@ -714,87 +714,6 @@ int detach_device(struct devwld *d, uid_t owner, const char *container, const ch
 	if (r < 0)
 		return r == -EEXIST ? 0 : r;
 	return 0;
-}
-
-/* Pids whose mount namespace is ns_ino's and that hold a file of the device open. */
-static void holders(ino_t ns_ino, const struct attachment *a, FILE *out)
-{
-	DIR *proc = opendir("/proc");
-	struct dirent *e;
-	bool any = false;
-
-	while (proc && (e = readdir(proc))) {
-		char path[64];
-		struct stat st;
-		DIR *fds;
-		struct dirent *f;
-		int pid = atoi(e->d_name);
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
-		if (stat(path, &st) < 0 || st.st_ino != ns_ino)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-		fds = opendir(path);
-		while (fds && (f = readdir(fds))) {
-			char fd[96];
-
-			snprintf(fd, sizeof(fd), "/proc/%d/fd/%.16s", pid, f->d_name);
-			if (f->d_name[0] == '.' || stat(fd, &st) < 0 ||
-			    !(a->type == DEVWL_DEV_BLOCK ? S_ISBLK(st.st_mode)
-							 : S_ISCHR(st.st_mode)) ||
-			    st.st_rdev != makedev(a->major, a->minor))
-				continue;
-			fprintf(out, "%s%d", any ? "," : "", pid);
-			any = true;
-			break;
-		}
-		if (fds)
-			closedir(fds);
-	}
-	if (proc)
-		closedir(proc);
-	if (!any)
-		fputc('-', out);
-}
-
-void attach_list(struct devwld *d, FILE *out)
-{
-	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
-		struct container *c = container_of(l, struct container, link);
-		char ns[64], acc[4];
-		struct stat st = {0};
-		pid_t pid = 0;
-		int fd = pidfd_of(c, &pid);
-
-		if (fd >= 0) {
-			snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
-			if (stat(ns, &st) < 0)
-				st.st_ino = 0;
-			close(fd);
-		}
-		for (size_t i = 0; i < c->nattached; i++) {
-			const struct attachment *a = &c->attached[i];
-
-			if (a->absent)
-				fprintf(out, "%s - - ", c->id);
-			else
-				fprintf(out, "%s %c %u:%u ", c->id, type_char(a->type), a->major,
-					a->minor);
-			fprintf(out, "%s %s%s%s ", devwl_access_text(a->access, acc), a->path,
-				a->lapsed ? " (lapsed)" : "", a->absent ? " (waiting)" : "");
-			if (st.st_ino && !a->absent)
-				holders(st.st_ino, a, out);
-			else
-				fputc('-', out);
-			/* Last: a selector may hold blanks (a loop file's path). */
-			if (a->selector)
-				fprintf(out, " %s", a->selector);
-			fputc('\n', out);
-		}
-	}
-	fputs(".\n", out);
 }
 
 int attach_restore(struct container *c, const struct attachment *a)

@@ -2,7 +2,7 @@
 /*
  * Hot-plug (attach.c; devwlctl(1) attach, detach): a device given to a running container
  * = the grant on the container's own node + the node made in its filesystem, taken back
- * together. Loop thread only.
+ * together. Loop thread only, but attach_list_write().
  */
 #ifndef DEVWLD_ATTACH_H
 #define DEVWLD_ATTACH_H
@@ -42,9 +42,19 @@ int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_e
  * the reason in err. */
 int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
 		  struct devwl_error *err);
-/* "ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY" lines (OPEN-BY: the pids of the container that
- * hold the device open, comma-separated, or "-"), then ".". */
-void attach_list(struct devwld *d, FILE *out);
+/*
+ * The devices listing (attach-list.c), in two halves: "ID TYPE MAJOR:MINOR ACCESS PATH
+ * OPEN-BY [SELECTOR]" lines (OPEN-BY: the pids of the container that hold the device
+ * open, comma-separated, or "-"), then ".". attach_list_copy() runs on the loop and
+ * copies what the lines need (NULL: out of memory); attach_list_write() may run on any
+ * thread and touches nothing of d: finding the holders stat()s the containers' open
+ * files, which may wait on a filesystem a workload serves (FUSE), so it never runs on
+ * the loop. The caller frees the copy with attach_listing_free() (NULL is fine).
+ */
+struct attach_listing;
+struct attach_listing *attach_list_copy(struct devwld *d);
+void attach_list_write(const struct attach_listing *l, FILE *out);
+void attach_listing_free(struct attach_listing *l);
 /*
  * Give c a node of its own unless it has one (container_owns_node(): made for it and
  * named for it, which no other container may join): a leaf NODE/ID under the node it maps to, a

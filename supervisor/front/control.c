@@ -19,7 +19,9 @@
  *                                     first two optional
  *   detach JSON                       {"container","device","owner"}: a device or its
  *                                     path
- *   devices                           the attached devices (attach_list()), then "."
+ *   devices                           the attached devices (attach-list.c), then ".";
+ *                                     the first and only line of its connection,
+ *                                     answered by a thread of its own (list_devices())
  *   selectors                         the selector bindings followed and what each
  *                                     names now (follow_list()), then "."
  *   show NODE                         batch's listing, then the node's bindings and
@@ -41,9 +43,11 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "access.h"
@@ -61,11 +65,18 @@
 #include "sockets.h"
 #include "state.h"
 #include "store.h"
+#include "thread.h"
 #include "util.h"
 
 /* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
 #define MAX_LINE      (4 * 4096 + 4096 + 64)
 #define MAX_HOOK_LINE (1024 * 1024)
+/* Device listings under way at once, each on a thread that may wait on a container's
+ * FUSE server (list_devices()); one more is refused until one ends. */
+#define LISTINGS_MAX 4
+
+/* The listing threads under way (list_devices()); stats' device_listings. */
+static atomic_uint listings;
 
 struct ctl_conn {
 	struct source src;
@@ -76,6 +87,7 @@ struct ctl_conn {
 	size_t out_len, out_off;
 	bool eof, broken;
 	char *events;	   /* the arguments of an "events" line: hand the socket to events.c */
+	bool devices;	   /* a "devices" line: hand the socket to a listing thread */
 	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
 	bool waiting;	   /* unwatched until then */
 };
@@ -170,7 +182,8 @@ static void do_stats(struct devwld *d, FILE *out)
 		"notifications %llu\ncontinued %llu\nallowed %llu\ndenied %llu\n"
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
 		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
-		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n",
+		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n"
+		"device_listings %u\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a.notifications, (unsigned long long)a.continued,
 		(unsigned long long)a.allowed, (unsigned long long)a.denied,
@@ -178,7 +191,7 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
 		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
 		(unsigned long long)state_writes(d), (int)getpid(), d->keeper.gen, subscribers,
-		(unsigned long long)dropped);
+		(unsigned long long)dropped, atomic_load(&listings));
 	/* What the command line asked for and broke after the start (metrics.h). */
 	for (int i = 0; i < FEATURE_N; i++)
 		fprintf(out, "%s_failures %llu\n", feature_name((enum feature)i),
@@ -498,8 +511,6 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 		do_attach(d, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "detach", &a) && a < len)
 		do_attach(d, false, line + a, len - a, out);
-	else if (is_cmd(line, len, "devices", &a) && a == len)
-		attach_list(d, out);
 	else if (is_cmd(line, len, "selectors", &a) && a == len)
 		follow_list(d, out);
 	else if (is_cmd(line, len, "show", &a) && a < len)
@@ -569,6 +580,12 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 			conn->events = strndup(conn->in + start + 6, end - start - 6);
 			if (!conn->events)
 				conn->broken = true;
+			start = conn->in_len;
+			break;
+		}
+		if (end - start == 7 && !memcmp(conn->in + start, "devices", 7)) {
+			/* Answered by a thread (list_devices()): nothing after it counts. */
+			conn->devices = true;
 			start = conn->in_len;
 			break;
 		}
@@ -716,13 +733,115 @@ static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 	return false;
 }
 
+struct lister {
+	struct attach_listing *listing;
+	int fd;
+};
+
+/* The answer to "devices", written whole (blocking, bounded by SO_SNDTIMEO). */
+static void *lister_run(void *arg)
+{
+	struct lister *ls = arg;
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0, off = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (f) {
+		attach_list_write(ls->listing, f);
+		if (fclose(f) != 0)
+			size = 0;
+	}
+	while (off < size) {
+		ssize_t n = send(ls->fd, buf + off, size - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	close(ls->fd);
+	attach_listing_free(ls->listing);
+	free(ls);
+	atomic_fetch_sub(&listings, 1);
+	return NULL;
+}
+
+/*
+ * "devices": what the listing needs is copied here, on the loop, and a detached thread
+ * finds the holders (stat()s of the containers' open files, which a workload's FUSE
+ * server can hold for as long as it likes), writes the answer and closes the
+ * connection; the loop goes on at once. At most LISTINGS_MAX such threads at once: past
+ * that the answer is an error, at once. true: conn is gone (the thread has its socket).
+ */
+static bool list_devices(struct devwld *d, struct ctl_conn *conn)
+{
+	const struct timeval send_timeout = {.tv_sec = 10};
+	struct lister *ls = NULL;
+	pthread_t thread;
+	const char *why = NULL;
+	int fd = -1, r = 0;
+
+	conn->devices = false;
+	conn->in_len = 0;
+	conn->eof = true;
+	if (conn->out_len) {
+		reply_error(conn, -EINVAL,
+			    "devices must be the first and only line of its connection");
+		return false;
+	}
+	if (atomic_fetch_add(&listings, 1) >= LISTINGS_MAX) {
+		char busy[256];
+
+		atomic_fetch_sub(&listings, 1);
+		log_msg("control: %d device listings under way already; refusing one more",
+			LISTINGS_MAX);
+		snprintf(busy, sizeof(busy),
+			 "devices: %d listings under way already, each waiting on a file a"
+			 " container holds open (a FUSE server that does not answer?); try"
+			 " again once they end (devwld(8), HOT-PLUG)",
+			 LISTINGS_MAX);
+		reply_error(conn, -EBUSY, busy);
+		return false;
+	}
+	ls = calloc(1, sizeof(*ls));
+	if (ls)
+		ls->listing = attach_list_copy(d);
+	fd = fcntl(conn->src.fd, F_DUPFD_CLOEXEC, 0);
+	if (!ls || !ls->listing)
+		r = -ENOMEM;
+	else if (fd < 0 || fcntl(fd, F_SETFL, 0) < 0 ||
+		 setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout)) < 0)
+		r = negerrno();
+	if (r >= 0) {
+		ls->fd = fd;
+		r = devwl_thread_start(&thread, lister_run, ls);
+	}
+	if (r >= 0) {
+		pthread_detach(thread);
+		ctl_close(d, conn);
+		return true;
+	}
+	why = r == -ENOMEM ? "out of memory" : strerror(-r);
+	log_msg("control: devices: cannot start a listing thread: %s", why);
+	atomic_fetch_sub(&listings, 1);
+	if (fd >= 0)
+		close(fd);
+	if (ls)
+		attach_listing_free(ls->listing);
+	free(ls);
+	reply_error(conn, r, why);
+	return false;
+}
+
 static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct ctl_conn *conn = container_of(src, struct ctl_conn, src);
 	uint64_t seq = state_seq(d);
 
 	if (revents & POLLIN) {
-		for (int round = 0; round < 4 && !conn->eof && !conn->events; round++) {
+		for (int round = 0; round < 4 && !conn->eof && !conn->events && !conn->devices;
+		     round++) {
 			size_t limit = MAX_HOOK_LINE;
 
 			ssize_t n;
@@ -771,6 +890,8 @@ static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 		conn->broken = true;
 	}
 	if (conn->events && !conn->broken && subscribe(d, conn))
+		return;
+	if (conn->devices && !conn->broken && list_devices(d, conn))
 		return;
 	/* What devwlctl is told is done is on disk first: the answers wait for the write
 	 * (off the loop; control_state_written() sends them). */
