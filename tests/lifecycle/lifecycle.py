@@ -378,48 +378,10 @@ def parse_list(text):
     return got
 
 
-def check(d, m, seen_nodes, verbose):
+def check(args, d, m, seen_nodes):
     """Every comparison after a step; raises Divergence saying what each side said."""
-    # devwlctl containers: the same containers, each on the model's node, in its mode.
-    got = d.containers()
-    want = {c.id: (c.node, c.mode) for c in m.containers.values()}
-    if set(got) != set(want):
-        raise Divergence("devwlctl containers lists %s, the model %s" % (sorted(got), sorted(want)))
-    for cid, (node, mode) in want.items():
-        gnode, gmode = got[cid]
-        if gnode != node:
-            raise Divergence("container %s: devwld says node %s, the model %s" % (cid, gnode, node))
-        # A root runtime's workload has its device cgroup programmed in either mode
-        # (devwld(8) KERNEL MODE): only a kernel-mode one that is not is wrong.
-        if mode == "kernel" and not gmode.startswith("kernel"):
-            raise Divergence("container %s: devwld says mode %s, asked %s" % (cid, gmode, mode))
-    # devwlctl containers --devices: the attachments, lapsed ones marked.
-    rc, out, err = d.ctl("containers", "--devices")
-    gatt = set()
-    for line in out.splitlines():
-        w = line.split()
-        if len(w) >= 5:
-            gatt.add((w[0], w[2], w[3], w[4], "(lapsed)" in line))
-    watt = {(c.id, "1:%d" % a.minor, a.access, a.path, a.lapsed)
-            for c in m.containers.values() for a in c.attached}
-    if gatt != watt:
-        raise Divergence("devwlctl containers --devices: devwld %s, the model %s"
-                         % (sorted(gatt), sorted(watt)))
-    # devwlctl list of every node the model has, and none of those it has not.
-    seen_nodes |= set(m.h.nodes)
-    for path in sorted(seen_nodes):
-        rc, out, err = d.ctl("list", path)
-        if path not in m.h.nodes:
-            if rc == 0:
-                raise Divergence("node %s: devwld lists %r, the model has no such node"
-                                 % (path, out.strip().replace("\n", "|")))
-            continue
-        if rc:
-            raise Divergence("node %s: devwld: %s; the model: %s" % (path, err.strip(), m.h.nodes[path]))
-        gl = parse_list(out)
-        if gl != m.h.nodes[path]:
-            raise Divergence("node %s: devwld lists %s, the model %s" % (path, gl, m.h.nodes[path]))
-    # The kernel: what each workload can open.
+    # The kernel first: what each workload can open (the ground truth), then what devwld
+    # says.
     for c in m.containers.values():
         w = d.workloads[c.id]
         paths = ["/dev/%s" % n for n, _ in UNIVERSE] + [a.path for a in c.attached]
@@ -452,6 +414,47 @@ def check(d, m, seen_nodes, verbose):
                     " the model's access %r wants read %s write %s; devwlctl list %s: %s"
                     % (c.id, c.mode, c.node, p, minor_of[p], rd, wr, acc, want_rd, want_wr,
                        c.node, out.strip().replace("\n", "|") if rc == 0 else "(error)"))
+    # devwlctl containers: the same containers, each on the model's node, in its mode.
+    got = d.containers()
+    want = {c.id: (c.node, c.mode) for c in m.containers.values()}
+    if set(got) != set(want):
+        raise Divergence("devwlctl containers lists %s, the model %s" % (sorted(got), sorted(want)))
+    for cid, (node, mode) in want.items():
+        gnode, gmode = got[cid]
+        if gnode != node:
+            raise Divergence("container %s: devwld says node %s, the model %s" % (cid, gnode, node))
+        # A root runtime's workload has its device cgroup programmed in either mode
+        # (devwld(8) KERNEL MODE): only a kernel-mode one that is not is wrong.
+        if mode == "kernel" and not gmode.startswith("kernel"):
+            raise Divergence("container %s: devwld says mode %s, asked %s" % (cid, gmode, mode))
+    # devwlctl containers --devices: the attachments, lapsed ones marked.
+    rc, out, err = d.ctl("containers", "--devices")
+    gatt = set()
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) >= 5:
+            gatt.add((w[0], w[2], w[3], w[4], "(lapsed)" in line))
+    watt = {(c.id, "1:%d" % a.minor, a.access, a.path, a.lapsed)
+            for c in m.containers.values() for a in c.attached}
+    if gatt != watt:
+        raise Divergence("devwlctl containers --devices: devwld %s, the model %s"
+                         % (sorted(gatt), sorted(watt)))
+    # devwlctl list of every node the model has, and none of those it has not.
+    if args.no_lists:
+        return
+    seen_nodes |= set(m.h.nodes)
+    for path in sorted(seen_nodes):
+        rc, out, err = d.ctl("list", path)
+        if path not in m.h.nodes:
+            if rc == 0:
+                raise Divergence("node %s: devwld lists %r, the model has no such node"
+                                 % (path, out.strip().replace("\n", "|")))
+            continue
+        if rc:
+            raise Divergence("node %s: devwld: %s; the model: %s" % (path, err.strip(), m.h.nodes[path]))
+        gl = parse_list(out)
+        if gl != m.h.nodes[path]:
+            raise Divergence("node %s: devwld lists %s, the model %s" % (path, gl, m.h.nodes[path]))
 
 
 def run_ops(args, ops, verbose=False):
@@ -478,7 +481,7 @@ def run_ops(args, ops, verbose=False):
                 raise Divergence("%s: devwld answered %s, the model %s" % (describe(op), got or "ok", want or "ok"))
             if op[0] == "start" and want:
                 continue
-            check(d, m, seen, verbose)
+            check(args, d, m, seen)
         return None
     except Divergence as e:
         return (i, str(e))
@@ -505,19 +508,40 @@ def gen_ops(args, seed, n):
     return ops
 
 
-def minimise(args, ops, deadline):
+def kind(what):
+    """What a divergence is about, without its names and numbers: a minimised sequence
+    must diverge the same way, not find another divergence on the way."""
+    what = re.sub(r"\bc\d+\b", "C", what)
+    what = re.sub(r"/\S*", "P", what)
+    return " ".join(re.sub(r"\d+", "N", what).split()[:5])
+
+
+def minimise(args, ops, deadline, what):
     """Drop operations (halves, then chunks, then single ones) while a replay from scratch
-    still diverges."""
+    still diverges the same way."""
+    want = kind(what)
     chunk = max(1, len(ops) // 2)
     while chunk >= 1 and time.time() < deadline:
         i = len(ops) - chunk
         while i >= 0 and time.time() < deadline:
             trial = ops[:i] + ops[i + chunk:]
-            if trial and run_ops(args, trial):
+            r = run_ops(args, trial) if trial else None
+            if r and kind(r[1]) == want:
                 ops = trial
             i -= chunk
         chunk //= 2
-    return ops
+    return applicable_only(ops)
+
+
+def applicable_only(ops):
+    """The operations that still apply once others were dropped (an exit whose start went)."""
+    m = M.Model()
+    kept = []
+    for op in ops:
+        if applicable(m, op):
+            model_apply(m, op)
+            kept.append(op)
+    return kept
 
 
 def report(args, seed, ops, where, what):
@@ -533,7 +557,7 @@ def report(args, seed, ops, where, what):
     if not again:
         print("minimised: the prefix did not diverge again (timing?); not minimised")
         return
-    small = minimise(args, prefix, time.time() + args.minimize)
+    small = minimise(args, prefix, time.time() + args.minimize, what)
     final = run_ops(args, small, verbose=False)
     print("minimised reproducer (%d ops; lifecycle.py --replay FILE):" % len(small))
     for op in small:
@@ -565,6 +589,8 @@ def main():
     ap.add_argument("--all", action="store_true", help="go on after a divergence")
     ap.add_argument("--known", default="", help="comma separated defects the model expects"
                     " (model.py KNOWN), to look past them")
+    ap.add_argument("--no-lists", action="store_true",
+                    help="compare no devwlctl list (what the kernel does only)")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
     args = ap.parse_args()
