@@ -97,6 +97,9 @@ def parse(line):
 
 
 def node_path(kind, cid):
+    """shared, own, or the node of container ID (of-ID: joining it, refused if its own)."""
+    if kind.startswith("of-"):
+        return "%s/%s" % (M.TOP, kind[3:])
     return M.SHARED if kind == "shared" else "%s/%s" % (M.TOP, cid)
 
 
@@ -126,8 +129,8 @@ def generate(rng, m, serial):
     choices += ["reload"] * 5 + ["restart"] * 3 + ["crash"] * 3
     k = rng.choice(choices)
     if k == "start":
-        return ("start", "c%d" % serial, rng.choice(["shared", "own"]),
-                rng.choice(["kernel", "authoritative"]))
+        kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]
+        return ("start", "c%d" % serial, rng.choice(kinds), rng.choice(["kernel", "authoritative"]))
     if k == "exit":
         return ("exit", rng.choice(live))
     if k == "attach":
@@ -270,16 +273,40 @@ class Daemon:
         try:
             ready = w.line(60)
         except Divergence as e:
+            # Refused (another container's own node): not served, its calls fail ENOSYS
+            # and it never gets as far as saying ready; devwld does not list it.
+            del self.workloads[cid]
+            if w.proc.wait(timeout=20) != 0 and cid not in self.containers():
+                return "EBUSY"
             raise Divergence("%s: %s" % (e, open(self.path(cid + ".err"), errors="replace").read()))
         if ready != "ready":
             raise Divergence("workload %s said %r" % (cid, ready))
         # Served: its loader's opens were answered (authoritative), or devwld answered
         # devwl-run (kernel). Listed once its connection is taken on.
+        refused = re.compile(r"container %s: node \S+ is container \S+'s own: refused" % re.escape(cid))
         for _ in range(400):
             if cid in self.containers():
-                return
+                return None
+            if refused.search(self.tail(200)):
+                return self.refused(w)
             time.sleep(0.025)
         raise Divergence("container %s never listed by devwlctl containers" % cid)
+
+    def refused(self, w):
+        """A kernel-mode workload devwld refused runs all the same (devwl-run cannot tell a
+        refusal from the close that says it was taken on); its device cgroup, never
+        programmed, must refuse every device."""
+        paths = ["/dev/%s" % n for n, _ in UNIVERSE]
+        answer = w.ask("probe " + " ".join(paths)).split()
+        del self.workloads[w.id]
+        w.sock.sendall(b"exit\n")
+        w.proc.wait(timeout=20)
+        w.sock.close()
+        opened = [answer[i] for i in range(0, len(answer), 3)
+                  if answer[i + 1] == "ok" or answer[i + 2] == "ok"]
+        if opened:
+            raise Divergence("container %s, refused by devwld, opens %s" % (w.id, " ".join(opened)))
+        return "EBUSY"
 
     def exit(self, cid):
         w = self.workloads.pop(cid)
@@ -342,8 +369,7 @@ def real_apply(d, op):
     """op on devwld; returns None or an errno name."""
     k = op[0]
     if k == "start":
-        d.start(op[1], node_path(op[2], op[1]), op[3])
-        return None
+        return d.start(op[1], node_path(op[2], op[1]), op[3])
     if k == "exit":
         d.exit(op[1])
         return None
