@@ -246,7 +246,9 @@ class Model:
                 return self.rmdir(h, node)
 
             err = run()
-            if err == "ENOENT" and verb != "mkdir" and node in self.ondemand:
+            # A change to a missing node: made again as devwld made it (a node made for
+            # containers, or one below such a node that a later change still names).
+            if err == "ENOENT" and verb != "mkdir":
                 if "reload-container-rules" in self.known:
                     rules = self.in_use(node)
                 else:
