@@ -105,6 +105,10 @@ KNOWN = {
     # it) counts it as not made for the container: the own node is lost, the next attach
     # gets a leaf below it, and another container may join it.
     "reload-own-node",
+    # A reload replays devwlctl's changes before it makes the containers' nodes again: a
+    # devwlctl mkdir below a node devwld made for containers finds no parent and is
+    # dropped, though the container and its node are still there.
+    "reload-drops-mkdir",
 }
 
 
@@ -248,6 +252,11 @@ class Model:
             err = run()
             # A change to a missing node: made again as devwld made it (a node made for
             # containers, or one below such a node that a later change still names).
+            if (err == "ENOENT" and verb == "mkdir" and parent_of(node) in self.ondemand
+                    and "reload-drops-mkdir" not in self.known):
+                up = parent_of(node)
+                self.ensure(h, up, made, up in self.crules, promise)
+                err = run()
             if err == "ENOENT" and verb != "mkdir":
                 if "reload-container-rules" in self.known:
                     rules = self.in_use(node)
