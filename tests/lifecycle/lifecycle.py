@@ -1,0 +1,674 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""tests/lifecycle: random lifecycles of devwld against real workloads and a model.
+
+    lifecycle.py --build DIR --agent AGENT [--seeds N | --seed S] [--ops N] [--budget SECS]
+                 [--minimize SECS] [--verbose] [--keep]
+
+Each seed is a sequence of operations (containers started on a shared node or a node of
+their own, in kernel or authoritative mode, and gone; attach and detach; devwlctl allow,
+deny, mkdir, rmdir; reload; planned restart; SIGKILL of the worker) applied to a fresh
+devwld and to the model (model.py). After every operation each live workload opens every
+device of the universe, and every path attached to it, for reading and for writing: the
+kernel's answers must be the model's. devwlctl containers, containers --devices and list
+must agree with the model too, and attached nodes exist in the workload while detached
+ones are gone. A divergence is reported with the seed, the operation prefix and a
+minimised reproducer (operations dropped while a replay from scratch still diverges),
+and the run exits 1. Exit 77 where it cannot run (not root, no seccomp listener).
+"""
+
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model as M  # noqa: E402
+
+# The universe: every workload's /dev holds these nodes, made before devwl-run starts.
+UNIVERSE = [("null", 3), ("zero", 5), ("full", 7), ("random", 8), ("urandom", 9)]
+MINORS = [m for _, m in UNIVERSE]
+ACCESSES = ["r", "rw", "w"]
+
+POLICY = """{ "version": 1,
+  "nodes": [ { "path": "/containers", "rules": ["deny a", %s] } ],
+  "containers": { "container_rules": [%s] } }
+""" % (
+    ", ".join('"allow c 1:%d %s"' % (m, a) for m, a in M.FILE_RULES),
+    ", ".join('"%s c 1:%d %s"' % (v, m, a) for v, m, a in M.CONTAINER_RULES),
+)
+
+
+class Divergence(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def ename(text):
+    m = re.search(r"\b(E[A-Z0-9]{2,})\b", text)
+    return m.group(1) if m else "error"
+
+
+# ---- operations ------------------------------------------------------------------------
+# An operation is a tuple; its text (describe) is what reports print and --replay reads.
+
+
+def describe(op):
+    k = op[0]
+    if k == "start":
+        return "start %s %s %s" % op[1:]
+    if k == "attach":
+        return "attach %s c 1:%d %s --access %s" % (op[1], op[2], op[4], op[3])
+    if k in ("exit", "detach"):
+        return " ".join(op)
+    if k in ("allow", "deny"):
+        return "%s %s c 1:%d %s" % op
+    if k in ("mkdir", "rmdir"):
+        return "%s %s" % op
+    return k
+
+
+def parse(line):
+    w = line.split()
+    if w[0] == "start":
+        return ("start", w[1], w[2], w[3])
+    if w[0] == "attach":
+        return ("attach", w[1], int(w[3].split(":")[1]), w[6], w[4])
+    if w[0] in ("exit",):
+        return ("exit", w[1])
+    if w[0] == "detach":
+        return ("detach", w[1], w[2])
+    if w[0] in ("allow", "deny"):
+        return (w[0], w[1], int(w[3].split(":")[1]), w[4])
+    if w[0] in ("mkdir", "rmdir"):
+        return (w[0], w[1])
+    return (w[0],)
+
+
+def node_path(kind, cid):
+    """shared, own, or the node of container ID (of-ID: joining it, refused if its own)."""
+    if kind.startswith("of-"):
+        return "%s/%s" % (M.TOP, kind[3:])
+    return M.SHARED if kind == "shared" else "%s/%s" % (M.TOP, cid)
+
+
+def applicable(m, op):
+    """Can op run on model m? (A minimised sequence may lack a container's start.)"""
+    k = op[0]
+    if k == "start":
+        return op[1] not in m.containers
+    if k in ("exit", "attach", "detach"):
+        return op[1] in m.containers
+    return True
+
+
+def generate(rng, m, serial):
+    """One operation for the model's state (deterministic for the seed)."""
+    live = sorted(m.containers)
+    atts = [(c, a.path) for c in live for a in m.containers[c].attached]
+    nodes = sorted(p for p in m.h.nodes if p != M.TOP)
+    choices = []
+    if len(live) < 4:
+        choices += ["start"] * 12
+    if live:
+        choices += ["exit"] * 5 + ["attach"] * 18
+    if atts:
+        choices += ["detach"] * 10
+    choices += ["allow"] * 9 + ["deny"] * 7 + ["mkdir"] * 4 + ["rmdir"] * 3
+    choices += ["reload"] * 5 + ["restart"] * 3 + ["crash"] * 3
+    k = rng.choice(choices)
+    if k == "start":
+        kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]
+        return ("start", "c%d" % serial, rng.choice(kinds), rng.choice(["kernel", "authoritative"]))
+    if k == "exit":
+        return ("exit", rng.choice(live))
+    if k == "attach":
+        minor = rng.choice(MINORS)
+        path = "/dev/a%d" % minor if rng.random() < 0.8 else "/dev/b%d" % rng.choice(MINORS)
+        return ("attach", rng.choice(live), minor, rng.choice(["r", "rw", "rw", "w"]), path)
+    if k == "detach":
+        if rng.random() < 0.1:
+            return ("detach", rng.choice(live), "/dev/none")
+        return ("detach",) + rng.choice(atts)
+    candidates = [M.SHARED, M.TOP + "/x", M.TOP + "/x/y", M.SHARED + "/x",
+                  "%s/c%d" % (M.TOP, serial)]
+    if k in ("allow", "deny"):
+        r = rng.random()
+        node = M.TOP if r < 0.3 else rng.choice(nodes) if nodes and r < 0.9 else rng.choice(candidates)
+        return (k, node, rng.choice(MINORS), rng.choice(ACCESSES))
+    if k == "mkdir":
+        return ("mkdir", rng.choice(candidates))
+    if k == "rmdir":
+        return ("rmdir", rng.choice(nodes + candidates[:2]))
+    return (k,)
+
+
+def model_apply(m, op):
+    k = op[0]
+    if k == "start":
+        return m.start(op[1], node_path(op[2], op[1]), op[3])
+    if k == "exit":
+        return m.exit(op[1])
+    if k == "attach":
+        return m.attach(op[1], op[2], op[3], op[4])
+    if k == "detach":
+        return m.detach(op[1], op[2])
+    if k in ("allow", "deny"):
+        return m.change(k, op[1], op[2], op[3])
+    if k in ("mkdir", "rmdir"):
+        return m.change(k, op[1], None, None)
+    if k == "reload":
+        return m.reload()
+    return None  # restart, crash: everything stays
+
+
+# ---- the real side ---------------------------------------------------------------------
+
+
+class Workload:
+    def __init__(self, cid, proc, sock):
+        self.id, self.proc, self.sock = cid, proc, sock
+        self.buf = b""
+        self.gone_paths = set()  # detached: must not exist
+
+    def line(self, timeout):
+        self.sock.settimeout(timeout)
+        while b"\n" not in self.buf:
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                raise Divergence("workload %s: no answer in %d s (a call never answered?)"
+                                 % (self.id, timeout))
+            if not chunk:
+                raise Divergence("workload %s: gone (exit %s)" % (self.id, self.proc.poll()))
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+    def ask(self, text, timeout=20):
+        self.sock.sendall(text.encode() + b"\n")
+        return self.line(timeout)
+
+
+class Daemon:
+    def __init__(self, args, tmp):
+        self.args, self.t = args, tmp
+        self.devwld = os.path.join(args.build, "supervisor", "devwld")
+        self.devwlctl = os.path.join(args.build, "tools", "devwlctl")
+        self.run = os.path.join(args.build, "tools", "devwl-run")
+        self.workloads = {}
+        self.log = open(os.path.join(tmp, "devwld.log"), "ab")
+        with open(os.path.join(tmp, "policy.json"), "w") as f:
+            f.write(POLICY)
+        self.proc = subprocess.Popen(
+            [self.devwld, "--listen", self.path("listen.sock"), "--control",
+             self.path("control.sock"), "--policy", self.path("policy.json"),
+             "--no-audit"], stdout=self.log, stderr=self.log, start_new_session=True)
+        for _ in range(1200):
+            if os.path.exists(self.path("listen.sock")) and os.path.exists(self.path("control.sock")):
+                return
+            if self.proc.poll() is not None:
+                raise Divergence("devwld exited at start: %s" % self.tail())
+            time.sleep(0.05)
+        raise Divergence("devwld not ready after 60 s")
+
+    def path(self, name):
+        return os.path.join(self.t, name)
+
+    def tail(self, n=30):
+        try:
+            with open(self.path("devwld.log"), errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+    def ctl(self, *argv, timeout=60):
+        p = subprocess.run([self.devwlctl, "--socket", self.path("control.sock")] + list(argv),
+                           capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def containers(self):
+        rc, out, err = self.ctl("containers")
+        if rc:
+            raise Divergence("devwlctl containers: %s" % err.strip())
+        got = {}
+        for line in out.splitlines():
+            w = line.split()
+            if len(w) >= 5:
+                got[w[0]] = (w[1], w[4])
+        return got
+
+    def stat_of(self, key):
+        rc, out, _ = self.ctl("stats")
+        for line in out.splitlines():
+            w = line.split()
+            if rc == 0 and len(w) == 2 and w[0] == key:
+                return w[1]
+        return None
+
+    def start(self, cid, node, mode):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        nodes = ",".join("%s:1:%d" % (n, m) for n, m in UNIVERSE)
+        fd = theirs.fileno()
+        argv = [self.args.agent, "setup", nodes, "--", self.run, "--connect",
+                self.path("listen.sock"), "--id", cid, "--node", node, "--mode=" + mode, "--",
+                self.args.agent, "serve", str(fd)]
+        err = open(self.path(cid + ".err"), "wb")
+        proc = subprocess.Popen(argv, pass_fds=[fd], stdin=subprocess.DEVNULL, stdout=err,
+                                stderr=err)
+        theirs.close()
+        w = Workload(cid, proc, ours)
+        self.workloads[cid] = w
+        try:
+            ready = w.line(60)
+        except Divergence as e:
+            # Refused (another container's own node): not served, its calls fail ENOSYS
+            # and it never gets as far as saying ready; devwld does not list it.
+            del self.workloads[cid]
+            if w.proc.wait(timeout=20) != 0 and cid not in self.containers():
+                return "EBUSY"
+            raise Divergence("%s: %s" % (e, open(self.path(cid + ".err"), errors="replace").read()))
+        if ready != "ready":
+            raise Divergence("workload %s said %r" % (cid, ready))
+        # Served: its loader's opens were answered (authoritative), or devwld answered
+        # devwl-run (kernel). Listed once its connection is taken on.
+        refused = re.compile(r"container %s: node \S+ is container \S+'s own: refused" % re.escape(cid))
+        for _ in range(400):
+            if cid in self.containers():
+                return None
+            if refused.search(self.tail(200)):
+                return self.refused(w)
+            time.sleep(0.025)
+        raise Divergence("container %s never listed by devwlctl containers" % cid)
+
+    def refused(self, w):
+        """A kernel-mode workload devwld refused runs all the same (devwl-run cannot tell a
+        refusal from the close that says it was taken on); its device cgroup, never
+        programmed, must refuse every device."""
+        paths = ["/dev/%s" % n for n, _ in UNIVERSE]
+        answer = w.ask("probe " + " ".join(paths)).split()
+        del self.workloads[w.id]
+        w.sock.sendall(b"exit\n")
+        w.proc.wait(timeout=20)
+        w.sock.close()
+        opened = [answer[i] for i in range(0, len(answer), 3)
+                  if answer[i + 1] == "ok" or answer[i + 2] == "ok"]
+        if opened:
+            raise Divergence("container %s, refused by devwld, opens %s" % (w.id, " ".join(opened)))
+        return "EBUSY"
+
+    def exit(self, cid):
+        w = self.workloads.pop(cid)
+        try:
+            w.sock.sendall(b"exit\n")
+        except OSError:
+            pass
+        try:
+            w.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            w.proc.kill()
+            w.proc.wait()
+            raise Divergence("workload %s did not exit" % cid)
+        w.sock.close()
+        for _ in range(400):
+            if cid not in self.containers():
+                return
+            time.sleep(0.025)
+        raise Divergence("container %s still listed 10 s after its process exited" % cid)
+
+    def restart(self):
+        g = self.stat_of("generation")
+        rc, _, err = self.ctl("restart")
+        if rc:
+            raise Divergence("devwlctl restart: %s" % err.strip())
+        if self.stat_of("generation") == g:
+            raise Divergence("devwlctl restart returned with generation still %s" % g)
+
+    def crash(self):
+        g = self.stat_of("generation")
+        pid = int(self.stat_of("pid"))
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(1200):
+            now = self.stat_of("generation")
+            if now is not None and now != g:
+                return
+            time.sleep(0.01)
+        raise Divergence("no new worker 12 s after SIGKILL of %d" % pid)
+
+    def close(self):
+        for w in list(self.workloads.values()):
+            try:
+                w.proc.kill()
+                w.proc.wait(timeout=10)
+            except Exception:
+                pass
+            w.sock.close()
+        self.workloads = {}
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
+def real_apply(d, op):
+    """op on devwld; returns None or an errno name."""
+    k = op[0]
+    if k == "start":
+        return d.start(op[1], node_path(op[2], op[1]), op[3])
+    if k == "exit":
+        d.exit(op[1])
+        return None
+    if k == "restart":
+        d.restart()
+        return None
+    if k == "crash":
+        d.crash()
+        return None
+    if k == "attach":
+        argv = ["attach", op[1], "c 1:%d" % op[2], op[4], "--access", op[3]]
+    elif k == "detach":
+        argv = ["detach", op[1], op[2]]
+    elif k in ("allow", "deny"):
+        argv = [k, op[1], "c 1:%d %s" % (op[2], op[3])]
+    elif k in ("mkdir", "rmdir"):
+        argv = [k, op[1]]
+    else:
+        argv = [k]
+    rc, out, err = d.ctl(*argv)
+    return ename(err) if rc else None
+
+
+def parse_list(text):
+    got = {}
+    for line in text.splitlines():
+        m = re.fullmatch(r"c 1:(\d+) ([rwm]+)", line.strip())
+        if not m:
+            got.setdefault("other", []).append(line.strip())
+            continue
+        got[int(m.group(1))] = M.norm(m.group(2))
+    return got
+
+
+def check(args, d, m, seen_nodes):
+    """Every comparison after a step; raises Divergence saying what each side said."""
+    # The kernel first: what each workload can open (the ground truth), then what devwld
+    # says.
+    for c in m.containers.values():
+        w = d.workloads[c.id]
+        paths = ["/dev/%s" % n for n, _ in UNIVERSE] + [a.path for a in c.attached]
+        minor_of = {"/dev/%s" % n: mi for n, mi in UNIVERSE}
+        for a in c.attached:
+            minor_of[a.path] = a.minor
+            st = None
+            try:
+                st = os.stat("/proc/%d/root%s" % (w.proc.pid, a.path))
+            except OSError as e:
+                raise Divergence("container %s: attached %s missing in the workload: %s"
+                                 % (c.id, a.path, e.strerror))
+            if not stat.S_ISCHR(st.st_mode) or os.major(st.st_rdev) != 1 or os.minor(st.st_rdev) != a.minor:
+                raise Divergence("container %s: %s is not c 1:%d" % (c.id, a.path, a.minor))
+        for p in sorted(w.gone_paths - {a.path for a in c.attached}):
+            if os.path.lexists("/proc/%d/root%s" % (w.proc.pid, p)):
+                raise Divergence("container %s: detached %s still exists in the workload" % (c.id, p))
+        answer = w.ask("probe " + " ".join(paths)).split()
+        if len(answer) != 3 * len(paths):
+            raise Divergence("container %s: probe answered %r" % (c.id, answer))
+        for i, p in enumerate(paths):
+            acc = m.h.access(c.node, minor_of[p])
+            rd, wr = answer[3 * i + 1], answer[3 * i + 2]
+            want_rd = "ok" if "r" in acc else "EPERM"
+            want_wr = "ok" if "w" in acc else "EPERM"
+            if (rd, wr) != (want_rd, want_wr):
+                rc, out, _ = d.ctl("list", c.node)
+                raise Divergence(
+                    "container %s (%s, node %s): %s (c 1:%d): the kernel opens read %s write %s;"
+                    " the model's access %r wants read %s write %s; devwlctl list %s: %s"
+                    % (c.id, c.mode, c.node, p, minor_of[p], rd, wr, acc, want_rd, want_wr,
+                       c.node, out.strip().replace("\n", "|") if rc == 0 else "(error)"))
+    # devwlctl containers: the same containers, each on the model's node, in its mode.
+    got = d.containers()
+    want = {c.id: (c.node, c.mode) for c in m.containers.values()}
+    if set(got) != set(want):
+        raise Divergence("devwlctl containers lists %s, the model %s" % (sorted(got), sorted(want)))
+    for cid, (node, mode) in want.items():
+        gnode, gmode = got[cid]
+        if gnode != node:
+            raise Divergence("container %s: devwld says node %s, the model %s" % (cid, gnode, node))
+        # A root runtime's workload has its device cgroup programmed in either mode
+        # (devwld(8) KERNEL MODE): only a kernel-mode one that is not is wrong.
+        if mode == "kernel" and not gmode.startswith("kernel"):
+            raise Divergence("container %s: devwld says mode %s, asked %s" % (cid, gmode, mode))
+    # devwlctl containers --devices: the attachments, lapsed ones marked.
+    rc, out, err = d.ctl("containers", "--devices")
+    gatt = set()
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) >= 5:
+            gatt.add((w[0], w[2], w[3], w[4], "(lapsed)" in line))
+    watt = {(c.id, "1:%d" % a.minor, a.access, a.path, a.lapsed)
+            for c in m.containers.values() for a in c.attached}
+    if gatt != watt:
+        raise Divergence("devwlctl containers --devices: devwld %s, the model %s"
+                         % (sorted(gatt), sorted(watt)))
+    # devwlctl list of every node the model has, and none of those it has not.
+    if args.no_lists:
+        return
+    seen_nodes |= set(m.h.nodes)
+    for path in sorted(seen_nodes):
+        rc, out, err = d.ctl("list", path)
+        if path not in m.h.nodes:
+            if rc == 0:
+                raise Divergence("node %s: devwld lists %r, the model has no such node"
+                                 % (path, out.strip().replace("\n", "|")))
+            continue
+        if rc:
+            raise Divergence("node %s: devwld: %s; the model: %s" % (path, err.strip(), m.h.nodes[path]))
+        gl = parse_list(out)
+        if gl != m.h.nodes[path]:
+            raise Divergence("node %s: devwld lists %s, the model %s" % (path, gl, m.h.nodes[path]))
+
+
+def run_ops(args, ops, verbose=False):
+    """ops on a fresh devwld and a fresh model: None, or (index, what) of the first
+    divergence."""
+    tmp = tempfile.mkdtemp(prefix="devwl-life.")
+    os.chmod(tmp, 0o755)
+    m = M.Model(args.known_set)
+    d = None
+    i = -1
+    try:
+        d = Daemon(args, tmp)
+        seen = set()
+        for i, op in enumerate(ops):
+            if not applicable(m, op):
+                continue
+            want = model_apply(m, op)
+            if op[0] == "detach" and op[1] in d.workloads:
+                d.workloads[op[1]].gone_paths.add(op[2])
+            got = real_apply(d, op)
+            if verbose:
+                print("  %3d %-50s model %-7s devwld %s" % (i, describe(op), want or "ok", got or "ok"))
+            if (want is None) != (got is None) or (want and got != want and got != "error"):
+                raise Divergence("%s: devwld answered %s, the model %s" % (describe(op), got or "ok", want or "ok"))
+            if op[0] == "start" and want:
+                continue
+            check(args, d, m, seen)
+        return None
+    except Divergence as e:
+        return (i, str(e))
+    finally:
+        if d:
+            d.close()
+        if args.keep:
+            print("kept %s" % tmp, file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def gen_ops(args, seed, n):
+    rng = random.Random(seed)
+    m = M.Model(args.known_set)
+    ops = []
+    serial = 1
+    while len(ops) < n:
+        op = generate(rng, m, serial)
+        if op[0] == "start":
+            serial += 1
+        model_apply(m, op)
+        ops.append(op)
+    return ops
+
+
+def kind(what):
+    """What a divergence is about, without its names and numbers: a minimised sequence
+    must diverge the same way, not find another divergence on the way."""
+    what = re.sub(r"\bc\d+\b", "C", what)
+    what = re.sub(r"/\S*", "P", what)
+    return " ".join(re.sub(r"\d+", "N", what).split()[:5])
+
+
+def minimise(args, ops, deadline, what):
+    """Drop operations (halves, then chunks, then single ones) while a replay from scratch
+    still diverges the same way."""
+    want = kind(what)
+    chunk = max(1, len(ops) // 2)
+    while chunk >= 1 and time.time() < deadline:
+        i = len(ops) - chunk
+        while i >= 0 and time.time() < deadline:
+            trial = ops[:i] + ops[i + chunk:]
+            r = run_ops(args, trial) if trial else None
+            if r and kind(r[1]) == want:
+                ops = trial
+            i -= chunk
+        chunk //= 2
+    return applicable_only(ops)
+
+
+def applicable_only(ops):
+    """The operations that still apply once others were dropped (an exit whose start went)."""
+    m = M.Model()
+    kept = []
+    for op in ops:
+        if applicable(m, op):
+            model_apply(m, op)
+            kept.append(op)
+    return kept
+
+
+def report(args, seed, ops, where, what):
+    prefix = ops[:where + 1]
+    print("DIVERGENCE seed %s after op %d: %s" % (seed, where, what))
+    print("reproduce: lifecycle.py --seed %s --ops %d" % (seed, where + 1))
+    print("operation prefix:")
+    for i, op in enumerate(prefix):
+        print("  %3d %s" % (i, describe(op)))
+    if args.minimize <= 0:
+        return
+    again = run_ops(args, prefix)
+    if not again:
+        print("minimised: the prefix did not diverge again (timing?); not minimised")
+        return
+    small = minimise(args, prefix, time.time() + args.minimize, what)
+    final = run_ops(args, small, verbose=False)
+    print("minimised reproducer (%d ops; lifecycle.py --replay FILE):" % len(small))
+    for op in small:
+        print("  " + describe(op))
+    print("  -> %s" % (final[1] if final else "(did not diverge on the last replay)"))
+    sys.stdout.flush()
+
+
+def can_run(args):
+    if os.geteuid() != 0:
+        raise Skip("needs root (mount namespaces, mknod, devwld's seccomp listeners)")
+    for f in (os.path.join(args.build, "supervisor", "devwld"), args.agent):
+        if not os.access(f, os.X_OK):
+            raise Skip("%s not built" % f)
+    if not os.path.exists("/proc/self/ns/mnt"):
+        raise Skip("no mount namespaces")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--seeds", type=int, default=0, help="seeds 1..N (default: until --budget)")
+    ap.add_argument("--seed", type=int, help="this seed only")
+    ap.add_argument("--ops", type=int, default=40)
+    ap.add_argument("--budget", type=float, default=0, help="stop starting seeds after SECS")
+    ap.add_argument("--minimize", type=float, default=300, help="seconds for minimising (0: none)")
+    ap.add_argument("--replay", help="run the operations of FILE, one per line")
+    ap.add_argument("--all", action="store_true", help="go on after a divergence")
+    ap.add_argument("--known", default="", help="comma separated defects the model expects"
+                    " (model.py KNOWN), to look past them")
+    ap.add_argument("--no-lists", action="store_true",
+                    help="compare no devwlctl list (what the kernel does only)")
+    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    args = ap.parse_args()
+    args.known_set = {k for k in args.known.split(",") if k}
+    if args.known_set - M.KNOWN:
+        ap.error("--known: expected some of %s" % ", ".join(sorted(M.KNOWN)))
+    try:
+        can_run(args)
+    except Skip as e:
+        print("SKIP: %s" % e)
+        return 77
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    if args.replay:
+        with open(args.replay) as f:
+            ops = [parse(line.strip()) for line in f if line.strip() and not line.startswith("#")]
+        r = run_ops(args, ops, verbose=True)
+        print("diverged after op %d: %s" % r if r else "no divergence")
+        return 1 if r else 0
+    seeds = [args.seed] if args.seed is not None else None
+    t0 = time.time()
+    failed = 0
+    n = 0
+    seed = 0
+    while True:
+        if seeds is not None:
+            if n >= len(seeds):
+                break
+            seed = seeds[n]
+        else:
+            seed += 1
+            if args.seeds and seed > args.seeds:
+                break
+            if not args.seeds and args.budget and time.time() - t0 > args.budget:
+                break
+            if not args.seeds and not args.budget and seed > 1:
+                break
+        n += 1
+        ops = gen_ops(args, seed, args.ops)
+        s0 = time.time()
+        r = run_ops(args, ops, verbose=args.verbose)
+        print("seed %d: %d ops, %.1f s, %s" % (seed, len(ops), time.time() - s0,
+                                                 "DIVERGED" if r else "agreed"))
+        sys.stdout.flush()
+        if r:
+            failed += 1
+            report(args, seed, ops, r[0], r[1])
+            if not args.all:
+                break
+    print("%d seeds, %d diverged, %.0f s" % (n, failed, time.time() - t0))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

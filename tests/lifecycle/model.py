@@ -1,0 +1,287 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The reference model of what devwld promises over a lifecycle (tests/lifecycle/README.md).
+
+No devwld code: the hierarchy is the cgroup-v1 device controller's (doc/DESIGN.md section 2,
+as tests/oracle proves libdevwl against the kernel), restricted to what the driver writes:
+exact character rules "c 1:MINOR ACCESS" under /containers, which denies by default. A
+node is a map minor -> access; a child starts as a copy of its parent; an allow the parent
+does not cover is refused (EPERM); a deny also takes the access from every descendant.
+
+On top of it, devwld(8): CONTAINERS (nodes made on demand with the policy's
+container_rules, removed with their last container), HOT-PLUG (the own-node rule, the leaf
+NODE/ID, detach revoking what the attach added), RELOAD (the file again, then devwlctl's
+changes, then the containers' nodes and attachments), STATE and RESTART (a planned restart
+and a crash of the worker change nothing).
+"""
+
+ROOT = "/"
+TOP = "/containers"
+SHARED = "/containers/shared"
+
+# The policy file's /containers (besides "deny a") and the container_rules: every rule is
+# (verb, minor, access). 1:7 and 1:9 w are the parent's but not a container node's, so
+# an attach of them works on a container's own node and is refused on a leaf under a
+# shared node devwld made (its container_rules bound the leaf).
+FILE_RULES = [(3, "rwm"), (5, "rw"), (7, "rw"), (8, "r"), (9, "rw")]
+CONTAINER_RULES = [("deny", 7, "rw"), ("deny", 9, "w")]
+
+
+def parent_of(path):
+    head = path.rsplit("/", 1)[0]
+    return head or ROOT
+
+
+def norm(acc):
+    return "".join(c for c in "rwm" if c in acc)
+
+
+class Attachment:
+    def __init__(self, minor, access, path, added):
+        self.minor, self.access, self.path, self.added = minor, access, path, added
+        self.lapsed = False
+
+
+class Container:
+    def __init__(self, cid, node, mode, own):
+        self.id, self.node, self.mode, self.own = cid, node, mode, own
+        self.attached = []
+
+    def find(self, minor=None, path=None):
+        for a in self.attached:
+            if (path is not None and a.path == path) or (minor is not None and a.minor == minor):
+                return a
+        return None
+
+
+class Hierarchy:
+    """Nodes below the allow-all root: path -> {minor: access}."""
+
+    def __init__(self):
+        self.nodes = {TOP: {m: a for m, a in FILE_RULES}}
+
+    def access(self, path, minor):
+        return "rwm" if path == ROOT else self.nodes[path].get(minor, "")
+
+    def children(self, path):
+        return [p for p in self.nodes if parent_of(p) == path]
+
+    def allow(self, path, minor, acc):
+        if path not in self.nodes:
+            return "ENOENT"
+        if not set(acc) <= set(self.access(parent_of(path), minor)):
+            return "EPERM"
+        self.nodes[path][minor] = norm(self.access(path, minor) + acc)
+        return None
+
+    def deny(self, path, minor, acc):
+        if path not in self.nodes:
+            return "ENOENT"
+        for p in self.nodes:
+            if p == path or p.startswith(path + "/"):
+                left = norm("".join(c for c in self.access(p, minor) if c not in acc))
+                if left:
+                    self.nodes[p][minor] = left
+                else:
+                    self.nodes[p].pop(minor, None)
+        return None
+
+    def mkdir(self, path):
+        if path in self.nodes:
+            return "EEXIST"
+        if parent_of(path) not in self.nodes:
+            return "ENOENT"
+        self.nodes[path] = dict(self.nodes[parent_of(path)])
+        return None
+
+
+# Known defects the model can be told to expect (--known), so that a run looks past them
+# for others: each is what devwld does today instead of what devwld(8) promises.
+KNOWN = {
+    # A reload makes a node again for a devwlctl change, or as the ancestor of a leaf,
+    # without the container_rules when no container is on that very node (only the leaf's
+    # container is, below it): the shared node then grants what container_rules deny.
+    "reload-container-rules",
+    # A reload that finds a container's own node made already (for a devwlctl change to
+    # it) counts it as not made for the container: the own node is lost, the next attach
+    # gets a leaf below it, and another container may join it.
+    "reload-own-node",
+    # A reload replays devwlctl's changes before it makes the containers' nodes again: a
+    # devwlctl mkdir below a node devwld made for containers finds no parent and is
+    # dropped, though the container and its node are still there.
+    "reload-drops-mkdir",
+}
+
+
+class Model:
+    def __init__(self, known=()):
+        self.known = set(known)
+        self.h = Hierarchy()
+        self.ondemand = set()  # made by devwld for containers (ancestors included)
+        self.crules = set()  # of those, the ones made as a container's node: container_rules
+        self.containers = {}
+        self.edits = []  # devwlctl's changes, in order: (verb, node, minor, access)
+        self.ruled_now = set()
+
+    # ---- helpers -------------------------------------------------------------------------
+    def in_use(self, path):
+        return any(c.node == path for c in self.containers.values())
+
+    def ensure(self, h, path, made, rules, ruled=None):
+        """Make path and its missing ancestors (copies); the node itself gets the
+        container_rules when rules, an ancestor when it is in ruled (made for containers
+        before a reload). Returns whether path was made; the nodes given the
+        container_rules are added to ruled_now."""
+        if path in h.nodes:
+            return False
+        parts = path.split("/")[1:]
+        for i in range(1, len(parts) + 1):
+            p = "/" + "/".join(parts[:i])
+            if p not in h.nodes:
+                h.mkdir(p)
+                made.add(p)
+                if (p == path and rules) or (p != path and ruled and p in ruled):
+                    for verb, minor, acc in CONTAINER_RULES:
+                        getattr(h, verb)(p, minor, acc)
+                    self.ruled_now.add(p)
+        return True
+
+    def forget(self, path):
+        """A node devwld made goes with its last container, and its ancestors it made."""
+        while path != ROOT and path in self.ondemand:
+            if self.h.children(path) or self.in_use(path):
+                return
+            del self.h.nodes[path]
+            self.ondemand.discard(path)
+            self.crules.discard(path)
+            self.edits = [e for e in self.edits if not (e[1] == path or e[1].startswith(path + "/"))]
+            path = parent_of(path)
+
+    def effective(self, cid):
+        c = self.containers[cid]
+        return {m: self.h.access(c.node, m) for m in range(0, 256) if self.h.access(c.node, m)}
+
+    # ---- operations: each returns None (done) or an errno name --------------------------
+    def start(self, cid, path, mode):
+        owner = [c for c in self.containers.values() if c.node == path and c.own]
+        if owner:
+            return "EBUSY"
+        made = set()
+        created = self.ensure(self.h, path, made, True)
+        self.ondemand |= made
+        if created:
+            self.crules.add(path)
+        self.containers[cid] = Container(cid, path, mode, created and path.rsplit("/", 1)[1] == cid)
+        return None
+
+    def exit(self, cid):
+        c = self.containers.pop(cid)
+        self.forget(c.node)
+        return None
+
+    def attach(self, cid, minor, acc, path):
+        c = self.containers[cid]
+        if c.find(minor=minor) or c.find(path=path):
+            return "EEXIST"
+        old = None
+        if not c.own:
+            leaf = (c.node if c.node != ROOT else "") + "/" + cid
+            if leaf in self.h.nodes:
+                return "EEXIST"
+            made = set()
+            self.ensure(self.h, leaf, made, True)
+            self.ondemand |= made
+            self.crules.add(leaf)
+            old = c.node
+            c.node, c.own = leaf, True
+        before = self.h.access(c.node, minor)
+        err = self.h.allow(c.node, minor, acc)
+        if err:
+            if old is not None:
+                leaf, c.node, c.own = c.node, old, False
+                self.forget(leaf)
+            return err
+        c.attached.append(Attachment(minor, acc, path, norm("".join(x for x in acc if x not in before))))
+        return None
+
+    def detach(self, cid, path):
+        c = self.containers[cid]
+        a = c.find(path=path)
+        if not a:
+            return "ENOENT"
+        if a.added and not a.lapsed:
+            self.h.deny(c.node, a.minor, a.added)
+        c.attached.remove(a)
+        return None
+
+    def change(self, verb, node, minor, acc):
+        if verb in ("allow", "deny"):
+            err = getattr(self.h, verb)(node, minor, acc)
+        elif verb == "mkdir":
+            err = self.h.mkdir(node)
+        else:
+            err = self.rmdir(self.h, node)
+        if not err:
+            self.edits.append((verb, node, minor, acc))
+        return err
+
+    def rmdir(self, h, node):
+        if node not in h.nodes:
+            return "ENOENT"
+        if h.children(node) or (h is self.h and self.in_use(node)):
+            return "EBUSY"
+        del h.nodes[node]
+        return None
+
+    def reload(self):
+        """The file again, devwlctl's changes on it, every container's node (made again
+        if missing, as it was made: a node made for containers with the container_rules),
+        then the attachments' grants (one refused lapses)."""
+        h = Hierarchy()
+        made = set()
+        kept = []
+        self.ruled_now = set()
+        promise = None if "reload-container-rules" in self.known else self.crules
+        for verb, node, minor, acc in self.edits:
+            def run():
+                if verb in ("allow", "deny"):
+                    return getattr(h, verb)(node, minor, acc)
+                if verb == "mkdir":
+                    return h.mkdir(node)
+                return self.rmdir(h, node)
+
+            err = run()
+            # A change to a missing node: made again as devwld made it (a node made for
+            # containers, or one below such a node that a later change still names).
+            if (err == "ENOENT" and verb == "mkdir" and parent_of(node) in self.ondemand
+                    and "reload-drops-mkdir" not in self.known):
+                up = parent_of(node)
+                self.ensure(h, up, made, up in self.crules, promise)
+                err = run()
+            if err == "ENOENT" and verb != "mkdir":
+                if "reload-container-rules" in self.known:
+                    rules = self.in_use(node)
+                else:
+                    rules = node in self.crules
+                self.ensure(h, node, made, rules, promise)
+                err = run()
+            if not err:
+                kept.append((verb, node, minor, acc))
+        for c in sorted(self.containers.values(), key=lambda c: len(c.node)):
+            rules = "reload-container-rules" in self.known or c.node in self.crules
+            created = self.ensure(h, c.node, made, rules, promise)
+            if "reload-own-node" in self.known:
+                c.own = created and c.node.rsplit("/", 1)[1] == c.id
+        for c in self.containers.values():
+            for a in c.attached:
+                before = h.access(c.node, a.minor)
+                if h.allow(c.node, a.minor, a.access):
+                    a.lapsed = True
+                    continue
+                a.lapsed = False
+                a.added = norm("".join(x for x in a.access if x not in before))
+        self.h = h
+        self.crules = self.ruled_now
+        self.ondemand = made
+        self.edits = kept
+        return None
+
