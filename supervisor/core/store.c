@@ -814,7 +814,14 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 
 		devwl_node_unref(c->node);
 		c->node = nodes[i];
-		c->created_node = created[i];
+		/*
+		 * Made for it, and made again on demand (a devwlctl change to it replayed first
+		 * made it): still the container's, which goes with it, and still its own if it
+		 * was (container_owns_node()). Only the policy file, or a devwlctl mkdir,
+		 * makes it the policy's.
+		 */
+		c->created_node =
+			created[i] || (c->created_node && strset_find(&made, c->node_path) >= 0);
 		devwl_node_ref(c->node);
 	}
 	devwl_policy_free(d->policy);

@@ -103,7 +103,8 @@ KNOWN = {
     "reload-container-rules",
     # A reload that finds a container's own node made already (for a devwlctl change to
     # it) counts it as not made for the container: the own node is lost, the next attach
-    # gets a leaf below it, and another container may join it.
+    # gets a leaf below it, and another container may join it. Fixed (apply_text keeps a
+    # node made again on demand the container's); kept to run against older builds.
     "reload-own-node",
     # A reload replays devwlctl's changes before it makes the containers' nodes again: a
     # devwlctl mkdir below a node devwld made for containers finds no parent and is
