@@ -482,15 +482,11 @@ static int grant_ancestors(struct devwld *d, struct container *c, const struct d
 	return 0;
 }
 
-/*
- * What keeps a node made in c from opening more than its grant: its device cgroup holding
- * its node's list (kernel mode), or a root runtime's, which denies every device it was not
- * told of (devwld(8), LIMITATIONS). A runtime of another uid programs none that devwld
- * trusts: the node gate then places nodes only on nodev mounts.
- */
+/* What keeps a node made in c from opening more than its grant: a cgroup that enforces
+ * its node's list, or a deny baseline; with neither the gate wants a nodev mount. */
 static bool confined(const struct container *c)
 {
-	return kernelmode_enforced(c) || c->owner_uid == 0;
+	return kernelmode_enforced(c) || container_has_baseline(c);
 }
 
 int attach_place(const struct container *c, const struct attachment *a, int pidfd,

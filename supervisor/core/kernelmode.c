@@ -105,6 +105,11 @@ bool kernelmode_enforced(const struct container *c)
 	return c->kernel && c->kernel->cg && c->kernel->applied;
 }
 
+bool container_has_baseline(const struct container *c)
+{
+	return c->owner_uid == 0;
+}
+
 static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
 
 bool kernelmode_holds(const struct container *c, pid_t pid)

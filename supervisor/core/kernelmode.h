@@ -41,6 +41,13 @@ bool kernelmode_asked(const struct devwld *d, const struct container *c, const s
 		      uid_t peer_uid);
 /* Does c's device cgroup hold its node's allow list now? */
 bool kernelmode_enforced(const struct container *c);
+/*
+ * Does a deny baseline stand behind c: its runtime's device cgroup, which denies what it
+ * was not told to allow (devwld(8), LIMITATIONS)? Only a root runtime's: one of another
+ * uid (--allow-uid) programs none devwld trusts. The handlers' baseline and the node
+ * gate's confinement of c are this answer.
+ */
+bool container_has_baseline(const struct container *c);
 /* ... and is process pid in that very cgroup (another run under the same id may not be)?
  * Reads /proc/PID/cgroup: callers keep the answer (a contained process cannot move). */
 bool kernelmode_holds(const struct container *c, pid_t pid);

@@ -202,13 +202,8 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 		p->held_known = true;
 	}
 	j->enforced = p->held && kernelmode_enforced(p->container);
-	/*
-	 * A root runtime's device cgroup denies what it was not told to allow (devwld(8),
-	 * LIMITATIONS); a runtime of another uid (--allow-uid) can program none, so nothing
-	 * but devwl stands behind its calls: no baseline, and device nodes made for it only
-	 * on nodev mounts.
-	 */
-	j->baseline = p->peer_uid == 0;
+	/* Without one, device nodes are made for it only on nodev mounts (the node gate). */
+	j->baseline = container_has_baseline(p->container);
 	/* A completion is due (our eventfd's): loop_destroy defers the free until then. */
 	p->src.armed = true;
 	pthread_mutex_lock(&s->lock);
