@@ -567,9 +567,12 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 	r = walk_parents(t, p->path, p->flags & DEVWL_PLACE_MKDIR, &dir, &off, err);
 	if (r < 0)
 		return r;
-	proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (proc < 0)
-		return devwl_error_set(err, negerrno(), 0, "/proc: %m");
+	/* Only the gate's nodev probe needs it: a confined target's node goes anywhere. */
+	if (!(p->flags & DEVWL_PLACE_CONFINED)) {
+		proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (proc < 0)
+			return devwl_error_set(err, negerrno(), 0, "/proc: %m");
+	}
 	name = p->path + off;
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return judge_existing(t, p->path, off, &st, type, rdev, err);
