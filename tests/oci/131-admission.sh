@@ -5,11 +5,7 @@
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-CLIENT=$OCI_BIN/oci-client
-[ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
-command -v setpriv >/dev/null || skip "no setpriv"
-# What uid 65534 runs must be in its reach (a 0700 checkout's build tree is not).
-CLIENT=$(for_others "$CLIENT") || exit 1
+need_user_client
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1,

@@ -10,12 +10,8 @@
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-CLIENT=$OCI_BIN/oci-client
-[ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
-command -v setpriv >/dev/null || skip "no setpriv"
+need_user_client
 command -v jq >/dev/null || skip "no jq"
-# What uid 65534 runs must be in its reach (a 0700 checkout's build tree is not).
-CLIENT=$(for_others "$CLIENT") || exit 1
 mkdir -m 777 "$T/sig-root" "$T/sig-nobody" && mkdir "$T/att" || fail "cannot make $T/sig-*"
 
 cat >"$T/policy.json" <<'JSON'

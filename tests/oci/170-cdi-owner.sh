@@ -6,10 +6,7 @@
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-CLIENT=$OCI_BIN/oci-client
-[ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
-command -v setpriv >/dev/null || skip "no setpriv"
-CLIENT=$(for_others "$CLIENT") || exit 1
+need_user_client
 mkdir -m 777 "$T/sig-root" "$T/sig-nobody" && mkdir "$T/cdi" || fail "mkdir"
 cat >"$T/cdi/full.json" <<'JSON'
 { "cdiVersion": "0.6.0", "kind": "test.devwl.org/dev",

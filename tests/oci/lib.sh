@@ -366,3 +366,12 @@ need_user_runs() {
 	as_nobody unshare -Urm true 2>/dev/null || skip "uid 65534 cannot make user namespaces here"
 	chmod 755 "$T"
 }
+
+# need_user_client: CLIENT, the stand-in runtime (tests/oci/oci-client), where uid 65534
+# can run it as well as root.
+need_user_client() {
+	CLIENT=$OCI_BIN/oci-client
+	[ -x "$CLIENT" ] || fail "oci-client not built at $CLIENT (the build should have made it)"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	CLIENT=$(for_others "$CLIENT") || exit 1
+}
