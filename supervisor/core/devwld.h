@@ -143,6 +143,8 @@ struct devwld {
 	char *policy_text; /* what policy and mapping were loaded from */
 	size_t policy_len;
 	struct strset ondemand;	  /* the nodes we made for containers, not the policy's */
+	struct strset ruled;	  /* of those, the ones made as containers' nodes, with the
+				   * "container_rules": a reload makes them so again */
 	struct edits edits;	  /* devwlctl changes since the file was loaded */
 	struct bindings bindings; /* selectors followed (follow.c): the file's, then devwlctl's */
 	/* The CDI specs as read once for the refresh under way (follow_cdi_read()), or NULL:

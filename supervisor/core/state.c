@@ -284,6 +284,7 @@ int state_text(struct devwld *d, char **ret_text)
 		.policy = d->policy,
 		.policy_text = d->policy_text,
 		.ondemand = d->ondemand,
+		.ruled = d->ruled,
 		.edits = d->edits,
 		.bindings = d->bindings,
 	};
@@ -539,6 +540,14 @@ static void commit(struct devwld *d, struct saved *s)
 	strset_clear(&d->ondemand);
 	d->ondemand = s->ondemand;
 	s->ondemand = (struct strset){0};
+	strset_clear(&d->ruled);
+	d->ruled = s->ruled;
+	s->ruled = (struct strset){0};
+	/* An older state: the nodes its containers were on are what was made for them. */
+	for (size_t i = 0; !s->has_ruled && i < s->ncontainers; i++)
+		if (strset_find(&d->ondemand, s->containers[i].node) >= 0 &&
+		    strset_add(&d->ruled, s->containers[i].node) < 0)
+			log_msg("state: out of memory");
 	edits_clear(&d->edits);
 	d->edits = s->edits;
 	s->edits = (struct edits){0};

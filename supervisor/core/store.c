@@ -217,7 +217,8 @@ static void start_node(const struct mapping *start, struct devwl_node *node)
  * the paths created are added to made. A node made for a container (start: the mapping
  * whose "container_rules" it gets) gets them right after the copy. */
 static int ensure_node(struct devwl_policy *policy, const char *path, struct strset *made,
-		       const struct mapping *start, struct devwl_node **ret_node, bool *ret_created)
+		       struct strset *ruled, const struct mapping *start,
+		       struct devwl_node **ret_node, bool *ret_created)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct devwl_node *node;
@@ -254,7 +255,12 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct str
 		if (!node)
 			return -ENOENT;
 		created = true;
-		start_node(start, node);
+		if (start) {
+			r = strset_add(ruled, path);
+			if (r < 0)
+				return r;
+			start_node(start, node);
+		}
 	}
 	*ret_node = node;
 	if (ret_created)
@@ -265,7 +271,8 @@ static int ensure_node(struct devwl_policy *policy, const char *path, struct str
 int store_ensure_node(struct devwld *d, const char *path, struct devwl_node **ret_node,
 		      bool *ret_created)
 {
-	return ensure_node(d->policy, path, &d->ondemand, &d->mapping, ret_node, ret_created);
+	return ensure_node(d->policy, path, &d->ondemand, &d->ruled, &d->mapping, ret_node,
+			   ret_created);
 }
 
 bool store_forget_node(struct devwld *d, const char *path)
@@ -289,6 +296,9 @@ bool store_forget_node(struct devwld *d, const char *path)
 			break;
 		}
 		strset_del(&d->ondemand, (size_t)i);
+		i = strset_find(&d->ruled, p);
+		if (i >= 0)
+			strset_del(&d->ruled, (size_t)i);
 		/* A change devwlctl made to it lived as long as the node. */
 		edits_forget(&d->edits, p);
 		bindings_forget(&d->bindings, p);
@@ -642,11 +652,19 @@ int store_read_policy(struct devwld *d, char **ret_text, size_t *ret_len)
 	return read_policy(d, ret_text, ret_len, NULL);
 }
 
-/* Is path the node of a running container? */
-static bool container_node(struct devwld *d, const char *path)
+/* Is path (a prefix of node's path, len long) node itself or one of its ancestors? */
+static bool at_or_above(const char *path, size_t len, const char *node)
 {
+	return !strncmp(path, node, len) && (node[len] == '\0' || node[len] == '/' || len == 1);
+}
+
+/* Is path a running container's node, or above one? */
+static bool in_use(struct devwld *d, const char *path)
+{
+	size_t len = strlen(path);
+
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next)
-		if (!strcmp(container_of(l, struct container, link)->node_path, path))
+		if (at_or_above(path, len, container_of(l, struct container, link)->node_path))
 			return true;
 	return false;
 }
@@ -686,9 +704,26 @@ int store_change(struct devwld *d, const char *line, size_t len, FILE *out)
 	return r;
 }
 
+/* Make again the node a replayed change to path needs: path itself, or for a mkdir the
+ * node it is made under. */
+static int remake(struct devwld *d, struct devwl_policy *fresh, char *path, bool mkdir,
+		  const struct mapping *start, struct strset *made, struct strset *ruled)
+{
+	if (mkdir) {
+		char *slash = strrchr(path, '/');
+
+		if (!slash || slash == path)
+			return -ENOENT; /* under "/", which is always there */
+		*slash = '\0';
+	}
+	return ensure_node(fresh, path, made, ruled,
+			   strset_find(&d->ruled, path) >= 0 ? start : NULL,
+			   &(struct devwl_node *){NULL}, NULL);
+}
+
 static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_policy *fresh,
-			const struct mapping *start, struct strset *made, struct edits *kept,
-			struct bindings *b)
+			const struct mapping *start, struct strset *made, struct strset *ruled,
+			struct edits *kept, struct bindings *b)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		const struct edit *x = &e->v[i];
@@ -701,10 +736,9 @@ static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_po
 		if (!f)
 			return -ENOMEM;
 		r = exec_change(d, fresh, b, x->line, x->len, false, f);
-		if (r == -ENOENT && strncmp(x->line, "mkdir ", 6) &&
-		    edit_target(x->line, x->len, node, sizeof(node)) >= 0 &&
-		    ensure_node(fresh, node, made, container_node(d, node) ? start : NULL,
-				&(struct devwl_node *){NULL}, NULL) >= 0) {
+		if (r == -ENOENT && edit_target(x->line, x->len, node, sizeof(node)) >= 0 &&
+		    remake(d, fresh, node, !strncmp(x->line, "mkdir ", 6), start, made, ruled) >=
+			    0) {
 			rewind(f);
 			r = exec_change(d, fresh, b, x->line, x->len, false, f);
 		}
@@ -722,16 +756,9 @@ static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_po
 	return 0;
 }
 
-/* A container and its place in the list, ordered by the length of its node's path. */
-struct placed {
-	struct container *c;
-	size_t at;
-};
-
-static int by_path_length(const void *a, const void *b)
+static int by_length(const void *a, const void *b)
 {
-	size_t x = strlen(((const struct placed *)a)->c->node_path);
-	size_t y = strlen(((const struct placed *)b)->c->node_path);
+	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
 
 	return x < y ? -1 : x > y;
 }
@@ -742,14 +769,14 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	_cleanup_free_ char *owned = text;
 	struct devwl_policy *fresh = NULL;
 	struct mapping mapping = {0};
-	struct strset made = {0};
+	struct strset made = {0}, ruled = {0};
 	struct edits kept = {0};
 	struct bindings bindings = {0};
 	struct devwl_error err = {0};
 	_cleanup_free_ struct devwl_node **nodes = NULL;
-	_cleanup_free_ struct placed *order = NULL;
+	_cleanup_free_ const char **order = NULL;
 	_cleanup_free_ bool *created = NULL;
-	size_t i = 0, n = 0;
+	size_t i = 0, m = 0, n = 0;
 	int r;
 
 	r = store_parse_text(d->cfg.policy_file, text, &fresh, &mapping, &bindings, &err);
@@ -766,38 +793,48 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 		n++;
 	nodes = calloc(n + 1, sizeof(*nodes));
 	created = calloc(n + 1, sizeof(*created));
-	order = calloc(n + 1, sizeof(*order));
+	order = calloc(n + d->ruled.n + 1, sizeof(*order));
 	if (!nodes || !created || !order) {
 		r = reload_failed(d, ret_err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	if (replay) {
-		r = replay_edits(d, &d->edits, fresh, &mapping, &made, &kept, &bindings);
+		r = replay_edits(d, &d->edits, fresh, &mapping, &made, &ruled, &kept, &bindings);
 		if (r < 0) {
 			reload_failed(d, ret_err, r, strerror(-r));
 			goto fail;
 		}
 	}
-	/* First find every container's node in the new policy; only then switch, so a
-	 * failure leaves everything as it was. A running container keeps its node path:
-	 * a changed mapping applies to containers that start later. Shorter paths first:
-	 * a node made for a container is then made as such (its "container_rules"), not as
-	 * the ancestor of a leaf another container got for its attached devices. */
-	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++)
-		order[i] = (struct placed){container_of(l, struct container, link), i};
-	qsort(order, i, sizeof(*order), by_path_length);
-	for (size_t k = 0; k < i; k++) {
-		struct container *c = order[k].c;
-		size_t at = order[k].at;
-
-		r = ensure_node(fresh, c->node_path, &made, &mapping, &nodes[at], &created[at]);
+	/*
+	 * First find every container's node in the new policy; only then switch, so a
+	 * failure leaves everything as it was. A running container keeps its node path: a
+	 * changed mapping applies to containers that start later. A node made for containers
+	 * is made again as such (its "container_rules"), before what lies below it: the leaf
+	 * attach made under it for one of them, say, which would otherwise make it as a bare
+	 * ancestor.
+	 */
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
+		order[m] = container_of(l, struct container, link)->node_path;
+		created[i] = !devwl_policy_find(fresh, order[m++]);
+	}
+	for (size_t k = 0; k < d->ruled.n; k++)
+		if (in_use(d, d->ruled.v[k]))
+			order[m++] = d->ruled.v[k];
+	qsort(order, m, sizeof(*order), by_length);
+	for (size_t k = 0; k < m; k++) {
+		r = ensure_node(fresh, order[k], &made, &ruled, &mapping,
+				&(struct devwl_node *){NULL}, NULL);
 		if (r < 0) {
-			snprintf(err.msg, sizeof(err.msg), "container %s: node %s: %s", c->id,
-				 c->node_path, strerror(-r));
+			snprintf(err.msg, sizeof(err.msg), "node %s, made for containers: %s",
+				 order[k], strerror(-r));
 			reload_failed(d, ret_err, r, err.msg);
 			goto fail;
 		}
 	}
+	i = 0;
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++)
+		nodes[i] = devwl_policy_find(fresh,
+					     container_of(l, struct container, link)->node_path);
 	/* What containers' annotations bound is theirs, not the file's nor devwlctl's: it
 	 * stays for as long as they do, a reset included. */
 	follow_carry(d, fresh, &bindings, &d->bindings);
@@ -830,6 +867,8 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	d->mapping = mapping;
 	strset_clear(&d->ondemand);
 	d->ondemand = made;
+	strset_clear(&d->ruled);
+	d->ruled = ruled;
 	if (!replay && d->edits.n)
 		log_msg("reset: %zu devwlctl changes dropped", d->edits.n);
 	edits_clear(&d->edits);
@@ -852,6 +891,7 @@ fail:
 	devwl_policy_free(fresh);
 	mapping_clear(&mapping);
 	strset_clear(&made);
+	strset_clear(&ruled);
 	edits_clear(&kept);
 	bindings_clear(&bindings);
 	return r;
@@ -898,6 +938,7 @@ void store_fini(struct devwld *d)
 	d->policy = NULL;
 	mapping_clear(&d->mapping);
 	strset_clear(&d->ondemand);
+	strset_clear(&d->ruled);
 	edits_clear(&d->edits);
 	bindings_clear(&d->bindings);
 	free(d->policy_text);

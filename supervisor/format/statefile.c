@@ -25,6 +25,7 @@ void saved_clear(struct saved *s)
 	devwl_policy_free(s->policy);
 	free(s->policy_text);
 	strset_clear(&s->ondemand);
+	strset_clear(&s->ruled);
 	edits_clear(&s->edits);
 	bindings_clear(&s->bindings);
 	for (size_t i = 0; i < s->ncontainers; i++) {
@@ -221,6 +222,17 @@ static struct json_object *binding_json(const struct binding *b)
 	return obj;
 }
 
+/* A set of node paths, as an array. */
+static int add_paths(struct json_object *top, const char *key, const struct strset *set)
+{
+	struct json_object *arr = json_object_new_array();
+	int r = arr ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r >= 0 && i < set->n; i++)
+		r = json_push(arr, json_object_new_string(set->v[i]));
+	return r >= 0 ? json_add(top, key, arr) : (json_object_put(arr), r);
+}
+
 int statefile_text(const struct saved *s, const char *policy_file, char **ret_text)
 {
 	_cleanup_free_ char *hier_text = NULL;
@@ -244,12 +256,10 @@ int statefile_text(const struct saved *s, const char *policy_file, char **ret_te
 		r = json_add(top, "hierarchy", hier);
 		hier = NULL;
 	}
-	if (r >= 0) {
-		arr = json_object_new_array();
-		for (size_t i = 0; arr && r >= 0 && i < s->ondemand.n; i++)
-			r = json_push(arr, json_object_new_string(s->ondemand.v[i]));
-		r = r >= 0 ? json_add(top, "ondemand", arr) : (json_object_put(arr), r);
-	}
+	if (r >= 0)
+		r = add_paths(top, "ondemand", &s->ondemand);
+	if (r >= 0)
+		r = add_paths(top, "ruled", &s->ruled);
 	if (r >= 0) {
 		arr = json_object_new_array();
 		for (size_t i = 0; arr && r >= 0 && i < s->edits.n; i++)
@@ -313,6 +323,25 @@ static int get_uint(struct json_object *obj, const char *key, uint64_t max, uint
 		return devwl_error_set(err, -EINVAL, 0, "\"%s\" out of range", key);
 	*ret = (uint64_t)n;
 	return 0;
+}
+
+static int get_paths(struct json_object *top, const char *key, struct strset *set,
+		     struct devwl_error *err)
+{
+	struct json_object *arr;
+	int r = get(top, key, json_type_array, &arr, false, err);
+
+	for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(e, json_type_string) ||
+		    devwl_node_path_valid(json_object_get_string(e)) < 0)
+			r = devwl_error_set(err, -EINVAL, 0, "\"%s\"[%zu] is not a node path", key,
+					    i);
+		else
+			r = strset_add(set, json_object_get_string(e));
+	}
+	return r;
 }
 
 static int parse_proc(struct json_object *po, struct saved_proc *p, struct devwl_error *err)
@@ -675,16 +704,11 @@ int parse_state(const char *file, const char *text, struct saved *s, struct devw
 			devwl_error_set(err, r, 0, "hierarchy: %s", perr.msg);
 	}
 	if (r >= 0)
-		r = get(top, "ondemand", json_type_array, &arr, false, err);
-	for (size_t i = 0; r >= 0 && i < json_object_array_length(arr); i++) {
-		struct json_object *e = json_object_array_get_idx(arr, i);
-
-		if (!json_object_is_type(e, json_type_string) ||
-		    devwl_node_path_valid(json_object_get_string(e)) < 0)
-			r = devwl_error_set(err, -EINVAL, 0, "\"ondemand\"[%zu] is not a node path",
-					    i);
-		else
-			r = strset_add(&s->ondemand, json_object_get_string(e));
+		r = get_paths(top, "ondemand", &s->ondemand, err);
+	/* Optional: states written before it was kept have none (state.c guesses). */
+	if (r >= 0 && json_object_object_get_ex(top, "ruled", NULL)) {
+		s->has_ruled = true;
+		r = get_paths(top, "ruled", &s->ruled, err);
 	}
 	/* Optional: states written before edits were kept have none. */
 	if (r >= 0 && json_object_object_get_ex(top, "edits", &arr)) {

@@ -48,6 +48,8 @@ struct saved {
 	struct devwl_policy *policy;
 	char *policy_text;
 	struct strset ondemand;
+	struct strset ruled; /* of those, containers' nodes (store.c) */
+	bool has_ruled;	     /* absent from states written before it was kept */
 	struct edits edits;
 	struct bindings bindings; /* with what each was last written as (core/follow.c) */
 	struct saved_container *containers;

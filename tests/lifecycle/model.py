@@ -100,6 +100,8 @@ KNOWN = {
     # A reload makes a node again for a devwlctl change, or as the ancestor of a leaf,
     # without the container_rules when no container is on that very node (only the leaf's
     # container is, below it): the shared node then grants what container_rules deny.
+    # Fixed (store.c keeps the nodes made as containers' nodes, "ruled"); kept to run
+    # against older builds, as are the others.
     "reload-container-rules",
     # A reload that finds a container's own node made already (for a devwlctl change to
     # it) counts it as not made for the container: the own node is lost, the next attach
@@ -108,7 +110,8 @@ KNOWN = {
     "reload-own-node",
     # A reload replays devwlctl's changes before it makes the containers' nodes again: a
     # devwlctl mkdir below a node devwld made for containers finds no parent and is
-    # dropped, though the container and its node are still there.
+    # dropped, though the container and its node are still there. Fixed (replay_edits
+    # makes the parent again).
     "reload-drops-mkdir",
 }
 

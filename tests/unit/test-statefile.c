@@ -65,6 +65,7 @@ static void fixture_init(struct fixture *f)
 	assert_non_null(f->d.policy_text);
 	assert_int_equal(strset_add(&f->d.ondemand, "/c/x"), 0);
 	assert_int_equal(strset_add(&f->d.ondemand, "/c"), 0);
+	assert_int_equal(strset_add(&f->d.ruled, "/c"), 0);
 	assert_int_equal(edits_add(&f->d.edits, "mkdir /c/y", 10), 0);
 	/* A rule may hold a NUL byte: it survives as JSON's \u0000. */
 	assert_int_equal(edits_add(&f->d.edits, edit_nul, sizeof(edit_nul) - 1), 0);
@@ -139,6 +140,7 @@ static void fixture_fini(struct fixture *f)
 	devwl_policy_free(f->d.policy);
 	free(f->d.policy_text);
 	strset_clear(&f->d.ondemand);
+	strset_clear(&f->d.ruled);
 	edits_clear(&f->d.edits);
 	bindings_clear(&f->d.bindings);
 }
@@ -183,6 +185,9 @@ static void test_state_text_round_trip(void **state)
 	assert_int_equal(s.ondemand.n, 2);
 	assert_string_equal(s.ondemand.v[0], "/c");
 	assert_string_equal(s.ondemand.v[1], "/c/x");
+	assert_true(s.has_ruled);
+	assert_int_equal(s.ruled.n, 1);
+	assert_string_equal(s.ruled.v[0], "/c");
 	assert_int_equal(s.edits.n, 2);
 	assert_int_equal(s.edits.v[0].len, 10);
 	assert_memory_equal(s.edits.v[0].line, "mkdir /c/y", 10);
@@ -349,6 +354,24 @@ static void expect_mutation_refused(const char *text, const char *path, const ch
 	free(bad);
 }
 
+/* A state written before "ruled" was kept reads as one without it (state.c guesses). */
+static void test_parse_state_without_ruled(void **state)
+{
+	char *t = fixture_text(), *old = mutate(t, "ruled", NULL);
+	struct saved s = {0};
+	struct devwl_error err = {0};
+
+	(void)state;
+	if (parse_state("state.json", old, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(s.has_ruled);
+	assert_int_equal(s.ruled.n, 0);
+	assert_int_equal(s.ondemand.n, 2);
+	saved_clear(&s);
+	free(old);
+	free(t);
+}
+
 static void test_parse_state_refused(void **state)
 {
 	char *t = fixture_text();
@@ -365,6 +388,8 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "ondemand", "{}", "\"ondemand\" has the wrong type");
 	expect_mutation_refused(t, "ondemand.0", "\"../x\"", "\"ondemand\"[0] is not a node path");
 	expect_mutation_refused(t, "ondemand.1", "5", "\"ondemand\"[1] is not a node path");
+	expect_mutation_refused(t, "ruled", "7", "\"ruled\" has the wrong type");
+	expect_mutation_refused(t, "ruled.0", "\"c\"", "\"ruled\"[0] is not a node path");
 	expect_mutation_refused(t, "edits", "\"x\"", "\"edits\" has the wrong type");
 	expect_mutation_refused(t, "edits.0", "\"list /\"",
 				"\"edits\"[0] is not a devwlctl change");
@@ -562,6 +587,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_text_round_trip),
 		cmocka_unit_test(test_state_text_empty),
+		cmocka_unit_test(test_parse_state_without_ruled),
 		cmocka_unit_test(test_parse_state_refused),
 		cmocka_unit_test(test_parse_state_no_owner),
 		cmocka_unit_test(test_parse_state_oversized),
