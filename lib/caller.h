@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <limits.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <linux/capability.h>
 
@@ -222,5 +223,18 @@ int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, dev_t *ret_d
 
 /* Our /proc, open since caller_init(): reachable from inside a caller's root too. */
 int caller_proc(const struct devwl_caller *c);
+
+/*
+ * What path names for the target (whose creds target_read_creds() read), looked up by a
+ * child process that holds the caller's ids as its real, effective and saved ones and no
+ * capability (ascaller.c): for a root or cwd that refuses devwl but not the caller (a FUSE
+ * mount of the caller's user namespace). Only type, rdev, dev and ino of *ret are set.
+ * A magic link on the way is -ELOOP; a child that has not answered within timeout_ms is
+ * killed: -ETIMEDOUT; one that could not take the caller's ids (we lack CAP_SETUID,
+ * CAP_SETGID or CAP_SYS_CHROOT) -EOPNOTSUPP. Otherwise 0, or the lookup's error.
+ */
+int caller_stat_as(struct devwl_caller *c, const struct devwl_target *t, int dirfd,
+		   const char *path, int oflags, uint64_t resolve, unsigned int timeout_ms,
+		   struct stat *ret);
 
 #endif

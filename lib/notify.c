@@ -357,22 +357,6 @@ static int cannot_decide(struct answer *a)
 }
 
 /*
- * What the call names could not be looked at: the caller's root or cwd refuses devwl
- * (a FUSE mount of the caller's user namespace answers EACCES to anyone outside it). Where
- * the caller's device cgroup holds the node's allow list, whatever the kernel's own walk
- * reaches is judged by it exactly as devwl would: left to the kernel, and the audit says
- * it was not resolved. Anywhere else nothing would judge it: cannot decide.
- */
-static int unresolved(struct devwl_notify *n, struct answer *a)
-{
-	if (!n->enforced)
-		return cannot_decide(a);
-	n->reason = "not resolved by devwl (its root or cwd refused devwl's lookup): left to "
-		    "the caller's device cgroup, which enforces the policy";
-	return 0;
-}
-
-/*
  * A lookup of ours that failed for our own reasons (our fd table, memory), not for the
  * caller's: we do not know what the path names, so neither CONTINUE (the kernel might open
  * a device) nor pass the error on (it is not the caller's). Answer EPERM.
@@ -469,6 +453,56 @@ static int open_nodev(struct devwl_notify *n, const struct stat *st, int oflags,
 	return r;
 }
 
+/* A FUSE server that stops answering costs the call that named it this much, then EPERM. */
+#define UNRESOLVED_TIMEOUT_MS 2000
+
+/*
+ * What the call names could not be looked at: the caller's root or cwd refuses devwl
+ * (a FUSE mount of the caller's user namespace answers EACCES to anyone outside it). Where
+ * the caller's device cgroup holds the node's allow list, whatever the kernel's own walk
+ * reaches is judged by it exactly as devwl would: left to the kernel, and the audit says
+ * it was not resolved. Anywhere else it is looked up by a child that is the caller as far
+ * as the filesystem can tell (caller_stat_as), and judged by what that finds.
+ */
+static int unresolved(struct devwl_notify *n, const struct devwl_node *node, const struct call *c,
+		      uint64_t resolve, int refusal, struct devwl_event *e, struct answer *a)
+{
+	struct stat st;
+	int r;
+
+	if (n->enforced) {
+		n->reason = "not resolved by devwl (its root or cwd refused devwl's lookup): "
+			    "left to the caller's device cgroup, which enforces the policy";
+		return 0;
+	}
+	r = target_read_creds(&n->caller, &n->target);
+	if (r >= 0)
+		r = caller_stat_as(&n->caller, &n->target, c->dirfd, n->path, c->flags, resolve,
+				   UNRESOLVED_TIMEOUT_MS, &st);
+	/* A child that could not be the caller (an unprivileged devwl): the answer without
+	 * it, the lookup's refusal where there was one. */
+	if (r == -EOPNOTSUPP)
+		return refusal ? answer_error(a, refusal) : cannot_decide(a);
+	/* Ours (a magic link, a child that did not answer, memory): nothing judged it. */
+	if (r == -ELOOP || r == -ETIMEDOUT || (r < 0 && our_trouble(r)))
+		return cannot_decide(a);
+	/* The caller's own lookup error is the kernel's answer; a file it creates, the
+	 * kernel's to make (no device comes of O_CREAT). */
+	n->reason = "looked up as the caller (its root or cwd refused devwl)";
+	if (r < 0)
+		return r == -ENOENT && (c->flags & O_CREAT) ? 0 : answer_error(a, -r);
+	if (!device_of(&st, e))
+		return 0;
+	if (devwl_node_check(node, e->type, e->major, e->minor, e->access) != 1) {
+		n->reason = "policy";
+		return answer_error(a, EPERM);
+	}
+	if (kernel_opens(n, true, &st))
+		return 0;
+	/* A granted device only devwl could open, from where devwl cannot reach it. */
+	return cannot_decide(a);
+}
+
 /* The /dev/tty node: it opens the opener's controlling terminal, so not as ourselves. */
 #define DEV_TTY makedev(5, 0)
 
@@ -514,7 +548,8 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 	 * denied: without a baseline (unprivileged devwl-run) a CONTINUE could reach a device.
 	 */
 	if (r < 0)
-		return r == -EBADF ? answer_error(a, EBADF) : unresolved(n, a);
+		return r == -EBADF ? answer_error(a, EBADF)
+				   : unresolved(n, node, c, resolve, 0, e, a);
 	/*
 	 * First as ourselves: most opens are not of devices and need nothing more. A lookup
 	 * that fails the caller's way is the kernel's to answer; one that fails ours is not,
@@ -529,7 +564,7 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		return 0;
 	if (r != 0) {
 		if (caller_enter(cl, t) < 0)
-			return unresolved(n, a);
+			return unresolved(n, node, c, resolve, 0, e, a);
 		entered = true;
 		r = caller_lookup(cl, t, n->path, c->flags, resolve, &pfd, &walked);
 		if (r < 0 && !walked && caller_refused(-r))
@@ -537,6 +572,11 @@ static int decide_open(struct devwl_notify *n, int nfd, const struct devwl_node 
 		/* What the kernel reaches, its cgroup judges: its own answer is the exact one. */
 		if (r < 0 && n->enforced)
 			return 0;
+		/* Refused to the caller's fsuid too: FUSE, which asks for all of its ids. */
+		if (r < 0 && !walked && caller_refused(-r)) {
+			caller_leave(cl); /* the child starts from our own credentials */
+			return unresolved(n, node, c, resolve, -r, e, a);
+		}
 		if (r < 0 && our_trouble(r))
 			return cannot_decide(a);
 		/* A file created through a magic link is no device: the kernel's to make. */
