@@ -16,27 +16,44 @@
 #include "sysfsid.h"
 #include "util.h"
 
-static const char *const prefixes[] = {
-	"usb:", "subsystem:", "by-id:", "by-path:", "wwid:", "serial:", "loop:", "cdi:"};
+const struct selector_kind_info selector_kinds[SELECTOR_KIND_MAX] = {
+#define ROW(k, prefix, arg) [SELECTOR_##k] = {prefix, arg},
+	SELECTOR_KINDS(ROW)
+#undef ROW
+};
+
+/* Joined at compile time, each after ", ": the text starts two bytes in. */
+#define JOIN_PREFIX(k, prefix, arg) ", " prefix
+static const char prefix_list[] = SELECTOR_KINDS(JOIN_PREFIX);
 
 static const char *const default_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
 
 /* Where udev's by-id and by-path links live below /dev. */
 static const char *const link_dirs[] = {"disk", "serial", "input", "snd", "v4l"};
 
-bool selector_is(const char *text, size_t len)
+int selector_kind_of(const char *text, size_t len)
 {
 	while (len && isspace((unsigned char)*text)) {
 		text++;
 		len--;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
-		size_t p = strlen(prefixes[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(selector_kinds); i++) {
+		size_t p = strlen(selector_kinds[i].prefix);
 
-		if (len >= p && !memcmp(text, prefixes[i], p))
-			return true;
+		if (len >= p && !memcmp(text, selector_kinds[i].prefix, p))
+			return (int)i;
 	}
-	return false;
+	return -1;
+}
+
+bool selector_is(const char *text, size_t len)
+{
+	return selector_kind_of(text, len) >= 0;
+}
+
+const char *selector_prefixes(void)
+{
+	return prefix_list + 2;
 }
 
 static void warn(const struct selector_env *env, const char *fmt, ...)
@@ -165,38 +182,48 @@ static int by_cdi(const struct selector_env *env, const char *sel, const char *a
 	return 0;
 }
 
-/* sel (NUL-terminated, no access) with access into rv. */
-static int resolve(const struct selector_env *env, const char *sel, uint8_t access,
-		   struct rulevec *rv, struct devwl_error *err)
+/* sel (NUL-terminated, no access; a selector of kind) with access into rv. */
+static int resolve(const struct selector_env *env, enum selector_kind kind, const char *sel,
+		   uint8_t access, struct rulevec *rv, struct devwl_error *err)
 {
-	const char *arg = strchr(sel, ':') + 1;
+	const char *arg = sel + strlen(selector_kinds[kind].prefix);
 	struct sysfsid_query q = {.value = arg};
 	char ids[10];
 	int r;
 
-	if (!strncmp(sel, "cdi:", 4))
+	switch (kind) {
+	case SELECTOR_CDI:
 		return by_cdi(env, sel, arg, access, rv, err);
-	if (!strncmp(sel, "by-id:", 6) || !strncmp(sel, "by-path:", 8))
-		return by_link(env, sel, sel[3] == 'i' ? "by-id" : "by-path", arg, access, rv, err);
-	if (!strncmp(sel, "usb:", 4)) {
+	case SELECTOR_BY_ID:
+		return by_link(env, sel, "by-id", arg, access, rv, err);
+	case SELECTOR_BY_PATH:
+		return by_link(env, sel, "by-path", arg, access, rv, err);
+	case SELECTOR_USB:
 		r = usb_query(sel, arg, &q, ids, err);
 		if (r < 0)
 			return r;
-	} else if (!*arg) {
-		return devwl_error_set(err, -EINVAL, 0, "%s: nothing after the ':'", sel);
-	} else if (!strncmp(sel, "subsystem:", 10)) {
+		break;
+	case SELECTOR_SUBSYSTEM:
 		q.kind = SYSFSID_SUBSYSTEM;
 		if (strchr(arg, '/'))
 			return devwl_error_set(err, -EINVAL, 0, "%s: a subsystem has no '/'", sel);
-	} else if (!strncmp(sel, "wwid:", 5)) {
+		break;
+	case SELECTOR_WWID:
 		q.kind = SYSFSID_WWID;
-	} else if (!strncmp(sel, "serial:", 7)) {
+		break;
+	case SELECTOR_SERIAL:
 		q.kind = SYSFSID_SERIAL;
-	} else {
+		break;
+	case SELECTOR_LOOP:
 		q.kind = SYSFSID_LOOP;
-		if (arg[0] != '/')
+		if (*arg && arg[0] != '/')
 			return devwl_error_set(err, -EINVAL, 0, "%s: expected loop:/PATH", sel);
+		break;
+	case SELECTOR_KIND_MAX:
+		return -EINVAL;
 	}
+	if (!*arg)
+		return devwl_error_set(err, -EINVAL, 0, "%s: nothing after the ':'", sel);
 	r = sysfsid_find(env->sysfs ? env->sysfs : "/sys", env->udev ? env->udev : "/run/udev/data",
 			 env->dev ? env->dev : "/dev", &q, access, rv, err);
 	if (r < 0) {
@@ -216,7 +243,7 @@ int selector_resolve(const struct selector_env *env, const char *text, size_t le
 	struct rulevec rv = {0};
 	uint8_t access = DEVWL_ACC_MASK;
 	size_t end, word;
-	int r;
+	int kind, r;
 
 	if (!env)
 		env = &host;
@@ -246,12 +273,11 @@ int selector_resolve(const struct selector_env *env, const char *text, size_t le
 	sel = strndup(text, end);
 	if (!sel)
 		return -ENOMEM;
-	if (!selector_is(sel, end))
-		return devwl_error_set(ret_err, -EINVAL, 0,
-				       "\"%s\": not a selector (usb:, subsystem:, by-id:, "
-				       "by-path:, wwid:, serial:, loop:, cdi:)",
-				       sel);
-	r = resolve(env, sel, access, &rv, ret_err);
+	kind = selector_kind_of(sel, end);
+	if (kind < 0)
+		return devwl_error_set(ret_err, -EINVAL, 0, "\"%s\": not a selector (%s)", sel,
+				       selector_prefixes());
+	r = resolve(env, (enum selector_kind)kind, sel, access, &rv, ret_err);
 	if (r < 0) {
 		free(rv.v);
 		return r;

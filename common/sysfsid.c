@@ -390,6 +390,22 @@ static bool loop_backed_by(const char *dev_root, const char *disk, const struct 
 
 static const char *const serial_keys[] = {"ID_SERIAL", "ID_SERIAL_SHORT"};
 
+/* Does a kind name block devices only (a disk and its partitions)? Else character devices
+ * are scanned too. */
+static bool block_only(enum sysfsid_kind kind)
+{
+	switch (kind) {
+	case SYSFSID_WWID:
+	case SYSFSID_SERIAL:
+	case SYSFSID_LOOP:
+		return true;
+	case SYSFSID_USB:
+	case SYSFSID_SUBSYSTEM:
+		return false;
+	}
+	return false;
+}
+
 static bool matches(const char *devpath, size_t root_len, bool block, const char *mm,
 		    const char *udev, const char *dev_root, const struct sysfsid_query *q,
 		    const struct stat *file)
@@ -503,7 +519,7 @@ int sysfsid_find(const char *sysfs, const char *udev, const char *dev,
 	/* A FILE this namespace does not hold is no loop device's. */
 	if (q->kind == SYSFSID_LOOP && stat(q->value, &file) < 0)
 		return 0;
-	if (q->kind != SYSFSID_WWID && q->kind != SYSFSID_SERIAL && q->kind != SYSFSID_LOOP) {
+	if (!block_only(q->kind)) {
 		r = scan(root, false, udev, dev, q, &file, access, rv, ret_err);
 		if (r < 0)
 			return r;

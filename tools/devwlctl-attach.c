@@ -15,35 +15,12 @@
 #include <json-c/json.h>
 
 #include "devwlctl.h"
+#include "selector.h"
 #include "util.h"
 
 static void attach_usage(FILE *f, bool attach)
 {
-	if (attach)
-		fputs("Usage: devwlctl attach CONTAINER DEVICE [PATH] [--access rwm] [--mode "
-		      "MODE]\n"
-		      "                       [--uid UID] [--gid GID] [--owner UID]\n"
-		      "       devwlctl attach CONTAINER SELECTOR PATH [--access rwm] ...\n"
-		      "\n"
-		      "Give a running container a device: the grant on its node and the device\n"
-		      "node at PATH in its filesystem (default: DEVICE's host path).\n"
-		      "CONTAINER: its id, a prefix of one id only, or NAMESPACE/POD/CONTAINER,\n"
-		      "among root's containers (those of runtimes running as uid 0).\n"
-		      "DEVICE: a host path (/dev/fuse) or \"c MAJOR:MINOR\" / \"b MAJOR:MINOR\".\n"
-		      "SELECTOR (loop:FILE, usb:VID:PID[:SERIAL], by-id:NAME, serial:, wwid:,\n"
-		      "cdi:VENDOR/CLASS=NAME...): the one device it names now, followed when it\n"
-		      "is unplugged and plugged again (its numbers change, PATH does not).\n"
-		      "  --access ACCESS  r, w, m [rw]\n"
-		      "  --mode MODE      the node's mode, octal [the host node's, else 0600]\n"
-		      "  --uid UID, --gid GID  its owner as the container sees it [the host\n"
-		      "                   node's; in a user namespace the container's root]\n"
-		      "  --parent-grant   allow it first on each ancestor node that refuses it\n"
-		      "                   (a policy change, kept as devwlctl allow; detach does\n"
-		      "                   not take it back)\n"
-		      "  --owner UID      CONTAINER is one of the containers of runtimes running\n"
-		      "                   as UID (devwlctl containers: OWNER) [0]\n",
-		      f);
-	else
+	if (!attach) {
 		fputs("Usage: devwlctl detach CONTAINER DEVICE|SELECTOR|PATH [--owner UID]\n"
 		      "\n"
 		      "Take an attached device back: its node is removed from the container and\n"
@@ -51,6 +28,42 @@ static void attach_usage(FILE *f, bool attach)
 		      "--devices for who holds them). CONTAINER as attach takes it, among the\n"
 		      "containers of runtimes running as UID [0].\n",
 		      f);
+		return;
+	}
+	fputs("Usage: devwlctl attach CONTAINER DEVICE [PATH] [--access rwm] [--mode MODE]\n"
+	      "                       [--uid UID] [--gid GID] [--owner UID]\n"
+	      "       devwlctl attach CONTAINER SELECTOR PATH [--access rwm] ...\n"
+	      "\n"
+	      "Give a running container a device: the grant on its node and the device\n"
+	      "node at PATH in its filesystem (default: DEVICE's host path).\n"
+	      "CONTAINER: its id, a prefix of one id only, or NAMESPACE/POD/CONTAINER,\n"
+	      "among root's containers (those of runtimes running as uid 0).\n"
+	      "DEVICE: a host path (/dev/fuse) or \"c MAJOR:MINOR\" / \"b MAJOR:MINOR\".\n",
+	      f);
+	fputs("SELECTOR: the one device it names now, followed when it is unplugged and\n"
+	      "plugged again (its numbers change, PATH does not); one of:\n",
+	      f);
+	for (size_t i = 0, col = 0; i < SELECTOR_KIND_MAX; i++) {
+		int n = (int)(strlen(selector_kinds[i].prefix) + strlen(selector_kinds[i].arg));
+
+		if (col && col + (size_t)n + 2 > 78) {
+			fputc('\n', f);
+			col = 0;
+		}
+		col += (size_t)fprintf(f, "%s%s%s%s", col ? " " : "  ", selector_kinds[i].prefix,
+				       selector_kinds[i].arg,
+				       i + 1 < SELECTOR_KIND_MAX ? "," : "\n");
+	}
+	fputs("  --access ACCESS  r, w, m [rw]\n"
+	      "  --mode MODE      the node's mode, octal [the host node's, else 0600]\n"
+	      "  --uid UID, --gid GID  its owner as the container sees it [the host\n"
+	      "                   node's; in a user namespace the container's root]\n"
+	      "  --parent-grant   allow it first on each ancestor node that refuses it\n"
+	      "                   (a policy change, kept as devwlctl allow; detach does\n"
+	      "                   not take it back)\n"
+	      "  --owner UID      CONTAINER is one of the containers of runtimes running\n"
+	      "                   as UID (devwlctl containers: OWNER) [0]\n",
+	      f);
 }
 
 /* A number for --mode (octal), --uid, --gid: 0..max. */

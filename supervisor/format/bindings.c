@@ -143,9 +143,8 @@ static int element(struct json_object *o, size_t i, const char *file, struct bin
 	/* A plain rule belongs in the node's "rules": a binding is followed, a rule is not. */
 	if (!selector_is(sel, strlen(sel)))
 		return devwl_error_set(err, -EINVAL, 0,
-				       "%s: \"selectors\"[%zu]: \"%.200s\" is no selector (usb:, "
-				       "subsystem:, by-id:, by-path:, wwid:, serial:, loop:, cdi:)",
-				       file, i, sel);
+				       "%s: \"selectors\"[%zu]: \"%.200s\" is no selector (%s)",
+				       file, i, sel, selector_prefixes());
 	if (bindings_add(b, node, allow, sel, true) < 0)
 		return devwl_error_set(err, b->n >= BINDINGS_MAX ? -EINVAL : -ENOMEM, 0,
 				       b->n >= BINDINGS_MAX ? "%s: more than %d selector bindings"
