@@ -78,6 +78,13 @@ for p in "${pkgs[@]}"; do
 	[ -f "${debs[-1]}" ] || fail "dpkg-buildpackage made no ${debs[-1]##*/}: $(ls "$T")"
 done
 echo "ok - dpkg-buildpackage -us -uc -b: ${debs[*]##*/}"
+# The packages for the tests that boot them elsewhere (20-systemd.sh), built once: CTest
+# runs this test first (its fixture devwl-deb, tests/package/CMakeLists.txt).
+if [ -n "${DEVWL_DEB_DIR:-}" ]; then
+	rm -rf "$DEVWL_DEB_DIR"
+	mkdir -p "$DEVWL_DEB_DIR"
+	cp "${debs[@]}" "$DEVWL_DEB_DIR/" || fail "cannot copy the packages to $DEVWL_DEB_DIR"
+fi
 # The package's build is not -Werror (a newer compiler must not fail it), but its
 # hardened flags (_FORTIFY_SOURCE, -O2) are where unused results and overflows show:
 # here, a warning of ours fails the test (tests/install/build-types.sh leaves it to us).
