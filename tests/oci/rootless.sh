@@ -101,7 +101,8 @@ JSON
 		--slurpfile sc "$T/profile.json" '
 		.root = {path: $root, readonly: false}
 		| .process.terminal = false
-		| .process.args = ["sh", "/w/work.sh"]
+		| .process.args = ["/bin/sh", "/w/work.sh"]
+		| .process.env = ["PATH=/bin", "TERM=xterm"]
 		| .linux.seccomp = $sc[0]
 		| .mounts += [{destination: "/w", type: "bind", source: $w, options: ["rbind"]}]
 		| if $fuse == 1 then
@@ -215,4 +216,28 @@ audit_reason() {
 		'any(.[]; .container == $id and .syscall == $sc and .device == $dev and
 			  .decision == "deny" and .errno == "EPERM" and (.reason // "" | contains($why)))' \
 		"$T/audit.jsonl" >/dev/null
+}
+
+# rootless_kernel_mode ID: the same bundle with the mknod-only profile (mode=kernel), as
+# devwld(8) USERS says: not programmed (its runtime is a user's), so devwld sees no open:
+# /dev/full, which the node refuses, opens as the runtime bound it in, and a node devwld
+# makes on the nodev /dev never opens.
+rootless_kernel_mode() {
+	local id=$1
+	mkdir -p "$T/k"
+	chown 65534:65534 "$T/k"
+	jq --arg lp "$T/listen.sock" '.listenerPath = $lp | .listenerMetadata = "mode=kernel"' \
+		"$HERE/../../examples/oci-hook/seccomp-mknod-only.json" >"$T/kprofile.json" &&
+		jq --slurpfile sc "$T/kprofile.json" '.linux.seccomp = $sc[0] | .process.args = ["/bin/sh", "-c",
+		"{ true >/dev/full && echo FULL_OPENED; mknod /dev/z c 1 5 && echo MADE; true </dev/z || echo NOOPEN; } >/w/k 2>&1"]' \
+		"$T/b/config.json" >"$T/k/config.json" || fail "jq on the kernel-mode spec"
+	chown 65534:65534 "$T/k/config.json"
+	RL_IDS+=("$id")
+	rt_user run --bundle "$T/k" "$id" >"$T/k.out" 2>&1 </dev/null
+	grep -qx FULL_OPENED "$W/k" && grep -qx MADE "$W/k" && grep -qx NOOPEN "$W/k" &&
+		grep -q '/dev/z: Permission denied' "$W/k" || fail "$RT, kernel mode: $(cat "$W/k" "$T/k.out")"
+	jq -e -s --arg id "$id" 'any(.[]; .event == "mode" and .container == $id and
+		.mode == "unprogrammed" and (.reason | contains("uid 65534")))' "$T/audit.jsonl" >/dev/null ||
+		fail "$RT, kernel mode: the mode record: $(grep '"mode"' "$T/audit.jsonl")"
+	pass "$RT with mode=kernel: unprogrammed; /dev/full (refused by the node) opens, a node made on its /dev never opens (EACCES)"
 }
