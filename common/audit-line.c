@@ -122,8 +122,10 @@ static bool put_json_string(struct out *o, const char *str)
 /*
  * The handler learns only the calling thread; it reads the process when it needs the
  * caller's credentials. For a device decision the record names the process anyway: the
- * answer has gone out, so this read delays nobody's call. A CONTINUE line keeps pid
- * null rather than pay it for every file opened; so does a thread that has gone.
+ * answer has gone out, so this read delays nobody's call. So does a CONTINUE that
+ * carries a reason (a path devwl could not resolve, or looked up as the caller): it is
+ * rare and worth following. A plain CONTINUE line (--audit-all) keeps pid null rather
+ * than pay it for every file opened; so does a thread that has gone.
  */
 static pid_t tgid_of(pid_t tid)
 {
@@ -219,7 +221,10 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 		puts_(&o, ",\"node\":");
 		put_json_string(&o, node ? node : "");
 	}
-	pid = ev->pid > 0 ? ev->pid : ev->verdict != DEVWL_VERDICT_CONTINUE ? tgid_of(ev->tid) : 0;
+	if (ev->pid > 0)
+		pid = ev->pid;
+	else if (ev->verdict != DEVWL_VERDICT_CONTINUE || (why && why->reason))
+		pid = tgid_of(ev->tid);
 	if (pid > 0)
 		printf_(&o, ",\"pid\":%d", (int)pid);
 	else

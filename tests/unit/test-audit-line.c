@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -114,6 +116,28 @@ static void test_audit_event_of_denial(void **state)
 	devwl_policy_free(p);
 }
 
+/*
+ * A CONTINUE with a reason names the caller's process, read from its thread; a plain
+ * CONTINUE (--audit-all) keeps pid null rather than read /proc for every file opened.
+ */
+static void test_audit_format_continue_pid(void **state)
+{
+	struct devwl_event ev = {.tid = (int)gettid(),
+				 .syscall = "openat",
+				 .path = "/f",
+				 .access = DEVWL_ACC_READ,
+				 .verdict = DEVWL_VERDICT_CONTINUE};
+	struct audit_why why = {.reason = "not resolved by devwl"};
+	char buf[AUDIT_LINE_SMALL], want[64];
+
+	(void)state;
+	snprintf(want, sizeof(want), ",\"pid\":%d,\"tid\":%d,", (int)getpid(), (int)gettid());
+	assert_true(audit_format(&ev, "ctr", "/", &why, buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, want));
+	assert_true(audit_format(&ev, "ctr", "/", NULL, buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, ",\"pid\":null,"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +145,7 @@ int main(void)
 		cmocka_unit_test(test_audit_mode_format_run),
 		cmocka_unit_test(test_audit_mode_format_too_small),
 		cmocka_unit_test(test_audit_event_of_denial),
+		cmocka_unit_test(test_audit_format_continue_pid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
