@@ -13,6 +13,7 @@
  * then refuses to run the container: it fails closed.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <linux/seccomp.h>
@@ -320,6 +321,34 @@ static void *serve(void *userdata)
 	}
 }
 
+/*
+ * The runtime has started the container's process when it loads plugins (crun does so in
+ * its wait loop), and one that fails to start only makes it close the notify fd: a trapped
+ * call then returns ENOSYS and the workload runs on until the runtime gets to killing
+ * it. Kill it first, from the pid crun's state directory records, so that a container
+ * the plugin cannot serve goes no further than its first trapped call.
+ */
+static void stop_container(const struct run_oci_conf *conf)
+{
+	_cleanup_free_ char *file = NULL, *text = NULL;
+	struct json_object *top = NULL, *pid = NULL;
+	int64_t p = 0;
+
+	if (!conf->runtime_root_path || asprintf(&file, "%s/status", conf->runtime_root_path) < 0) {
+		file = NULL;
+		return;
+	}
+	if (read_text(file, &text) < 0)
+		return;
+	top = json_tokener_parse(text);
+	if (json_object_object_get_ex(top, "pid", &pid) && json_object_is_type(pid, json_type_int))
+		p = json_object_get_int64(pid);
+	json_object_put(top);
+	if (p > 1 && p <= INT32_MAX && kill((pid_t)p, SIGKILL) == 0)
+		say("container %s: killed its process %" PRId64 ": it cannot be served", conf->name,
+		    p);
+}
+
 PLUGIN_EXPORT int run_oci_seccomp_notify_version(void);
 PLUGIN_EXPORT int run_oci_seccomp_notify_version(void)
 {
@@ -342,8 +371,10 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 		return -EINVAL;
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
+	if (!p) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	p->notify_fd = p->audit_fd = -1;
 	p->tail = &p->head;
 	pthread_mutex_init(&p->lock, NULL);
@@ -390,6 +421,7 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	return 0;
 fail:
 	plugin_free(p);
+	stop_container(conf);
 	return r;
 }
 
