@@ -79,6 +79,7 @@ struct plugin {
 	pthread_cond_t wake;
 	struct request *head, **tail;
 	bool stopping;
+	unsigned int warned; /* the worker's: a flood of one failure only drowns the log */
 };
 
 /* Messages for the runtime's log: it says only "error loading" when start fails. */
@@ -279,13 +280,11 @@ out:
 
 static void audit(struct plugin *p, const struct devwl_event *ev)
 {
-	static int warned;
-
 	if (p->audit_fd < 0)
 		return;
 	if (audit_write(p->audit_fd, ev, p->id, devwl_node_path(p->node),
 			devwl_notify_reason(p->notify), p->node) < 0 &&
-	    warned++ < 10)
+	    p->warned++ < 10)
 		say("writing the audit: %m");
 }
 
@@ -315,9 +314,11 @@ static void *serve(void *userdata)
 						(const struct seccomp_notif *)req->req, req->size,
 						p->node, &ev);
 		free(req);
-		/* ENOENT: the caller went away meanwhile, nothing to answer. */
-		if (r >= 0 || ev.id)
+		/* ENOENT: the caller went away meanwhile, nothing was answered. */
+		if (r >= 0)
 			audit(p, &ev);
+		else if (r != -ENOENT && p->warned++ < 10)
+			say("container %s: answering a notification: %s", p->id, strerror(-r));
 	}
 }
 
