@@ -36,7 +36,10 @@ if command -v cc >/dev/null && command -v pkg-config >/dev/null; then
 	cc -std=c11 -Wall -Wextra -Werror -o "$T/embed" "$HERE/../../examples/embed/devwl-embed.c" \
 		$(PKG_CONFIG_PATH=$T/pc pkg-config --cflags --libs devwl) 2>"$T/cc.err" ||
 		fail "the example does not build alone: $(cat "$T/cc.err")"
-	LD_LIBRARY_PATH=$BUILD/lib "$T/embed" --allow 'c 1:3 rw' -- sh -c 'echo > /dev/null' ||
+	# A sanitizer build's library needs its runtime loaded first; the example has none.
+	pre=$(ldd "$BUILD/lib/libdevwl.so" | awk '/libasan/ {print $3}')
+	LD_PRELOAD=$pre ASAN_OPTIONS=${pre:+detect_leaks=0} LD_LIBRARY_PATH=$BUILD/lib \
+		"$T/embed" --allow 'c 1:3 rw' -- sh -c 'echo > /dev/null' ||
 		fail "the example built alone does not run"
 	pass "example: builds from its file with pkg-config --cflags --libs devwl, -Wall -Wextra -Werror"
 fi
