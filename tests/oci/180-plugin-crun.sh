@@ -102,3 +102,4 @@ for i in 1 2 3 4 5 6; do
 	grep -q MANY_OK "$T/$tag-many$i.out" || fail "container $i of 6: $(cat "$T/$tag-many$i.out")"
 done
 pass "crun+plugin: 6 containers at once, each granted and refused by its own plugin"
+plugin_sanitizer_check

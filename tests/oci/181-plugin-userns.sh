@@ -56,3 +56,4 @@ pass "crun+plugin, user namespace: a read of the write-only grant and mknod c 1:
 grep '"syscall":"mknodat"' "$T/audit.jsonl" | grep '"decision":"allow"' | grep -q '"userns":' ||
 	fail "audit: $(cat "$T/audit.jsonl")"
 pass "crun+plugin, user namespace: the audit records the caller's user namespace"
+plugin_sanitizer_check

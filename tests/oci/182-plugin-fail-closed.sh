@@ -62,3 +62,4 @@ pass "crun: a plugin that does not load → refused, the trapped call fails"
 plugin_bundle noaudit "$SCRIPT" ''
 DEVWL_PLUGIN_AUDIT=$T/no/such/dir/audit.jsonl refused noaudit 'DEVWL_PLUGIN_AUDIT'
 pass "crun+plugin: an audit file that cannot be opened → refused"
+plugin_sanitizer_check

@@ -103,3 +103,4 @@ grep -q NULL_OK "$T/c/log" || fail "granted open under conmon: $(cat "$T/c/log")
 grep -q "/dev/full: Operation not permitted" "$T/c/log" || fail "denied open: $(cat "$T/c/log")"
 grep -q "\"container\":\"$id\"" "$T/audit.jsonl" || fail "no audit: $(cat "$T/audit.jsonl")"
 pass "conmon+crun+plugin: /dev/null granted, /dev/full refused EPERM, audited"
+plugin_sanitizer_check
