@@ -4,7 +4,8 @@
 # opens a device the policy grants and crun's device cgroup denies (the plugin opens it
 # for the caller), is refused one the policy denies and crun allows, and every decision is
 # in the audit file; without the annotation it gets the OCI default set, never more; a
-# node the container names by org.devwl.node is admitted as devwld admits it.
+# node the container names by org.devwl.node is admitted as devwld admits it; the plugin
+# exports the four functions of the ABI and nothing else.
 RT=crun
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -12,6 +13,14 @@ PLUGIN=${DEVWL_PLUGIN:-$BUILD/plugin/devwl-plugin.so}
 [ -f "$PLUGIN" ] || fail "the plugin was not built at $PLUGIN"
 host_user_notif || skip "no seccomp user notification in this kernel"
 . "$HERE/plugin-lib.sh"
+
+# The plugin exports the ABI's four functions and nothing else: the helpers it shares
+# with devwld (devwl_*, mapping_*, audit_*) must not meet crun's or another plugin's names.
+exports=$(nm -D --defined-only "$PLUGIN" | awk '{print $3}' | sort | tr '\n' ' ')
+[ "$exports" = "run_oci_seccomp_notify_handle_request run_oci_seccomp_notify_start \
+run_oci_seccomp_notify_stop run_oci_seccomp_notify_version " ] ||
+	fail "the plugin exports: $exports"
+pass "the plugin exports the four functions of the ABI only"
 
 mkdir -p "$T/policies"
 cat >"$T/policies/grant.json" <<'JSON'
