@@ -111,4 +111,43 @@ for i in 1 2 3 4 5 6; do
 	grep -q MANY_OK "$T/$tag-many$i.out" || fail "container $i of 6: $(cat "$T/$tag-many$i.out")"
 done
 pass "crun+plugin: 6 containers at once, each granted and refused by its own plugin"
+# --- 5. a slow call never stalls crun's loop ------------------------------------------
+# The container's open names a path on a userfaultfd page it never fills: whoever reads
+# the path waits. The plugin's thread waits; crun's loop must not: SIGTERM to crun is
+# forwarded to the container at once, which ends (no pid namespace: an init would ignore
+# it), and so does crun, long before the stall's 120 s.
+STALL=$OCI_BIN/uffd-stall-static
+[ -x "$STALL" ] || fail "$STALL not built (the build should have made it)"
+cp "$STALL" "$T/rootfs/bin/uffd-stall"
+rm -rf "$T/rootfs/tmp/stall" && mkdir "$T/rootfs/tmp/stall"
+plugin_bundle stall 'exec /bin/uffd-stall /tmp/stall' '' \
+	'del(.linux.namespaces[] | select(.type == "pid"))
+	| .process.capabilities.bounding += ["CAP_SYS_PTRACE"]
+	| .process.capabilities.effective += ["CAP_SYS_PTRACE"]
+	| .process.capabilities.permitted += ["CAP_SYS_PTRACE"]'
+(run_fg "$tag-stall" "$T/stall"; echo "rc=$?" >"$T/stall.rc") &
+for _ in $(seq 200); do
+	[ -e "$T/rootfs/tmp/stall/stalled" ] && break
+	[ -e "$T/stall.rc" ] && break
+	sleep 0.05
+done
+if [ ! -e "$T/rootfs/tmp/stall/stalled" ]; then
+	wait
+	grep -q "uffd-stall: userfaultfd" "$T/$tag-stall.out" &&
+		skip "no userfaultfd for the container here: $(cat "$T/$tag-stall.out")"
+	fail "the container never stalled: $(cat "$T/$tag-stall.out")"
+fi
+crun_pid=$(pgrep -f "run --bundle $T/stall $tag-stall" | while read -r p; do
+	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = crun ] && echo "$p"; done | head -1)
+[ -n "$crun_pid" ] || fail "no crun process for $tag-stall"
+start=$SECONDS
+kill -TERM "$crun_pid"
+for _ in $(seq 400); do
+	[ -e "$T/stall.rc" ] && break
+	sleep 0.05
+done
+[ -e "$T/stall.rc" ] || fail "crun did not end within 20 s of SIGTERM while the plugin's call stalled"
+wait
+[ ! -e "$T/rootfs/tmp/stall/released" ] || fail "the stall was released: not what was measured"
+pass "crun+plugin: while a call stalls the plugin's thread, crun's loop forwards SIGTERM and ends in $((SECONDS - start)) s"
 plugin_sanitizer_check
