@@ -362,6 +362,22 @@ void devwl_notify_free(struct devwl_notify *notify);
 int devwl_notify_handle(struct devwl_notify *notify, int notify_fd, const struct devwl_node *node,
 			struct devwl_event *ret_event);
 
+struct seccomp_notif; /* <linux/seccomp.h> */
+
+/*
+ * As devwl_notify_handle(), for a notification the caller has received itself
+ * (SECCOMP_IOCTL_NOTIF_RECV into req, req_size bytes as SECCOMP_GET_NOTIF_SIZES sized it):
+ * a runtime whose own loop receives and hands each notification to a plugin (crun's and
+ * conmon's seccomp-notify plugins; devwl-plugin(7)). It decides req against node and
+ * answers it on notify_fd, from any thread the caller chooses, at once or later (the
+ * target waits meanwhile). The recv hook is not called: the caller received it.
+ * Errors: -EINVAL a NULL argument or req_size below the kernel's first struct, and those
+ * of devwl_notify_handle() but -EAGAIN.
+ */
+int devwl_notify_handle_request(struct devwl_notify *notify, int notify_fd,
+				const struct seccomp_notif *req, size_t req_size,
+				const struct devwl_node *node, struct devwl_event *ret_event);
+
 /*
  * Have devwl_notify_handle() call fn(notify_fd, id, userdata) as soon as it has received a
  * notification, before it decides or answers it. A supervisor that may die mid-call

@@ -1051,23 +1051,15 @@ DEVWL_EXPORT void devwl_notify_forget(struct devwl_notify *n)
 		caller_forget(&n->caller);
 }
 
-DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
-				     const struct devwl_node *node, struct devwl_event *ret_event)
+/* Decide and answer the notification in n->req, received at start. */
+static int handle_received(struct devwl_notify *n, int notify_fd, const struct devwl_node *node,
+			   uint64_t start, struct devwl_event *ret_event)
 {
 	struct answer a = {.kind = ANSWER_CONTINUE, .fd = -1};
 	struct devwl_event e = {0};
 	const struct devwl_syscall *sc = NULL;
-	uint64_t start = 0;
 	int r = 0;
 
-	if (!n || notify_fd < 0 || !node)
-		return -EINVAL;
-	memset(n->req, 0, n->req_size); /* RECV refuses a dirty buffer */
-	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, n->req) < 0)
-		return negerrno();
-	if (n->recv_fn)
-		n->recv_fn(notify_fd, n->req->id, n->recv_userdata);
-	start = now_ns();
 	n->path[0] = '\0';
 	n->forced = false;
 	n->reason = NULL;
@@ -1122,4 +1114,33 @@ DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
 	if (ret_event)
 		*ret_event = e;
 	return r;
+}
+
+DEVWL_EXPORT int devwl_notify_handle(struct devwl_notify *n, int notify_fd,
+				     const struct devwl_node *node, struct devwl_event *ret_event)
+{
+	if (!n || notify_fd < 0 || !node)
+		return -EINVAL;
+	memset(n->req, 0, n->req_size); /* RECV refuses a dirty buffer */
+	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, n->req) < 0)
+		return negerrno();
+	if (n->recv_fn)
+		n->recv_fn(notify_fd, n->req->id, n->recv_userdata);
+	return handle_received(n, notify_fd, node, now_ns(), ret_event);
+}
+
+DEVWL_EXPORT int devwl_notify_handle_request(struct devwl_notify *n, int notify_fd,
+					     const struct seccomp_notif *req, size_t req_size,
+					     const struct devwl_node *node,
+					     struct devwl_event *ret_event)
+{
+	uint64_t start = now_ns();
+
+	/* Shorter than the kernel's first struct: not a notification the kernel wrote. */
+	if (!n || notify_fd < 0 || !req || !node || req_size < sizeof(*req))
+		return -EINVAL;
+	/* The fields devwl reads are the first struct's; a longer one's tail is not read. */
+	memset(n->req, 0, n->req_size);
+	memcpy(n->req, req, sizeof(*req));
+	return handle_received(n, notify_fd, node, start, ret_event);
 }

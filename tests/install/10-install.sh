@@ -63,7 +63,8 @@ soversion=$(sed -n 's/^project(devwl VERSION \([0-9.]*\).*/\1/p' "$src/CMakeList
 		/usr/libexec/devwl/devwl-oci-hook /usr/bin/devwlctl /usr/sbin/devwld \
 		/usr/share/doc/devwl/README.md "$unitdir/devwld.service" \
 		"$libdir/libdevwl.a" "$libdir/libdevwl.so" "$libdir/libdevwl.so.${soversion%%.*}" \
-		"$libdir/libdevwl.so.$soversion" "$libdir/pkgconfig/devwl.pc"
+		"$libdir/libdevwl.so.$soversion" "$libdir/pkgconfig/devwl.pc" \
+		"$libdir/devwl/devwl-plugin.so"
 	for page in "$src"/doc/*.[1-8]; do
 		echo "/usr/share/man/man${page##*.}/${page##*/}"
 	done

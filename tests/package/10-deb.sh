@@ -117,6 +117,8 @@ devwl /usr/sbin/devwld
 devwl /usr/bin/devwlctl
 devwl /usr/bin/devwl-run
 devwl /usr/libexec/devwl/devwl-oci-hook
+devwl /usr/lib/$ma/devwl/devwl-plugin.so
+devwl /usr/share/man/man7/devwl-plugin.7.gz
 devwl /lib/systemd/system/devwld.service
 devwl /etc/devwl/policy.json
 devwl /usr/share/man/man8/devwld.8.gz

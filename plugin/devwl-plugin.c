@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * devwl's seccomp-notify plugin for crun and conmon (devwl-plugin(7)): the runtime's own
+ * loop receives each notification and hands it here; a thread of the plugin decides it
+ * with libdevwl's public API against the container's node and answers it on the notify
+ * fd (the ABI's delayed response), so that a slow call never stalls the runtime's loop.
+ *
+ * The container's node comes from the policy file its annotation org.devwl.policy names
+ * in the policy directory, by devwld's own rules (the "containers" object: the node
+ * annotation org.devwl.node admitted as devwld admits it); without the annotation the
+ * container gets the OCI default devices, as devwld gives a container without a policy.
+ * Anything that keeps the plugin from knowing the node makes start fail, and the runtime
+ * then refuses to run the container: it fails closed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit-line.h"
+#include "defaults.h"
+#include "devwl.h"
+#include "fileio.h"
+#include "jsonutil.h"
+#include "mapping.h"
+#include "nodepath.h"
+#include "ocistate.h"
+#include "util.h"
+
+#define PLUGIN_EXPORT __attribute__((visibility("default")))
+
+/* The ABI of crun's src/libcrun/seccomp_notify_plugin.h, version 1, as conmon also speaks it
+ * (written from its documentation; the struct is the runtime's). */
+struct run_oci_conf {
+	const char *runtime_root_path;
+	const char *name;
+	const char *bundle_path;
+	const char *oci_config_path;
+};
+enum {
+	HANDLE_NOT_HANDLED = 0,
+	HANDLE_SEND_RESPONSE = 1,
+	HANDLE_DELAYED_RESPONSE = 2,
+};
+
+#define ANNOTATION_POLICY "org.devwl.policy"
+#define ENV_POLICY_DIR	  "DEVWL_PLUGIN_POLICY_DIR"
+#define ENV_AUDIT	  "DEVWL_PLUGIN_AUDIT"
+#define TEXT_MAX	  (16u << 20) /* devwld reads no longer policy either */
+#ifndef DEVWL_PLUGIN_POLICY_DIR
+#define DEVWL_PLUGIN_POLICY_DIR "/etc/devwl/plugin"
+#endif
+
+/* A notification the runtime received, waiting for the worker. */
+struct request {
+	struct request *next;
+	size_t size;
+	unsigned char req[]; /* struct seccomp_notif, as long as the kernel's */
+};
+
+struct plugin {
+	char *id;
+	struct devwl_policy *policy;
+	struct devwl_node *node;
+	struct devwl_notify *notify;
+	int notify_fd; /* our own duplicate of the runtime's */
+	int audit_fd;
+	pthread_t worker;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct request *head, **tail;
+	bool stopping;
+	unsigned int warned; /* the worker's: a flood of one failure only drowns the log */
+};
+
+/* Messages for the runtime's log: it says only "error loading" when start fails. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("devwl-plugin: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* A file an operator or the runtime wrote: a policy, a config.json. */
+static int read_text(const char *file, char **ret)
+{
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return negerrno();
+	n = devwl_read_all(fd, TEXT_MAX, ret);
+	return n < 0 ? (int)n : 0;
+}
+
+static void plugin_free(struct plugin *p)
+{
+	if (!p)
+		return;
+	while (p->head) {
+		struct request *r = p->head;
+
+		p->head = r->next;
+		free(r);
+	}
+	devwl_notify_free(p->notify);
+	devwl_policy_free(p->policy);
+	closep(&p->notify_fd);
+	closep(&p->audit_fd);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->wake);
+	free(p->id);
+	free(p);
+}
+
+/* What the container's config says that decides its node: id, annotations, metadata. */
+static int read_config(const char *file, const char *id, struct oci_state *st)
+{
+	_cleanup_free_ char *text = NULL;
+	struct json_object *top = NULL, *annos = NULL, *lnx = NULL, *sc = NULL, *meta = NULL;
+	int r;
+
+	r = read_text(file, &text);
+	if (r < 0) {
+		say("reading %s: %s", file, strerror(-r));
+		return r;
+	}
+	top = json_tokener_parse(text);
+	if (!top || !json_object_is_type(top, json_type_object)) {
+		say("%s: not a JSON object", file);
+		json_object_put(top);
+		return -EINVAL;
+	}
+	r = -ENOMEM;
+	st->id = strdup(id);
+	if (!st->id)
+		goto out;
+	if (json_object_object_get_ex(top, "annotations", &annos) &&
+	    json_object_is_type(annos, json_type_object)) {
+		st->annos =
+			calloc((size_t)json_object_object_length(annos) + 1, sizeof(*st->annos));
+		if (!st->annos)
+			goto out;
+		json_object_object_foreach (annos, key, val) {
+			struct annotation *a = &st->annos[st->nannos];
+
+			if (!json_object_is_type(val, json_type_string) || json_string_has_nul(val))
+				continue;
+			a->key = strdup(key);
+			a->value = strdup(json_object_get_string(val));
+			if (!a->key || !a->value) {
+				free(a->key);
+				free(a->value);
+				goto out;
+			}
+			st->nannos++;
+		}
+	}
+	if (json_object_object_get_ex(top, "linux", &lnx) &&
+	    json_object_object_get_ex(lnx, "seccomp", &sc) &&
+	    json_object_object_get_ex(sc, "listenerMetadata", &meta) &&
+	    json_object_is_type(meta, json_type_string) && !json_string_has_nul(meta)) {
+		st->metadata = strdup(json_object_get_string(meta));
+		if (!st->metadata)
+			goto out;
+	}
+	r = 0;
+out:
+	json_object_put(top);
+	return r;
+}
+
+/* The policy file an annotation names: a plain file name in the policy directory, so that
+ * whoever writes annotations picks among the operator's policies and nothing else. */
+static int policy_file(const char *name, char **ret)
+{
+	const char *dir = secure_getenv(ENV_POLICY_DIR) ?: DEVWL_PLUGIN_POLICY_DIR;
+
+	if (!name[0] || name[0] == '.' || strchr(name, '/')) {
+		say("annotation " ANNOTATION_POLICY " \"%s\": not a file name in %s", name, dir);
+		return -EINVAL;
+	}
+	return asprintf(ret, "%s/%s", dir, name) < 0 ? -ENOMEM : 0;
+}
+
+/* Make path and its missing ancestors; 1 when path itself was made. */
+static int mkdir_p(struct devwl_policy *policy, const char *path)
+{
+	char buf[4096];
+	int r;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (char *s = buf + 1; (s = strchr(s, '/')); *s++ = '/') {
+		*s = '\0';
+		r = devwl_policy_mkdir(policy, buf);
+		if (r < 0 && r != -EEXIST)
+			return r;
+	}
+	r = devwl_policy_mkdir(policy, buf);
+	return r == -EEXIST ? 0 : r < 0 ? r : 1;
+}
+
+/*
+ * The policy and the container's node, as devwld would choose it (devwld(8), devwl-policy(5)):
+ * the file's node rules, then the node its "containers" object gives the container, made
+ * as devwld makes it (with "container_rules") when the file does not define it.
+ */
+static int load_policy(struct plugin *p, const struct oci_state *st)
+{
+	const char *name = oci_annotation(st, ANNOTATION_POLICY);
+	_cleanup_free_ char *file = NULL, *text = NULL, *path = NULL;
+	struct json_object *top = NULL, *containers = NULL;
+	struct devwl_error err = {0};
+	struct mapping m = {0};
+	const char *source = NULL;
+	int r;
+
+	if (!name) {
+		/* What devwld gives a container without a policy: the OCI default set. */
+		p->policy = devwl_policy_new();
+		if (!p->policy || devwl_node_set_defaults(devwl_policy_find(p->policy, "/")) < 0)
+			return -ENOMEM;
+		p->node = devwl_policy_find(p->policy, "/");
+		return 0;
+	}
+	r = policy_file(name, &file);
+	if (r < 0)
+		return r;
+	r = devwl_policy_load_file(file, &p->policy, &err);
+	if (r < 0) {
+		say("policy %s: %s", file, err.msg[0] ? err.msg : strerror(-r));
+		return r;
+	}
+	/* The loader has checked the JSON; the "containers" object is devwld's mapping. */
+	r = read_text(file, &text);
+	if (r < 0) {
+		say("reading %s: %s", file, strerror(-r));
+		return r;
+	}
+	top = json_tokener_parse(text);
+	json_object_object_get_ex(top, "containers", &containers);
+	r = mapping_from_json(containers, file, &m, &err);
+	if (r >= 0)
+		r = mapping_node_path(&m, NULL, NULL, st, 0, &path, &source, &err);
+	json_object_put(top);
+	if (r < 0) {
+		say("container %s: %s", st->id, err.msg[0] ? err.msg : strerror(-r));
+		goto out;
+	}
+	r = mkdir_p(p->policy, path);
+	if (r == 1)
+		r = mapping_start_node(&m, devwl_policy_find(p->policy, path), &err);
+	if (r < 0) {
+		say("container %s: node %s (%s): %s", st->id, path, source,
+		    err.msg[0] ? err.msg : strerror(-r));
+		goto out;
+	}
+	p->node = devwl_policy_find(p->policy, path);
+	r = p->node ? 0 : -ENOENT;
+out:
+	mapping_clear(&m);
+	return r;
+}
+
+static void audit(struct plugin *p, const struct devwl_event *ev)
+{
+	if (p->audit_fd < 0)
+		return;
+	if (audit_write(p->audit_fd, ev, p->id, devwl_node_path(p->node),
+			devwl_notify_reason(p->notify), p->node) < 0 &&
+	    p->warned++ < 10)
+		say("writing the audit: %m");
+}
+
+/* The worker: every notification of the container, decided and answered in turn. */
+static void *serve(void *userdata)
+{
+	struct plugin *p = userdata;
+
+	for (;;) {
+		struct devwl_event ev = {0};
+		struct request *req = NULL;
+		int r;
+
+		pthread_mutex_lock(&p->lock);
+		while (!p->head && !p->stopping)
+			pthread_cond_wait(&p->wake, &p->lock);
+		req = p->head;
+		if (req) {
+			p->head = req->next;
+			if (!p->head)
+				p->tail = &p->head;
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (!req)
+			return NULL;
+		r = devwl_notify_handle_request(p->notify, p->notify_fd,
+						(const struct seccomp_notif *)req->req, req->size,
+						p->node, &ev);
+		free(req);
+		/* ENOENT: the caller went away meanwhile, nothing was answered. */
+		if (r >= 0)
+			audit(p, &ev);
+		else if (r != -ENOENT && p->warned++ < 10)
+			say("container %s: answering a notification: %s", p->id, strerror(-r));
+	}
+}
+
+/*
+ * The runtime has started the container's process when it loads plugins (crun does so in
+ * its wait loop), and one that fails to start only makes it close the notify fd: a trapped
+ * call then returns ENOSYS and the workload runs on until the runtime gets to killing
+ * it. Kill it first, from the pid crun's state directory records, so that a container
+ * the plugin cannot serve goes no further than its first trapped call.
+ */
+static void stop_container(const struct run_oci_conf *conf)
+{
+	_cleanup_free_ char *file = NULL, *text = NULL;
+	struct json_object *top = NULL, *pid = NULL;
+	int64_t p = 0;
+
+	if (!conf->runtime_root_path || asprintf(&file, "%s/status", conf->runtime_root_path) < 0) {
+		file = NULL;
+		return;
+	}
+	if (read_text(file, &text) < 0)
+		return;
+	top = json_tokener_parse(text);
+	if (json_object_object_get_ex(top, "pid", &pid) && json_object_is_type(pid, json_type_int))
+		p = json_object_get_int64(pid);
+	json_object_put(top);
+	if (p > 1 && p <= INT32_MAX && kill((pid_t)p, SIGKILL) == 0)
+		say("container %s: killed its process %" PRId64 ": it cannot be served", conf->name,
+		    p);
+}
+
+PLUGIN_EXPORT int run_oci_seccomp_notify_version(void);
+PLUGIN_EXPORT int run_oci_seccomp_notify_version(void)
+{
+	return 1;
+}
+
+PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_conf *conf,
+					       size_t size);
+PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_conf *conf,
+					       size_t size)
+{
+	struct plugin *p = NULL;
+	struct oci_state st = {0};
+	const char *audit_file = secure_getenv(ENV_AUDIT);
+	sigset_t all, saved;
+	int r;
+
+	if (size < sizeof(*conf) || !conf->name || !conf->oci_config_path) {
+		say("the runtime passed no container configuration");
+		return -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	p->notify_fd = p->audit_fd = -1;
+	p->tail = &p->head;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	p->id = strdup(conf->name);
+	r = p->id ? read_config(conf->oci_config_path, conf->name, &st) : -ENOMEM;
+	if (r >= 0)
+		r = load_policy(p, &st);
+	oci_state_clear(&st);
+	if (r < 0)
+		goto fail;
+	if (audit_file && audit_file[0]) {
+		p->audit_fd = open(audit_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+		if (p->audit_fd < 0) {
+			r = negerrno();
+			say(ENV_AUDIT " %s: %m", audit_file);
+			goto fail;
+		}
+	}
+	p->notify = devwl_notify_new();
+	if (!p->notify) {
+		say("cannot set up notification handling (out of memory, or no seccomp user "
+		    "notification in this kernel)");
+		r = -ENOMEM;
+		goto fail;
+	}
+	/*
+	 * The runtime has programmed the container's device cgroup from its config, which
+	 * denies every device it does not list (the OCI defaults): a deny baseline. Granted
+	 * devices beyond it are opened here for the caller, as devwld does for runtimes.
+	 */
+	devwl_notify_set_baseline(p->notify, true);
+	/* The worker takes no signal: they are the runtime's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	r = -pthread_create(&p->worker, NULL, serve, p);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (r < 0) {
+		say("starting the worker: %s", strerror(-r));
+		goto fail;
+	}
+	p->started = true;
+	*opaque = p;
+	return 0;
+fail:
+	plugin_free(p);
+	stop_container(conf);
+	return r;
+}
+
+PLUGIN_EXPORT int run_oci_seccomp_notify_handle_request(void *opaque,
+							struct seccomp_notif_sizes *sizes,
+							struct seccomp_notif *sreq,
+							struct seccomp_notif_resp *sresp,
+							int seccomp_fd, int *handled);
+PLUGIN_EXPORT int run_oci_seccomp_notify_handle_request(void *opaque,
+							struct seccomp_notif_sizes *sizes,
+							struct seccomp_notif *sreq,
+							struct seccomp_notif_resp *sresp,
+							int seccomp_fd, int *handled)
+{
+	struct plugin *p = opaque;
+	size_t size = sizes->seccomp_notif > sizeof(*sreq) ? sizes->seccomp_notif : sizeof(*sreq);
+	struct request *req = NULL;
+
+	/* The runtime closes its fd when it is done: the worker answers on a copy. */
+	if (p->notify_fd < 0) {
+		p->notify_fd = fcntl(seccomp_fd, F_DUPFD_CLOEXEC, 3);
+		if (p->notify_fd >= 0)
+			devwl_notify_fd_prepare(p->notify_fd);
+	}
+	req = p->notify_fd >= 0 ? malloc(sizeof(*req) + size) : NULL;
+	if (!req) {
+		/* Nothing can decide it: fail closed, at once. */
+		sresp->id = sreq->id;
+		sresp->error = -EPERM;
+		sresp->val = 0;
+		sresp->flags = 0;
+		*handled = HANDLE_SEND_RESPONSE;
+		return 0;
+	}
+	req->next = NULL;
+	req->size = size;
+	memset(req->req, 0, size);
+	memcpy(req->req, sreq, sizes->seccomp_notif < size ? sizes->seccomp_notif : size);
+	pthread_mutex_lock(&p->lock);
+	*p->tail = req;
+	p->tail = &req->next;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	*handled = HANDLE_DELAYED_RESPONSE;
+	return 0;
+}
+
+PLUGIN_EXPORT int run_oci_seccomp_notify_stop(void *opaque);
+PLUGIN_EXPORT int run_oci_seccomp_notify_stop(void *opaque)
+{
+	struct plugin *p = opaque;
+
+	if (!p)
+		return 0;
+	if (p->started) {
+		pthread_mutex_lock(&p->lock);
+		p->stopping = true;
+		pthread_cond_signal(&p->wake);
+		pthread_mutex_unlock(&p->lock);
+		/* Answers what is queued first: a caller still there gets its answer. */
+		pthread_join(p->worker, NULL);
+	}
+	plugin_free(p);
+	return 0;
+}
