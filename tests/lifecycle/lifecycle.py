@@ -77,6 +77,10 @@ def describe(op):
         return "%s %s c 1:%d %s" % op
     if k in ("mkdir", "rmdir"):
         return "%s %s" % op
+    if k == "deny-all":
+        return "deny %s a" % op[1]
+    if k in ("bind-allow", "bind-deny"):
+        return "%s %s %s %s" % (k[5:], op[1], M.SELECTOR, op[2])
     return k
 
 
@@ -90,6 +94,10 @@ def parse(line):
         return ("exit", w[1])
     if w[0] == "detach":
         return ("detach", w[1], w[2])
+    if w[0] in ("allow", "deny") and w[2] == M.SELECTOR:
+        return ("bind-" + w[0], w[1], w[3])
+    if w[0] == "deny" and w[2] == "a":
+        return ("deny-all", w[1])
     if w[0] in ("allow", "deny"):
         return (w[0], w[1], int(w[3].split(":")[1]), w[4])
     if w[0] in ("mkdir", "rmdir"):
@@ -127,7 +135,8 @@ def generate(rng, m, serial):
     if atts:
         choices += ["detach"] * 10
     choices += ["allow"] * 9 + ["deny"] * 7 + ["mkdir"] * 4 + ["rmdir"] * 3
-    choices += ["reload"] * 5 + ["restart"] * 3 + ["crash"] * 3
+    choices += ["bind"] * 6 + ["deny-all"] * 2
+    choices += ["reload"] * 5 + ["reset"] * 1 + ["restart"] * 4 + ["crash"] * 3
     k = rng.choice(choices)
     if k == "start":
         kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]
@@ -143,15 +152,24 @@ def generate(rng, m, serial):
             return ("detach", rng.choice(live), "/dev/none")
         return ("detach",) + rng.choice(atts)
     candidates = [M.SHARED, M.TOP + "/x", M.TOP + "/x/y", M.SHARED + "/x",
-                  "%s/c%d" % (M.TOP, serial)]
+                  "%s/c%d" % (M.TOP, serial), M.TOP + "/z1"]
+    r = rng.random()
+    node = M.TOP if r < 0.3 else rng.choice(nodes) if nodes and r < 0.9 else rng.choice(candidates)
     if k in ("allow", "deny"):
-        r = rng.random()
-        node = M.TOP if r < 0.3 else rng.choice(nodes) if nodes and r < 0.9 else rng.choice(candidates)
-        return (k, node, rng.choice(MINORS), rng.choice(ACCESSES))
+        # 1:11 (kmsg) is of the selector's class and no workload's universe: allowed on
+        # /containers, it lets an allow binding below it through.
+        minor = 11 if node == M.TOP and k == "allow" and rng.random() < 0.3 else rng.choice(MINORS)
+        return (k, node, minor, rng.choice(ACCESSES))
+    if k == "bind":
+        if node == M.TOP and rng.random() < 0.7:
+            node = rng.choice(nodes + candidates) if nodes else rng.choice(candidates)
+        return ("bind-" + rng.choice(["allow", "allow", "deny"]), node, rng.choice(ACCESSES))
+    if k == "deny-all":
+        return ("deny-all", rng.choice(nodes + candidates[-1:]))
     if k == "mkdir":
         return ("mkdir", rng.choice(candidates))
     if k == "rmdir":
-        return ("rmdir", rng.choice(nodes + candidates[:2]))
+        return ("rmdir", rng.choice(nodes + candidates[:2] + candidates[-1:]))
     return (k,)
 
 
@@ -167,10 +185,14 @@ def model_apply(m, op):
         return m.detach(op[1], op[2])
     if k in ("allow", "deny"):
         return m.change(k, op[1], op[2], op[3])
-    if k in ("mkdir", "rmdir"):
+    if k in ("mkdir", "rmdir", "deny-all"):
         return m.change(k, op[1], None, None)
+    if k in ("bind-allow", "bind-deny"):
+        return m.change(k, op[1], None, op[2])
     if k == "reload":
         return m.reload()
+    if k == "reset":
+        return m.reload(replay=False)
     return None  # restart, crash: everything stays
 
 
@@ -388,6 +410,10 @@ def real_apply(d, op):
         argv = [k, op[1], "c 1:%d %s" % (op[2], op[3])]
     elif k in ("mkdir", "rmdir"):
         argv = [k, op[1]]
+    elif k == "deny-all":
+        argv = ["deny", op[1], "a"]
+    elif k in ("bind-allow", "bind-deny"):
+        argv = [k[5:], op[1], "%s %s" % (M.SELECTOR, op[2])]
     else:
         argv = [k]
     rc, out, err = d.ctl(*argv)
@@ -451,9 +477,11 @@ def check(args, d, m, seen_nodes):
         if gnode != node:
             raise Divergence("container %s: devwld says node %s, the model %s" % (cid, gnode, node))
         # A root runtime's workload has its device cgroup programmed in either mode
-        # (devwld(8) KERNEL MODE): only a kernel-mode one that is not is wrong.
-        if mode == "kernel" and not gmode.startswith("kernel"):
-            raise Divergence("container %s: devwld says mode %s, asked %s" % (cid, gmode, mode))
+        # (devwld(8) KERNEL MODE): only a kernel-mode one that is not is wrong, or one
+        # programmed in the other version than this view of the host has.
+        if mode == "kernel" and gmode != args.kernel_mode:
+            raise Divergence("container %s: devwld says mode %s, asked %s (%s here)"
+                             % (cid, gmode, mode, args.kernel_mode))
     # devwlctl containers --devices: the attachments, lapsed ones marked.
     rc, out, err = d.ctl("containers", "--devices")
     gatt = set()
@@ -466,6 +494,26 @@ def check(args, d, m, seen_nodes):
     if gatt != watt:
         raise Divergence("devwlctl containers --devices: devwld %s, the model %s"
                          % (sorted(gatt), sorted(watt)))
+    # devwlctl selectors: the model's bindings, in order, each naming what the selector
+    # names on this host.
+    rc, out, err = d.ctl("selectors")
+    if rc:
+        raise Divergence("devwlctl selectors: %s" % err.strip())
+    gsel = []
+    for line in out.splitlines():
+        g = re.fullmatch(r"(\S+) (allow|deny) (.*?) \[(\w+)\]: (.*)", line.strip())
+        if not g:
+            raise Divergence("devwlctl selectors: cannot read %r" % line)
+        if "reload-keeps-rmdir-binding" in m.known and g.group(1) in m.stale:
+            continue
+        gsel.append(g.groups())
+    wsel = [(node, verb, "%s %s" % (M.SELECTOR, acc), "devwlctl",
+             ", ".join("c 1:%d %s" % (mi, acc) for mi in M.MEM)) for node, verb, acc in m.bindings
+            if not ("reload-keeps-rmdir-binding" in m.known and node in m.stale)]
+    if gsel != wsel:
+        raise Divergence("devwlctl selectors: devwld %s, the model %s"
+                         % (["%s %s %s [%s]" % g[:4] for g in gsel],
+                            ["%s %s %s [%s]" % w[:4] for w in wsel]))
     # devwlctl list of every node the model has, and none of those it has not.
     if args.no_lists:
         return
@@ -482,6 +530,69 @@ def check(args, d, m, seen_nodes):
         gl = parse_list(out)
         if gl != m.h.nodes[path]:
             raise Divergence("node %s: devwld lists %s, the model %s" % (path, gl, m.h.nodes[path]))
+
+
+def rules_of(node, nodes):
+    """A hierarchy node of the state file (a policy document: a copy of its parent, then
+    its rules) as minor -> access."""
+    up = M.parent_of(node["path"])
+    got = dict(nodes.get(up, {})) if up != M.ROOT else {"other": ["allow a"]}
+    for r in node.get("rules", []):
+        g = re.fullmatch(r"(allow|deny) c 1:(\d+) ([rwm]+)", r)
+        if r == "deny a":
+            got = {}
+        elif g and g.group(1) == "allow":
+            minor = int(g.group(2))
+            got[minor] = M.norm(got.get(minor, "") + g.group(3))
+        elif g:
+            minor = int(g.group(2))
+            left = M.norm("".join(c for c in got.get(minor, "") if c not in g.group(3)))
+            if left:
+                got[minor] = left
+            else:
+                got.pop(minor, None)
+        else:
+            got.setdefault("other", []).append(r)
+    return got
+
+
+def check_state(d, m):
+    """After a planned restart or a crash: the state file the new worker wrote before it
+    served (read back from the one the old worker left) holds exactly the model's state:
+    its nodes and nothing more (a node removed is not resurrected), the nodes made on
+    demand, the bindings, every container with every attachment."""
+    import json
+    try:
+        with open(d.path("state.json")) as f:
+            st = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Divergence("the state file after a restart: %s" % e)
+    nodes = {}
+    for n in st["hierarchy"]["nodes"]:
+        nodes[n["path"]] = rules_of(n, nodes)
+    nodes.pop(M.ROOT, None)
+    if set(nodes) != set(m.h.nodes):
+        raise Divergence("state file: nodes %s, the model %s" % (sorted(nodes), sorted(m.h.nodes)))
+    for path, rules in sorted(nodes.items()):
+        if rules != m.h.nodes[path]:
+            raise Divergence("state file: node %s holds %s, the model %s" % (path, rules, m.h.nodes[path]))
+    if set(st.get("ondemand", [])) != m.ondemand:
+        raise Divergence("state file: made on demand %s, the model %s"
+                         % (sorted(st.get("ondemand", [])), sorted(m.ondemand)))
+    look_past = m.stale if "reload-keeps-rmdir-binding" in m.known else set()
+    gb = [(b["node"], "allow" if b["allow"] else "deny", b["selector"])
+          for b in st.get("bindings", []) if b["node"] not in look_past]
+    wb = [(node, verb, "%s %s" % (M.SELECTOR, acc)) for node, verb, acc in m.bindings
+          if node not in look_past]
+    if gb != wb:
+        raise Divergence("state file: bindings %s, the model %s" % (gb, wb))
+    gc = {c["id"]: (c["node"], sorted((a["minor"], a["path"], bool(a.get("lapsed")))
+                                      for a in c.get("attached", [])))
+          for c in st.get("containers", [])}
+    wc = {c.id: (c.node, sorted((a.minor, a.path, a.lapsed) for a in c.attached))
+          for c in m.containers.values()}
+    if gc != wc:
+        raise Divergence("state file: containers %s, the model %s" % (gc, wc))
 
 
 def run_ops(args, ops, verbose=False):
@@ -509,6 +620,8 @@ def run_ops(args, ops, verbose=False):
             if op[0] == "start" and want:
                 continue
             check(args, d, m, seen)
+            if op[0] in ("restart", "crash"):
+                check_state(d, m)
         return None
     except Divergence as e:
         return (i, str(e))
@@ -593,6 +706,32 @@ def report(args, seed, ops, where, what):
     sys.stdout.flush()
 
 
+def mem_class():
+    """The minors of class mem on this host, as sysfs says (what subsystem:mem names)."""
+    minors = []
+    for name in os.listdir("/sys/class/mem"):
+        try:
+            with open("/sys/class/mem/%s/dev" % name) as f:
+                major, minor = (int(x) for x in f.read().split(":"))
+        except (OSError, ValueError):
+            continue
+        if major == 1:
+            minors.append(minor)
+    return sorted(minors)
+
+
+def kernel_mode():
+    """What a kernel-mode container is programmed as here: kernel-v1 where the v1 devices
+    controller is mounted (a hybrid host), kernel-v2 where cgroup2 alone is
+    (tests/v2only.sh)."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fs = line.split(" - ", 1)[1].split()
+            if fs[0] == "cgroup" and "devices" in fs[2].split(","):
+                return "kernel-v1"
+    return "kernel-v2"
+
+
 def can_run(args):
     if os.geteuid() != 0:
         raise Skip("needs root (mount namespaces, mknod, devwld's seccomp listeners)")
@@ -622,6 +761,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
     args = ap.parse_args()
     args.known_set = {k for k in args.known.split(",") if k}
+    M.MEM = mem_class()
+    args.kernel_mode = kernel_mode()
     if args.known_set - M.KNOWN:
         ap.error("--known: expected some of %s" % ", ".join(sorted(M.KNOWN)))
     try:
@@ -637,6 +778,8 @@ def main():
         print("diverged after op %d: %s" % r if r else "no divergence")
         return 1 if r else 0
     seeds = [args.seed] if args.seed is not None else None
+    print("# kernel-mode containers are %s here; subsystem:mem is c 1:%s"
+          % (args.kernel_mode, ",".join(map(str, M.MEM))))
     t0 = time.time()
     failed = 0
     n = 0
