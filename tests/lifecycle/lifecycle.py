@@ -261,6 +261,41 @@ class Daemon:
                            capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stdout, p.stderr
 
+    def batch(self, commands, timeout=60):
+        """Listing commands on one connection to the control socket (devwlctl(1), BATCH
+        PROTOCOL): per command (None, its lines) or (the error line, None)."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(self.path("control.sock"))
+            s.sendall("".join(c + "\n" for c in commands).encode())
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as e:
+            raise Divergence("the control socket: %s" % e)
+        finally:
+            s.close()
+        lines = data.decode(errors="replace").split("\n")
+        answers, cur = [], []
+        for line in lines:
+            if len(answers) == len(commands):
+                break
+            if not cur and line.startswith("error "):
+                answers.append((line, None))
+            elif line == ".":
+                answers.append((None, cur))
+                cur = []
+            else:
+                cur.append(line)
+        if len(answers) != len(commands):
+            raise Divergence("control socket: %d answers to %d commands" % (len(answers), len(commands)))
+        return answers
+
     def containers(self):
         rc, out, err = self.ctl("containers")
         if rc:
@@ -494,13 +529,17 @@ def check(args, d, m, seen_nodes):
     if gatt != watt:
         raise Divergence("devwlctl containers --devices: devwld %s, the model %s"
                          % (sorted(gatt), sorted(watt)))
-    # devwlctl selectors: the model's bindings, in order, each naming what the selector
-    # names on this host.
-    rc, out, err = d.ctl("selectors")
-    if rc:
-        raise Divergence("devwlctl selectors: %s" % err.strip())
+    # devwlctl selectors (the model's bindings, in order, each naming what the selector
+    # names on this host) and the lists, on one connection: a devwlctl per node costs
+    # seconds a step once a long sequence has made many nodes.
+    seen_nodes |= set(m.h.nodes)
+    paths = sorted(seen_nodes)
+    answers = d.batch(["selectors"] + ["list " + p for p in paths])
+    err, out = answers[0]
+    if err:
+        raise Divergence("devwlctl selectors: %s" % err)
     gsel = []
-    for line in out.splitlines():
+    for line in out:
         g = re.fullmatch(r"(\S+) (allow|deny) (.*?) \[(\w+)\]: (.*)", line.strip())
         if not g:
             raise Divergence("devwlctl selectors: cannot read %r" % line)
@@ -517,17 +556,15 @@ def check(args, d, m, seen_nodes):
     # devwlctl list of every node the model has, and none of those it has not.
     if args.no_lists:
         return
-    seen_nodes |= set(m.h.nodes)
-    for path in sorted(seen_nodes):
-        rc, out, err = d.ctl("list", path)
+    for path, (err, out) in zip(paths, answers[1:]):
         if path not in m.h.nodes:
-            if rc == 0:
+            if not err:
                 raise Divergence("node %s: devwld lists %r, the model has no such node"
-                                 % (path, out.strip().replace("\n", "|")))
+                                 % (path, "|".join(out)))
             continue
-        if rc:
-            raise Divergence("node %s: devwld: %s; the model: %s" % (path, err.strip(), m.h.nodes[path]))
-        gl = parse_list(out)
+        if err:
+            raise Divergence("node %s: devwld: %s; the model: %s" % (path, err, m.h.nodes[path]))
+        gl = parse_list("\n".join(out))
         if gl != m.h.nodes[path]:
             raise Divergence("node %s: devwld lists %s, the model %s" % (path, gl, m.h.nodes[path]))
 
