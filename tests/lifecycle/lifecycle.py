@@ -7,12 +7,14 @@
 
 Each seed is a sequence of operations (containers started on a shared node or a node of
 their own, in kernel or authoritative mode, and gone; attach and detach; devwlctl allow,
-deny, mkdir, rmdir; reload; planned restart; SIGKILL of the worker) applied to a fresh
-devwld and to the model (model.py). After every operation each live workload opens every
-device of the universe, and every path attached to it, for reading and for writing: the
-kernel's answers must be the model's. devwlctl containers, containers --devices and list
-must agree with the model too, and attached nodes exist in the workload while detached
-ones are gone. A divergence is reported with the seed, the operation prefix and a
+deny, mkdir, rmdir; selector bindings, subsystem: and cdi:; reload; reset; planned
+restart; SIGKILL of the worker) applied to a fresh devwld and to the model (model.py).
+After every operation each live workload opens every device of the universe, and every
+path attached to it, for reading and for writing: the kernel's answers must be the
+model's. devwlctl containers, containers --devices and list
+and selectors must agree with the model too, attached nodes exist in the workload while
+detached ones are gone, and after a restart or a crash the state file holds exactly the
+model's state. A divergence is reported with the seed, the operation prefix and a
 minimised reproducer (operations dropped while a replay from scratch still diverges),
 and the run exits 1. Exit 77 where it cannot run (not root, no seccomp listener).
 """
@@ -80,7 +82,7 @@ def describe(op):
     if k == "deny-all":
         return "deny %s a" % op[1]
     if k in ("bind-allow", "bind-deny"):
-        return "%s %s %s %s" % (k[5:], op[1], M.SELECTOR, op[2])
+        return "%s %s %s %s" % (k[5:], op[1], op[2], op[3])
     return k
 
 
@@ -94,8 +96,8 @@ def parse(line):
         return ("exit", w[1])
     if w[0] == "detach":
         return ("detach", w[1], w[2])
-    if w[0] in ("allow", "deny") and w[2] == M.SELECTOR:
-        return ("bind-" + w[0], w[1], w[3])
+    if w[0] in ("allow", "deny") and w[2] in M.SELECTORS:
+        return ("bind-" + w[0], w[1], w[2], w[3])
     if w[0] == "deny" and w[2] == "a":
         return ("deny-all", w[1])
     if w[0] in ("allow", "deny"):
@@ -163,7 +165,8 @@ def generate(rng, m, serial):
     if k == "bind":
         if node == M.TOP and rng.random() < 0.7:
             node = rng.choice(nodes + candidates) if nodes else rng.choice(candidates)
-        return ("bind-" + rng.choice(["allow", "allow", "deny"]), node, rng.choice(ACCESSES))
+        return ("bind-" + rng.choice(["allow", "allow", "deny"]), node,
+                rng.choice(sorted(M.SELECTORS)), rng.choice(ACCESSES))
     if k == "deny-all":
         return ("deny-all", rng.choice(nodes + candidates[-1:]))
     if k == "mkdir":
@@ -188,7 +191,7 @@ def model_apply(m, op):
     if k in ("mkdir", "rmdir", "deny-all"):
         return m.change(k, op[1], None, None)
     if k in ("bind-allow", "bind-deny"):
-        return m.change(k, op[1], None, op[2])
+        return m.change(k, op[1], op[2], op[3])
     if k == "reload":
         return m.reload()
     if k == "reset":
@@ -234,10 +237,13 @@ class Daemon:
         self.log = open(os.path.join(tmp, "devwld.log"), "ab")
         with open(os.path.join(tmp, "policy.json"), "w") as f:
             f.write(POLICY)
+        os.mkdir(self.path("cdi"), 0o755)
+        with open(self.path("cdi/devwl-test.json"), "w") as f:
+            f.write(M.CDI_SPEC)
         self.proc = subprocess.Popen(
             [self.devwld, "--listen", self.path("listen.sock"), "--control",
              self.path("control.sock"), "--policy", self.path("policy.json"),
-             "--no-audit"], stdout=self.log, stderr=self.log, start_new_session=True)
+             "--cdi-dir", self.path("cdi"), "--no-audit"], stdout=self.log, stderr=self.log, start_new_session=True)
         for _ in range(1200):
             if os.path.exists(self.path("listen.sock")) and os.path.exists(self.path("control.sock")):
                 return
@@ -448,7 +454,7 @@ def real_apply(d, op):
     elif k == "deny-all":
         argv = ["deny", op[1], "a"]
     elif k in ("bind-allow", "bind-deny"):
-        argv = [k[5:], op[1], "%s %s" % (M.SELECTOR, op[2])]
+        argv = [k[5:], op[1], "%s %s" % (op[2], op[3])]
     else:
         argv = [k]
     rc, out, err = d.ctl(*argv)
@@ -546,8 +552,9 @@ def check(args, d, m, seen_nodes):
         if "reload-keeps-rmdir-binding" in m.known and g.group(1) in m.stale:
             continue
         gsel.append(g.groups())
-    wsel = [(node, verb, "%s %s" % (M.SELECTOR, acc), "devwlctl",
-             ", ".join("c 1:%d %s" % (mi, acc) for mi in M.MEM)) for node, verb, acc in m.bindings
+    wsel = [(node, verb, "%s %s" % (sel, acc), "devwlctl",
+             ", ".join("c 1:%d %s" % (mi, acc) for mi in M.SELECTORS[sel]))
+            for node, verb, sel, acc in m.bindings
             if not ("reload-keeps-rmdir-binding" in m.known and node in m.stale)]
     if gsel != wsel:
         raise Divergence("devwlctl selectors: devwld %s, the model %s"
@@ -619,7 +626,7 @@ def check_state(d, m):
     look_past = m.stale if "reload-keeps-rmdir-binding" in m.known else set()
     gb = [(b["node"], "allow" if b["allow"] else "deny", b["selector"])
           for b in st.get("bindings", []) if b["node"] not in look_past]
-    wb = [(node, verb, "%s %s" % (M.SELECTOR, acc)) for node, verb, acc in m.bindings
+    wb = [(node, verb, "%s %s" % (sel, acc)) for node, verb, sel, acc in m.bindings
           if node not in look_past]
     if gb != wb:
         raise Divergence("state file: bindings %s, the model %s" % (gb, wb))
@@ -798,7 +805,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
     args = ap.parse_args()
     args.known_set = {k for k in args.known.split(",") if k}
-    M.MEM = mem_class()
+    M.SELECTORS["subsystem:mem"] = mem_class()
     args.kernel_mode = kernel_mode()
     if args.known_set - M.KNOWN:
         ap.error("--known: expected some of %s" % ", ".join(sorted(M.KNOWN)))
@@ -816,7 +823,7 @@ def main():
         return 1 if r else 0
     seeds = [args.seed] if args.seed is not None else None
     print("# kernel-mode containers are %s here; subsystem:mem is c 1:%s"
-          % (args.kernel_mode, ",".join(map(str, M.MEM))))
+          % (args.kernel_mode, ",".join(map(str, M.SELECTORS["subsystem:mem"]))))
     t0 = time.time()
     failed = 0
     n = 0

@@ -25,10 +25,18 @@ SHARED = "/containers/shared"
 FILE_RULES = [(3, "rwm"), (5, "rw"), (7, "rw"), (8, "r"), (9, "rw")]
 CONTAINER_RULES = [("deny", 7, "rw"), ("deny", 9, "w")]
 
-# The selector the bindings use, and the minors it names on this host (class mem, all of
-# major 1: the driver reads them from sysfs, the kernel's word, before a run).
-SELECTOR = "subsystem:mem"
-MEM = [3, 5, 7, 8, 9, 11]
+# The selectors bindings use, each with the minors (major 1) it names: class mem as sysfs
+# says on this host (the driver reads it before a run), and the CDI devices of the spec
+# the driver writes (CDI_SPEC), one and both.
+SELECTORS = {"subsystem:mem": [3, 5, 7, 8, 9, 11], "cdi:devwl.test/mem=zero": [5],
+             "cdi:devwl.test/mem=*": [3, 5]}
+CDI_SPEC = """{ "cdiVersion": "0.6.0", "kind": "devwl.test/mem",
+  "devices": [
+    { "name": "null", "containerEdits": { "deviceNodes": [
+      { "path": "/dev/null", "type": "c", "major": 1, "minor": 3, "permissions": "rwm" } ] } },
+    { "name": "zero", "containerEdits": { "deviceNodes": [
+      { "path": "/dev/zero", "type": "c", "major": 1, "minor": 5, "permissions": "rwm" } ] } } ] }
+"""
 
 
 def parent_of(path):
@@ -100,19 +108,19 @@ class Hierarchy:
         self.nodes[path] = {}
         return None
 
-    def bind(self, path, allow, acc):
+    def bind(self, path, allow, selector, acc):
         """A selector binding written: every device it names, an allow refused whole
         (nothing written) when the parent refuses one of them."""
         if path not in self.nodes:
             return "ENOENT"
         if allow:
             up = parent_of(path)
-            if any(not set(acc) <= set(self.access(up, m)) for m in MEM):
+            if any(not set(acc) <= set(self.access(up, m)) for m in SELECTORS[selector]):
                 return "EPERM"
-            for m in MEM:
+            for m in SELECTORS[selector]:
                 self.allow(path, m, acc)
         else:
-            for m in MEM:
+            for m in SELECTORS[selector]:
                 self.deny(path, m, acc)
         return None
 
@@ -167,8 +175,9 @@ class Model:
         self.crules = set()  # of those, the ones made as a container's node: container_rules
         self.containers = {}
         self.edits = []  # devwlctl's changes, in order: (verb, node, minor, access)
-        # devwlctl's selector bindings, in order: (node, "allow"|"deny", access); a
-        # binding's change is in edits too, as ("bind-allow"|"bind-deny", node, None, acc)
+        # devwlctl's selector bindings, in order: (node, "allow"|"deny", selector,
+        # access); a binding's change is in edits too, as ("bind-allow"|"bind-deny", node,
+        # selector, access)
         self.bindings = []
         self.stale = set()  # nodes removed with bindings (reload-keeps-rmdir-binding)
         self.ruled_now = set()
@@ -281,9 +290,9 @@ class Model:
         if verb == "deny-all":
             return h.deny_all(node)
         if verb in ("bind-allow", "bind-deny"):
-            err = h.bind(node, verb == "bind-allow", acc)
+            err = h.bind(node, verb == "bind-allow", minor, acc)
             if not err:
-                bindings.append((node, verb[5:], acc))
+                bindings.append((node, verb[5:], minor, acc))
             return err
         err = self.rmdir(h, node)
         if not err:
