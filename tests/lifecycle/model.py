@@ -152,6 +152,12 @@ KNOWN = {
     # dropped, though the container and its node are still there. Fixed (replay_edits
     # makes the parent again).
     "reload-drops-mkdir",
+    # A reload that replays a devwlctl change to a leaf (NODE/ID, an attach made it) makes
+    # the leaf again before the containers' nodes, and its missing ancestors bare: the
+    # shared node above it loses its container_rules, and the other containers on it get
+    # what they deny (store.c replay_edits -> remake: the rules only for the path itself,
+    # never for the ancestors it makes).
+    "reload-edit-bare-parent",
     # A reset forgets a devwlctl mkdir of /containers/ID that ID and another container
     # were started on, and makes the node again for them: the container it is named for
     # counts it as its own although its neighbour is on it too, so its next attach grants
@@ -339,13 +345,15 @@ class Model:
                     rules = self.in_use(node)
                 else:
                     rules = node in self.crules
-                self.ensure(h, node, made, rules, promise)
+                up = None if "reload-edit-bare-parent" in self.known else promise
+                self.ensure(h, node, made, rules, up)
                 err = run()
             if not err:
                 kept.append((verb, node, minor, acc))
         for c in sorted(self.containers.values(), key=lambda c: len(c.node)):
-            rules = "reload-container-rules" in self.known or c.node in self.crules
-            created = self.ensure(h, c.node, made, rules, promise)
+            # Missing still: made for its containers now (a reset forgot the devwlctl mkdir
+            # that made it before, say), with the container_rules, as at a start.
+            created = self.ensure(h, c.node, made, True, promise)
             named = c.node.rsplit("/", 1)[1] == c.id
             if "reload-own-node" in self.known:
                 c.own = created and named
