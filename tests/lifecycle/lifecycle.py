@@ -7,12 +7,14 @@
 
 Each seed is a sequence of operations (containers started on a shared node or a node of
 their own, in kernel or authoritative mode, and gone; attach and detach; devwlctl allow,
-deny, mkdir, rmdir; reload; planned restart; SIGKILL of the worker) applied to a fresh
-devwld and to the model (model.py). After every operation each live workload opens every
-device of the universe, and every path attached to it, for reading and for writing: the
-kernel's answers must be the model's. devwlctl containers, containers --devices and list
-must agree with the model too, and attached nodes exist in the workload while detached
-ones are gone. A divergence is reported with the seed, the operation prefix and a
+deny, mkdir, rmdir; selector bindings, subsystem: and cdi:; reload; reset; planned
+restart; SIGKILL of the worker) applied to a fresh devwld and to the model (model.py).
+After every operation each live workload opens every device of the universe, and every
+path attached to it, for reading and for writing: the kernel's answers must be the
+model's. devwlctl containers, containers --devices and list
+and selectors must agree with the model too, attached nodes exist in the workload while
+detached ones are gone, and after a restart or a crash the state file holds exactly the
+model's state. A divergence is reported with the seed, the operation prefix and a
 minimised reproducer (operations dropped while a replay from scratch still diverges),
 and the run exits 1. Exit 77 where it cannot run (not root, no seccomp listener).
 """
@@ -77,6 +79,10 @@ def describe(op):
         return "%s %s c 1:%d %s" % op
     if k in ("mkdir", "rmdir"):
         return "%s %s" % op
+    if k == "deny-all":
+        return "deny %s a" % op[1]
+    if k in ("bind-allow", "bind-deny"):
+        return "%s %s %s %s" % (k[5:], op[1], op[2], op[3])
     return k
 
 
@@ -90,6 +96,10 @@ def parse(line):
         return ("exit", w[1])
     if w[0] == "detach":
         return ("detach", w[1], w[2])
+    if w[0] in ("allow", "deny") and w[2] in M.SELECTORS:
+        return ("bind-" + w[0], w[1], w[2], w[3])
+    if w[0] == "deny" and w[2] == "a":
+        return ("deny-all", w[1])
     if w[0] in ("allow", "deny"):
         return (w[0], w[1], int(w[3].split(":")[1]), w[4])
     if w[0] in ("mkdir", "rmdir"):
@@ -127,7 +137,8 @@ def generate(rng, m, serial):
     if atts:
         choices += ["detach"] * 10
     choices += ["allow"] * 9 + ["deny"] * 7 + ["mkdir"] * 4 + ["rmdir"] * 3
-    choices += ["reload"] * 5 + ["restart"] * 3 + ["crash"] * 3
+    choices += ["bind"] * 6 + ["deny-all"] * 2
+    choices += ["reload"] * 5 + ["reset"] * 1 + ["restart"] * 4 + ["crash"] * 3
     k = rng.choice(choices)
     if k == "start":
         kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]
@@ -143,15 +154,25 @@ def generate(rng, m, serial):
             return ("detach", rng.choice(live), "/dev/none")
         return ("detach",) + rng.choice(atts)
     candidates = [M.SHARED, M.TOP + "/x", M.TOP + "/x/y", M.SHARED + "/x",
-                  "%s/c%d" % (M.TOP, serial)]
+                  "%s/c%d" % (M.TOP, serial), M.TOP + "/z1"]
+    r = rng.random()
+    node = M.TOP if r < 0.3 else rng.choice(nodes) if nodes and r < 0.9 else rng.choice(candidates)
     if k in ("allow", "deny"):
-        r = rng.random()
-        node = M.TOP if r < 0.3 else rng.choice(nodes) if nodes and r < 0.9 else rng.choice(candidates)
-        return (k, node, rng.choice(MINORS), rng.choice(ACCESSES))
+        # 1:11 (kmsg) is of the selector's class and no workload's universe: allowed on
+        # /containers, it lets an allow binding below it through.
+        minor = 11 if node == M.TOP and k == "allow" and rng.random() < 0.3 else rng.choice(MINORS)
+        return (k, node, minor, rng.choice(ACCESSES))
+    if k == "bind":
+        if node == M.TOP and rng.random() < 0.7:
+            node = rng.choice(nodes + candidates) if nodes else rng.choice(candidates)
+        return ("bind-" + rng.choice(["allow", "allow", "deny"]), node,
+                rng.choice(sorted(M.SELECTORS)), rng.choice(ACCESSES))
+    if k == "deny-all":
+        return ("deny-all", rng.choice(nodes + candidates[-1:]))
     if k == "mkdir":
         return ("mkdir", rng.choice(candidates))
     if k == "rmdir":
-        return ("rmdir", rng.choice(nodes + candidates[:2]))
+        return ("rmdir", rng.choice(nodes + candidates[:2] + candidates[-1:]))
     return (k,)
 
 
@@ -167,10 +188,14 @@ def model_apply(m, op):
         return m.detach(op[1], op[2])
     if k in ("allow", "deny"):
         return m.change(k, op[1], op[2], op[3])
-    if k in ("mkdir", "rmdir"):
+    if k in ("mkdir", "rmdir", "deny-all"):
         return m.change(k, op[1], None, None)
+    if k in ("bind-allow", "bind-deny"):
+        return m.change(k, op[1], op[2], op[3])
     if k == "reload":
         return m.reload()
+    if k == "reset":
+        return m.reload(replay=False)
     return None  # restart, crash: everything stays
 
 
@@ -212,10 +237,13 @@ class Daemon:
         self.log = open(os.path.join(tmp, "devwld.log"), "ab")
         with open(os.path.join(tmp, "policy.json"), "w") as f:
             f.write(POLICY)
+        os.mkdir(self.path("cdi"), 0o755)
+        with open(self.path("cdi/devwl-test.json"), "w") as f:
+            f.write(M.CDI_SPEC)
         self.proc = subprocess.Popen(
             [self.devwld, "--listen", self.path("listen.sock"), "--control",
              self.path("control.sock"), "--policy", self.path("policy.json"),
-             "--no-audit"], stdout=self.log, stderr=self.log, start_new_session=True)
+             "--cdi-dir", self.path("cdi"), "--no-audit"], stdout=self.log, stderr=self.log, start_new_session=True)
         for _ in range(1200):
             if os.path.exists(self.path("listen.sock")) and os.path.exists(self.path("control.sock")):
                 return
@@ -238,6 +266,41 @@ class Daemon:
         p = subprocess.run([self.devwlctl, "--socket", self.path("control.sock")] + list(argv),
                            capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stdout, p.stderr
+
+    def batch(self, commands, timeout=60):
+        """Listing commands on one connection to the control socket (devwlctl(1), BATCH
+        PROTOCOL): per command (None, its lines) or (the error line, None)."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(self.path("control.sock"))
+            s.sendall("".join(c + "\n" for c in commands).encode())
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as e:
+            raise Divergence("the control socket: %s" % e)
+        finally:
+            s.close()
+        lines = data.decode(errors="replace").split("\n")
+        answers, cur = [], []
+        for line in lines:
+            if len(answers) == len(commands):
+                break
+            if not cur and line.startswith("error "):
+                answers.append((line, None))
+            elif line == ".":
+                answers.append((None, cur))
+                cur = []
+            else:
+                cur.append(line)
+        if len(answers) != len(commands):
+            raise Divergence("control socket: %d answers to %d commands" % (len(answers), len(commands)))
+        return answers
 
     def containers(self):
         rc, out, err = self.ctl("containers")
@@ -388,6 +451,10 @@ def real_apply(d, op):
         argv = [k, op[1], "c 1:%d %s" % (op[2], op[3])]
     elif k in ("mkdir", "rmdir"):
         argv = [k, op[1]]
+    elif k == "deny-all":
+        argv = ["deny", op[1], "a"]
+    elif k in ("bind-allow", "bind-deny"):
+        argv = [k[5:], op[1], "%s %s" % (op[2], op[3])]
     else:
         argv = [k]
     rc, out, err = d.ctl(*argv)
@@ -451,9 +518,11 @@ def check(args, d, m, seen_nodes):
         if gnode != node:
             raise Divergence("container %s: devwld says node %s, the model %s" % (cid, gnode, node))
         # A root runtime's workload has its device cgroup programmed in either mode
-        # (devwld(8) KERNEL MODE): only a kernel-mode one that is not is wrong.
-        if mode == "kernel" and not gmode.startswith("kernel"):
-            raise Divergence("container %s: devwld says mode %s, asked %s" % (cid, gmode, mode))
+        # (devwld(8) KERNEL MODE): only a kernel-mode one that is not is wrong, or one
+        # programmed in the other version than this view of the host has.
+        if mode == "kernel" and gmode != args.kernel_mode:
+            raise Divergence("container %s: devwld says mode %s, asked %s (%s here)"
+                             % (cid, gmode, mode, args.kernel_mode))
     # devwlctl containers --devices: the attachments, lapsed ones marked.
     rc, out, err = d.ctl("containers", "--devices")
     gatt = set()
@@ -466,22 +535,108 @@ def check(args, d, m, seen_nodes):
     if gatt != watt:
         raise Divergence("devwlctl containers --devices: devwld %s, the model %s"
                          % (sorted(gatt), sorted(watt)))
+    # devwlctl selectors (the model's bindings, in order, each naming what the selector
+    # names on this host) and the lists, on one connection: a devwlctl per node costs
+    # seconds a step once a long sequence has made many nodes.
+    seen_nodes |= set(m.h.nodes)
+    paths = sorted(seen_nodes)
+    answers = d.batch(["selectors"] + ["list " + p for p in paths])
+    err, out = answers[0]
+    if err:
+        raise Divergence("devwlctl selectors: %s" % err)
+    gsel = []
+    for line in out:
+        g = re.fullmatch(r"(\S+) (allow|deny) (.*?) \[(\w+)\]: (.*)", line.strip())
+        if not g:
+            raise Divergence("devwlctl selectors: cannot read %r" % line)
+        if "reload-keeps-rmdir-binding" in m.known and g.group(1) in m.stale:
+            continue
+        gsel.append(g.groups())
+    wsel = [(node, verb, "%s %s" % (sel, acc), "devwlctl",
+             ", ".join("c 1:%d %s" % (mi, acc) for mi in M.SELECTORS[sel]))
+            for node, verb, sel, acc in m.bindings
+            if not ("reload-keeps-rmdir-binding" in m.known and node in m.stale)]
+    if gsel != wsel:
+        raise Divergence("devwlctl selectors: devwld %s, the model %s"
+                         % (["%s %s %s [%s]" % g[:4] for g in gsel],
+                            ["%s %s %s [%s]" % w[:4] for w in wsel]))
     # devwlctl list of every node the model has, and none of those it has not.
     if args.no_lists:
         return
-    seen_nodes |= set(m.h.nodes)
-    for path in sorted(seen_nodes):
-        rc, out, err = d.ctl("list", path)
+    for path, (err, out) in zip(paths, answers[1:]):
         if path not in m.h.nodes:
-            if rc == 0:
+            if not err:
                 raise Divergence("node %s: devwld lists %r, the model has no such node"
-                                 % (path, out.strip().replace("\n", "|")))
+                                 % (path, "|".join(out)))
             continue
-        if rc:
-            raise Divergence("node %s: devwld: %s; the model: %s" % (path, err.strip(), m.h.nodes[path]))
-        gl = parse_list(out)
+        if err:
+            raise Divergence("node %s: devwld: %s; the model: %s" % (path, err, m.h.nodes[path]))
+        gl = parse_list("\n".join(out))
         if gl != m.h.nodes[path]:
             raise Divergence("node %s: devwld lists %s, the model %s" % (path, gl, m.h.nodes[path]))
+
+
+def rules_of(node, nodes):
+    """A hierarchy node of the state file (a policy document: a copy of its parent, then
+    its rules) as minor -> access."""
+    up = M.parent_of(node["path"])
+    got = dict(nodes.get(up, {})) if up != M.ROOT else {"other": ["allow a"]}
+    for r in node.get("rules", []):
+        g = re.fullmatch(r"(allow|deny) c 1:(\d+) ([rwm]+)", r)
+        if r == "deny a":
+            got = {}
+        elif g and g.group(1) == "allow":
+            minor = int(g.group(2))
+            got[minor] = M.norm(got.get(minor, "") + g.group(3))
+        elif g:
+            minor = int(g.group(2))
+            left = M.norm("".join(c for c in got.get(minor, "") if c not in g.group(3)))
+            if left:
+                got[minor] = left
+            else:
+                got.pop(minor, None)
+        else:
+            got.setdefault("other", []).append(r)
+    return got
+
+
+def check_state(d, m):
+    """After a planned restart or a crash: the state file the new worker wrote before it
+    served (read back from the one the old worker left) holds exactly the model's state:
+    its nodes and nothing more (a node removed is not resurrected), the nodes made on
+    demand, the bindings, every container with every attachment."""
+    import json
+    try:
+        with open(d.path("state.json")) as f:
+            st = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Divergence("the state file after a restart: %s" % e)
+    nodes = {}
+    for n in st["hierarchy"]["nodes"]:
+        nodes[n["path"]] = rules_of(n, nodes)
+    nodes.pop(M.ROOT, None)
+    if set(nodes) != set(m.h.nodes):
+        raise Divergence("state file: nodes %s, the model %s" % (sorted(nodes), sorted(m.h.nodes)))
+    for path, rules in sorted(nodes.items()):
+        if rules != m.h.nodes[path]:
+            raise Divergence("state file: node %s holds %s, the model %s" % (path, rules, m.h.nodes[path]))
+    if set(st.get("ondemand", [])) != m.ondemand:
+        raise Divergence("state file: made on demand %s, the model %s"
+                         % (sorted(st.get("ondemand", [])), sorted(m.ondemand)))
+    look_past = m.stale if "reload-keeps-rmdir-binding" in m.known else set()
+    gb = [(b["node"], "allow" if b["allow"] else "deny", b["selector"])
+          for b in st.get("bindings", []) if b["node"] not in look_past]
+    wb = [(node, verb, "%s %s" % (sel, acc)) for node, verb, sel, acc in m.bindings
+          if node not in look_past]
+    if gb != wb:
+        raise Divergence("state file: bindings %s, the model %s" % (gb, wb))
+    gc = {c["id"]: (c["node"], sorted((a["minor"], a["path"], bool(a.get("lapsed")))
+                                      for a in c.get("attached", [])))
+          for c in st.get("containers", [])}
+    wc = {c.id: (c.node, sorted((a.minor, a.path, a.lapsed) for a in c.attached))
+          for c in m.containers.values()}
+    if gc != wc:
+        raise Divergence("state file: containers %s, the model %s" % (gc, wc))
 
 
 def run_ops(args, ops, verbose=False):
@@ -509,6 +664,8 @@ def run_ops(args, ops, verbose=False):
             if op[0] == "start" and want:
                 continue
             check(args, d, m, seen)
+            if op[0] in ("restart", "crash"):
+                check_state(d, m)
         return None
     except Divergence as e:
         return (i, str(e))
@@ -593,6 +750,32 @@ def report(args, seed, ops, where, what):
     sys.stdout.flush()
 
 
+def mem_class():
+    """The minors of class mem on this host, as sysfs says (what subsystem:mem names)."""
+    minors = []
+    for name in os.listdir("/sys/class/mem"):
+        try:
+            with open("/sys/class/mem/%s/dev" % name) as f:
+                major, minor = (int(x) for x in f.read().split(":"))
+        except (OSError, ValueError):
+            continue
+        if major == 1:
+            minors.append(minor)
+    return sorted(minors)
+
+
+def kernel_mode():
+    """What a kernel-mode container is programmed as here: kernel-v1 where the v1 devices
+    controller is mounted (a hybrid host), kernel-v2 where cgroup2 alone is
+    (tests/v2only.sh)."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fs = line.split(" - ", 1)[1].split()
+            if fs[0] == "cgroup" and "devices" in fs[2].split(","):
+                return "kernel-v1"
+    return "kernel-v2"
+
+
 def can_run(args):
     if os.geteuid() != 0:
         raise Skip("needs root (mount namespaces, mknod, devwld's seccomp listeners)")
@@ -622,6 +805,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
     args = ap.parse_args()
     args.known_set = {k for k in args.known.split(",") if k}
+    M.SELECTORS["subsystem:mem"] = mem_class()
+    args.kernel_mode = kernel_mode()
     if args.known_set - M.KNOWN:
         ap.error("--known: expected some of %s" % ", ".join(sorted(M.KNOWN)))
     try:
@@ -637,6 +822,8 @@ def main():
         print("diverged after op %d: %s" % r if r else "no divergence")
         return 1 if r else 0
     seeds = [args.seed] if args.seed is not None else None
+    print("# kernel-mode containers are %s here; subsystem:mem is c 1:%s"
+          % (args.kernel_mode, ",".join(map(str, M.SELECTORS["subsystem:mem"]))))
     t0 = time.time()
     failed = 0
     n = 0
