@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "batch.h"
+#include "ctlmsg.h"
 #include "devwlctl.h"
 #include "devwl.h"
 #include "fileio.h"
@@ -21,7 +22,8 @@
 #include "selector.h"
 #include "util.h"
 
-const char *socket_path = "/run/devwl/control.sock";
+const char *socket_path = CTL_SOCKET_DEFAULT;
+static enum socket_origin socket_origin = SOCKET_DEFAULT;
 
 static void usage(FILE *f)
 {
@@ -79,7 +81,8 @@ static void usage(FILE *f)
 	      "  list NODE | show NODE | check NODE c|b MAJOR MINOR ACCESS|-\n"
 	      "\n"
 	      "Options:\n"
-	      "  --socket PATH  devwld's control socket [/run/devwl/control.sock]\n"
+	      "  --socket PATH  devwld's control socket [$DEVWL_SOCKET, else\n"
+	      "                 /run/devwl/control.sock]\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n",
 	      f);
@@ -153,9 +156,9 @@ static int talk(const char *path, int in_fd, const char *buf, size_t len, FILE *
 
 static void print_errno(int r)
 {
-	const char *name = strerrorname_np(-r);
+	char msg[1024];
 
-	fprintf(stderr, "devwlctl: %s: %s\n", socket_path, name ? name : strerror(-r));
+	fprintf(stderr, "%s\n", ctl_socket_error(r, socket_path, socket_origin, msg, sizeof(msg)));
 }
 
 /* A NODE word cannot hold what the line protocol uses as separators. */
@@ -696,6 +699,7 @@ static int cmd_batch(int argc, char **argv)
 		r = talk(connect_path, STDIN_FILENO, NULL, 0, stdout);
 		if (r < 0) {
 			socket_path = connect_path;
+			socket_origin = SOCKET_OPTION;
 			print_errno(r);
 			return 1;
 		}
@@ -768,6 +772,7 @@ static int cmd_named(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	const char *option = NULL;
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -780,17 +785,19 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(argv[i], "--socket") && i + 1 < argc) {
-			socket_path = argv[++i];
+			option = argv[++i];
 			continue;
 		}
 		if (!strncmp(argv[i], "--socket=", 9)) {
-			socket_path = argv[i] + 9;
+			option = argv[i] + 9;
 			continue;
 		}
 		fprintf(stderr, "devwlctl: unknown option '%s'\n", argv[i]);
 		usage(stderr);
 		return 2;
 	}
+	/* devwlctl is no set-uid program, but root runs it: secure_getenv all the same. */
+	socket_path = ctl_socket_pick(option, secure_getenv("DEVWL_SOCKET"), &socket_origin);
 	if (i >= argc) {
 		usage(stderr);
 		return 2;
