@@ -86,6 +86,11 @@ int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 		(unsigned int)owner, list, ncand > RESOLVE_SHOWN ? ", ..." : "");
 }
 
+const char *resolve_shown_name(const struct container *c)
+{
+	return c->k8s_name;
+}
+
 bool resolve_full_id(const char *name)
 {
 	size_t n = strspn(name, "0123456789abcdef");

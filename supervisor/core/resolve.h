@@ -27,6 +27,9 @@ struct container;
 int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 			    struct container **ret_c, struct devwl_error *err);
 
+/* The name c is shown by beside its id (its Kubernetes name), or NULL. */
+const char *resolve_shown_name(const struct container *c);
+
 /* name could be a container's full id before it runs (64 hex digits, as Docker,
  * containerd, podman and CRI make them): what events --container may wait for. */
 bool resolve_full_id(const char *name);
