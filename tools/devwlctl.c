@@ -54,6 +54,9 @@ static void usage(FILE *f)
 	      "                                     take it back: node removed, grant revoked\n"
 	      "  selectors                          the selector bindings devwld follows:\n"
 	      "                                     NODE VERB SELECTOR [SOURCE]: RULES NOW\n"
+	      "  unbind NODE allow|deny SELECTOR [ACCESS]\n"
+	      "                                     drop that one binding (as selectors\n"
+	      "                                     lists it); an allow's grant is revoked\n"
 	      "  stats                              counters and handling times\n"
 	      "  metrics                            the same and more, as Prometheus text\n"
 	      "  reload                             reload the policy file (as SIGHUP); the\n"
@@ -183,6 +186,7 @@ static int cmd_daemon(int argc, char **argv)
 	} cmds[] = {
 		{"allow", "allow", 2, true},
 		{"deny", "deny", 2, true},
+		{"unbind", "unbind", 3, true},
 		{"mkdir", "mkdir", 1, false},
 		{"rmdir", "rmdir", 1, false},
 		{"list", "list", 1, false},
@@ -826,6 +830,14 @@ int main(int argc, char **argv)
 		if (asprintf(&rule, "%s %s", argv[i + 2], argv[i + 3]) < 0)
 			return 1;
 		return cmd_daemon(3, (char *[]){argv[i], argv[i + 1], rule, NULL});
+	}
+	/* unbind NODE allow|deny SELECTOR [ACCESS]: the selector text as the binding has it. */
+	if (argc - i == 5 && !strcmp(argv[i], "unbind")) {
+		_cleanup_free_ char *rule = NULL;
+
+		if (asprintf(&rule, "%s %s", argv[i + 3], argv[i + 4]) < 0)
+			return 1;
+		return cmd_daemon(4, (char *[]){argv[i], argv[i + 1], argv[i + 2], rule, NULL});
 	}
 	return cmd_daemon(argc - i, argv + i);
 }

@@ -671,6 +671,15 @@ static int exec_change(struct devwld *d, struct devwl_policy *policy, struct bin
 		return batch_reply_error(out, r, "out of memory");
 	if (r > 0)
 		return follow_bind(d, policy, b, node, allow, sel, record, out);
+	r = unbind_of_line(line, len, &node, &allow, &sel);
+	if (r < 0)
+		return batch_reply_error(out, r, "out of memory");
+	if (r > 0)
+		return follow_unbind(d, policy, b, node, allow, sel, record, out);
+	if (len > 7 && !memcmp(line, "unbind ", 7))
+		return batch_reply_error(out, -EINVAL,
+					 "unbind NODE allow|deny SELECTOR [ACCESS]: as devwlctl "
+					 "selectors lists the binding");
 	return edit_exec(policy, line, len, out);
 }
 

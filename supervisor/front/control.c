@@ -25,6 +25,8 @@
  *                                     answered by a thread of its own (list_devices())
  *   selectors                         the selector bindings followed and what each
  *                                     names now (follow_list()), then "."
+ *   unbind NODE allow|deny SELECTOR   drop that one binding (follow_unbind()); a change
+ *                                     kept for reloads like allow and deny
  *   show NODE                         batch's listing, then the node's bindings and
  *                                     what each names now (follow_show()), then "."
  *   hook-create STATE-JSON            the OCI hook: create the container's node
