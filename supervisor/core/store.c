@@ -343,6 +343,9 @@ static void container_free(struct devwld *d, struct container *c)
 	if (d->store_hooks.container_gone)
 		d->store_hooks.container_gone(c);
 	kernelmode_gone(d, c);
+	/* Its own node's decisions were its own: a metrics series no container will add to. */
+	if (container_owns_node(c))
+		tally_forget(&d->audit, c->node_path);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
