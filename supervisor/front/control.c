@@ -4,7 +4,8 @@
  * line, answered by the very batch_exec() that `devwlctl batch` uses, so the daemon and
  * the what-if tool answer identically. The daemon adds a few commands of its own:
  *
- *   containers                        "ID NODE PROCESSES NOTIFICATIONS" lines, then "."
+ *   containers                        "ID NODE PROCESSES NOTIFICATIONS MODE OWNER NAME"
+ *                                     lines, then "."
  *   stats                             "name value" lines, then "."
  *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
  *   reload                            as SIGHUP
@@ -165,9 +166,11 @@ static void do_containers(struct devwld *d, FILE *out)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
-		fprintf(out, "%s %s %u %llu %s %u\n", c->id, c->node_path, c->nprocs,
+		const char *name = resolve_shown_name(c);
+
+		fprintf(out, "%s %s %u %llu %s %u %s\n", c->id, c->node_path, c->nprocs,
 			(unsigned long long)c->notifications, kernelmode_name(c),
-			(unsigned int)c->owner_uid);
+			(unsigned int)c->owner_uid, name ? name : "-");
 	}
 	fputs(".\n", out);
 }
