@@ -4,6 +4,10 @@
 # attach, detach and events --container take it (the full hot-plug proof of 154, by
 # name); attach says it; another owner's --owner does not reach it; a name of no
 # container is refused; a container run without --name gets podman's generated name.
+# Then the CDI spec examples/k8s/cdi ships: Debian's podman 4.3 reads it (it refuses
+# cdiVersion 0.6.0: examples/k8s/cdi/README.md), and devwl resolves the same file.
+# podman 4.3 reads /etc/cdi and /var/run/cdi only: the spec goes there under a kind of
+# this test's own, removed at the end.
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -50,4 +54,19 @@ ctl containers | grep -q "^$id .* 0 $name$" || fail "podman's own name $name not
 pass "a container run without --name is named as podman ps shows it: $name"
 pid=$(pm inspect --format '{{.State.Pid}}' "$id") && touch "/proc/$pid/root/tmp/stop"
 pm wait "$id" >/dev/null
+
+# --- the shipped CDI spec, as Debian's podman reads it ------------------------------------
+kind=test.devwl.org/disk$$
+client_note_paths /etc/cdi
+mkdir -p /etc/cdi || fail "mkdir /etc/cdi"
+client_own "/etc/cdi/devwl-test-$$.yaml"
+sed "s|^kind: .*|kind: $kind|; s|/dev/loop0|$LOOP|" "$EXAMPLES/k8s/cdi/cdi-spec.yaml" >"/etc/cdi/devwl-test-$$.yaml" ||
+	fail "writing the spec"
+grep -q '^cdiVersion: "0.5.0"$' "/etc/cdi/devwl-test-$$.yaml" || fail "the shipped spec: $(head -8 "$EXAMPLES/k8s/cdi/cdi-spec.yaml")"
+pm "${PODMAN_RUN[@]}" --rm --device "$kind=d0" localhost/devwl-busybox:test \
+	sh -c "[ -b $LOOP ] && echo BLOCK" >"$T/cdi.out" 2>&1 || fail "podman --device $kind=d0: $(cat "$T/cdi.out")"
+grep -qx BLOCK "$T/cdi.out" || fail "podman made no $LOOP: $(cat "$T/cdi.out")"
+resolved() { printf 'mkdir /x\ndeny /x a\nallow /x cdi:%s=d0 rw\nlist /x\n' "$kind" | "$DEVWLCTL" batch --cdi-dir /etc/cdi; }
+[ "$(resolved 2>/dev/null | sed -n 4p)" = "b 7:$LMIN rw" ] || fail "devwl does not resolve $kind=d0: $(resolved 2>&1)"
+pass "podman $PODMAN_VERSION and devwl read the shipped CDI spec (cdiVersion 0.5.0): $kind=d0 is $LOOP"
 exit 0
