@@ -2,9 +2,12 @@
 /*
  * Which runtimes say a container's name, and where (documented in devwlctl(1), CONTAINER
  * NAMES): nerdctl in its "nerdctl/name" annotation; podman only in its storage's
- * containers.json, beside the bundle; Docker, ctr and CRI-O in neither (ctr's id is the
- * name its user chose; CRI-O's and containerd's CRI containers have their Kubernetes
- * names, mapping.c). The JSON is read here and converted at once (devwl's edges).
+ * containers.json, beside the bundle (podman 4.3.1's state carries io.container.manager,
+ * io.podman.annotations.* and io.kubernetes.cri-o.{Created,TTY}, no name); Docker, ctr
+ * and CRI-O in neither (Docker 28.2 passes no annotation unless `docker run --annotation`
+ * adds one; ctr's id is the name its user chose; CRI-O's and containerd's CRI containers
+ * have their Kubernetes names, mapping.c). podman and Docker checked as they run here. The
+ * JSON is read here and converted at once (devwl's edges).
  */
 #include <errno.h>
 #include <fcntl.h>
