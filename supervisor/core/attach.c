@@ -278,18 +278,17 @@ static void repoint(struct devwld *d, struct container *c, char *path, struct de
  * Give c a node of its own if it has none (container_owns_node()): a leaf named for it
  * under the node it maps to. *ret_old: the path it had (heap) if it moved, for undo_leaf().
  */
-static int own_node(struct devwld *d, struct container *c, char **ret_old, struct devwl_error *err)
+/* The leaf NODE/ID own_node() would make for c (heap), or a negative errno with err
+ * saying why it cannot (no node path, or taken). devwlctl attach --dry-run asks too. */
+static int own_leaf(struct devwld *d, const struct container *c, char **ret_leaf,
+		    struct devwl_error *err)
 {
 	_cleanup_free_ char *leaf = NULL;
-	struct devwl_node *node = NULL;
-	bool made = false;
-	int r;
 
-	*ret_old = NULL;
-	if (container_owns_node(c))
-		return 0;
-	if (asprintf(&leaf, "%s/%s", strcmp(c->node_path, "/") ? c->node_path : "", c->id) < 0)
+	if (asprintf(&leaf, "%s/%s", strcmp(c->node_path, "/") ? c->node_path : "", c->id) < 0) {
+		leaf = NULL;
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	}
 	if (devwl_node_path_valid(leaf) < 0)
 		return devwl_error_set(err, -EINVAL, 0,
 				       "container %s: its node %s is shared, and %.128s is no "
@@ -301,6 +300,23 @@ static int own_node(struct devwld *d, struct container *c, char **ret_old, struc
 			"container %s: its node %s is shared, and the node of its own"
 			" it would get, %s, exists already",
 			c->id, c->node_path, leaf);
+	*ret_leaf = TAKE_PTR(leaf);
+	return 0;
+}
+
+static int own_node(struct devwld *d, struct container *c, char **ret_old, struct devwl_error *err)
+{
+	_cleanup_free_ char *leaf = NULL;
+	struct devwl_node *node = NULL;
+	bool made = false;
+	int r;
+
+	*ret_old = NULL;
+	if (container_owns_node(c))
+		return 0;
+	r = own_leaf(d, c, &leaf, err);
+	if (r < 0)
+		return r;
 	r = store_ensure_node(d, leaf, &node, &made);
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "container %s: cannot make node %s: %s", c->id,
@@ -528,18 +544,14 @@ static int attach_dry_run(struct devwld *d, const struct container *c, const str
 	const struct devwl_node *parent = c->node;
 	const char *node = c->node_path;
 	char why[EXPLAIN_MAX], acc[4];
+	int r;
 
 	if (container_owns_node(c)) {
 		parent = devwl_node_parent(c->node);
 	} else {
-		if (asprintf(&leaf, "%s/%s", strcmp(c->node_path, "/") ? c->node_path : "", c->id) <
-		    0)
-			return devwl_error_set(err, -ENOMEM, 0, "out of memory");
-		if (devwl_policy_find(d->policy, leaf))
-			return devwl_error_set(err, -EEXIST, 0,
-					       "container %s: its node %s is shared, and the node"
-					       " of its own it would get, %s, exists already",
-					       c->id, c->node_path, leaf);
+		r = own_leaf(d, c, &leaf, err);
+		if (r < 0)
+			return r;
 		node = leaf;
 	}
 	if (!parent_grant && parent &&
@@ -697,7 +709,9 @@ int attach_device(struct devwld *d, const struct attach_req *req, char *said,
 
 	r = resolve_owned_container(d, req->owner, req->container, &c, err);
 	if (r < 0) {
-		record(d, "attach", NULL, NULL, req->container, req->device, "refused", err->msg);
+		if (!req->dry_run) /* a dry run changes nothing, its record neither */
+			record(d, "attach", NULL, NULL, req->container, req->device, "refused",
+			       err->msg);
 		return r;
 	}
 	v = realloc(c->attached, (c->nattached + 1) * sizeof(*v));
@@ -706,7 +720,8 @@ int attach_device(struct devwld *d, const struct attach_req *req, char *said,
 	c->attached = v;
 	r = attach_locked(d, c, req, &a, said, err);
 	if (r < 0) {
-		record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
+		if (!req->dry_run)
+			record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
 		attachment_clear(&a);
 		return r;
 	}

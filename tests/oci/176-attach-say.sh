@@ -41,6 +41,10 @@ ctl attach 4f1c /dev/full "$T/att/f" >"$T/out" 2>&1 && fail "attach of a denied 
 grep -q EPERM "$T/out" || fail "attach of /dev/full: $(cat "$T/out")"
 ctl attach nosuch /dev/zero "$T/att/z" --dry-run >"$T/out" 2>&1 && fail "attach --dry-run nosuch: $(cat "$T/out")"
 grep -q 'no container "nosuch" of uid 0' "$T/out" || fail "attach --dry-run nosuch: $(cat "$T/out")"
+# Of the four, only the real attach of /dev/full is recorded: a dry run is no change,
+# refused or not.
+[ "$(grep -c '"event":"attach"' "$T/audit.jsonl")" = 1 ] ||
+	fail "dry runs were recorded: $(grep '"event":"attach"' "$T/audit.jsonl")"
 pass "attach --dry-run says what it would do, refuses what attach refuses, changes nothing"
 
 # --- 2. attach says what was done ---------------------------------------------------------
