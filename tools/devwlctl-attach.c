@@ -21,12 +21,14 @@
 static void attach_usage(FILE *f, bool attach)
 {
 	if (!attach) {
-		fputs("Usage: devwlctl detach CONTAINER DEVICE|SELECTOR|PATH [--owner UID]\n"
+		fputs("Usage: devwlctl detach CONTAINER DEVICE|SELECTOR|PATH [--owner UID] "
+		      "[--dry-run]\n"
 		      "\n"
 		      "Take an attached device back: its node is removed from the container and\n"
 		      "the grant revoked. Open file descriptors stay valid (see containers\n"
 		      "--devices for who holds them). CONTAINER as attach takes it, among the\n"
-		      "containers of runtimes running as UID [0].\n",
+		      "containers of runtimes running as UID [0]. Prints what was done; with\n"
+		      "--dry-run, what would be, changing nothing.\n",
 		      f);
 		return;
 	}
@@ -36,8 +38,9 @@ static void attach_usage(FILE *f, bool attach)
 	      "\n"
 	      "Give a running container a device: the grant on its node and the device\n"
 	      "node at PATH in its filesystem (default: DEVICE's host path).\n"
-	      "CONTAINER: its id, a prefix of one id only, or NAMESPACE/POD/CONTAINER,\n"
-	      "among root's containers (those of runtimes running as uid 0).\n"
+	      "CONTAINER: its id, a prefix of one id only, NAMESPACE/POD/CONTAINER, or\n"
+	      "podman's or nerdctl's name for it, among root's containers (those of\n"
+	      "runtimes running as uid 0).\n"
 	      "DEVICE: a host path (/dev/fuse) or \"c MAJOR:MINOR\" / \"b MAJOR:MINOR\".\n",
 	      f);
 	fputs("SELECTOR: the one device it names now, followed when it is unplugged and\n"
@@ -62,7 +65,10 @@ static void attach_usage(FILE *f, bool attach)
 	      "                   (a policy change, kept as devwlctl allow; detach does\n"
 	      "                   not take it back)\n"
 	      "  --owner UID      CONTAINER is one of the containers of runtimes running\n"
-	      "                   as UID (devwlctl containers: OWNER) [0]\n",
+	      "                   as UID (devwlctl containers: OWNER) [0]\n"
+	      "  --dry-run        resolve and check everything, change nothing\n"
+	      "Prints what was done: the container, the device, PATH, access, owner,\n"
+	      "mode and the node that holds the grant.\n",
 	      f);
 }
 
@@ -84,10 +90,15 @@ static int number(const char *opt, const char *s, int base, unsigned long max, u
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"access", required_argument, NULL, 'a'}, {"mode", required_argument, NULL, 'm'},
-		{"uid", required_argument, NULL, 'u'},	  {"gid", required_argument, NULL, 'g'},
-		{"parent-grant", no_argument, NULL, 'p'}, {"owner", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},	  {0},
+		{"access", required_argument, NULL, 'a'},
+		{"mode", required_argument, NULL, 'm'},
+		{"uid", required_argument, NULL, 'u'},
+		{"gid", required_argument, NULL, 'g'},
+		{"parent-grant", no_argument, NULL, 'p'},
+		{"owner", required_argument, NULL, 'o'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	bool attach = !strcmp(argv[0], "attach");
 	struct json_object *o = json_object_new_object();
@@ -104,13 +115,16 @@ int cmd_attach(int argc, char **argv)
 			r = 0;
 			goto out;
 		}
-		if (c == '?' || (!attach && c != 'o'))
+		if (c == '?' || (!attach && c != 'o' && c != 'n'))
 			goto usage;
 		switch (c) {
 		case 'o':
 			if (number("--owner", optarg, 10, UINT32_MAX - 1, &n) < 0)
 				goto out;
 			json_object_object_add(o, "owner", json_object_new_int64((int64_t)n));
+			break;
+		case 'n':
+			json_object_object_add(o, "dry_run", json_object_new_boolean(true));
 			break;
 		case 'a':
 			json_object_object_add(o, "access", json_object_new_string(optarg));

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "batch.h"
+#include "ctlmsg.h"
 #include "devwlctl.h"
 #include "devwl.h"
 #include "fileio.h"
@@ -21,7 +22,8 @@
 #include "selector.h"
 #include "util.h"
 
-const char *socket_path = "/run/devwl/control.sock";
+const char *socket_path = CTL_SOCKET_DEFAULT;
+static enum socket_origin socket_origin = SOCKET_DEFAULT;
 
 static void usage(FILE *f)
 {
@@ -37,20 +39,26 @@ static void usage(FILE *f)
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
 	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS MODE OWNER\n"
-	      "                                     per line (OWNER: the runtimes' uid)\n"
+	      "                                     NAME per line (OWNER: the runtimes' uid;\n"
+	      "                                     NAME: podman's, nerdctl's or the\n"
+	      "                                     Kubernetes name, or -)\n"
 	      "  containers --devices               ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY\n"
 	      "                                     [SELECTOR] per attached device (OPEN-BY:\n"
 	      "                                     pids or -; \"- -\" and (waiting): its\n"
 	      "                                     selector names no device now)\n"
 	      "  attach CONTAINER DEVICE [PATH] [--access rwm] [--mode 0660] [--uid U]\n"
-	      "         [--gid G] [--owner UID]     give a running container a device: the\n"
+	      "         [--gid G] [--owner UID] [--dry-run]\n"
+	      "                                     give a running container a device: the\n"
 	      "                                     grant and its node at PATH (DEVICE: a\n"
 	      "                                     host path, or \"c MAJOR:MINOR\", or a\n"
 	      "                                     selector, followed: loop:FILE PATH)\n"
-	      "  detach CONTAINER DEVICE|PATH [--owner UID]\n"
+	      "  detach CONTAINER DEVICE|PATH [--owner UID] [--dry-run]\n"
 	      "                                     take it back: node removed, grant revoked\n"
 	      "  selectors                          the selector bindings devwld follows:\n"
 	      "                                     NODE VERB SELECTOR [SOURCE]: RULES NOW\n"
+	      "  unbind NODE allow|deny SELECTOR [ACCESS]\n"
+	      "                                     drop that one binding (as selectors\n"
+	      "                                     lists it); an allow's grant is revoked\n"
 	      "  stats                              counters and handling times\n"
 	      "  metrics                            the same and more, as Prometheus text\n"
 	      "  reload                             reload the policy file (as SIGHUP); the\n"
@@ -64,8 +72,9 @@ static void usage(FILE *f)
 	      "                                     --follow: again after devwld restarts)\n"
 	      "  batch --connect PATH               the batch protocol against devwld\n"
 	      "\n"
-	      "CONTAINER: an id, a prefix of one id only, or NAMESPACE/POD/CONTAINER, among\n"
-	      "the containers of runtimes running as uid 0, or as UID with --owner.\n"
+	      "CONTAINER: an id, a prefix of one id only, NAMESPACE/POD/CONTAINER, or the\n"
+	      "name podman or nerdctl gave it, among the containers of runtimes running as\n"
+	      "uid 0, or as UID with --owner.\n"
 	      "\n"
 	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
 	      "                          against a local what-if policy (default: the kernel's\n"
@@ -79,7 +88,8 @@ static void usage(FILE *f)
 	      "  list NODE | show NODE | check NODE c|b MAJOR MINOR ACCESS|-\n"
 	      "\n"
 	      "Options:\n"
-	      "  --socket PATH  devwld's control socket [/run/devwl/control.sock]\n"
+	      "  --socket PATH  devwld's control socket [$DEVWL_SOCKET, else\n"
+	      "                 /run/devwl/control.sock]\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n",
 	      f);
@@ -153,9 +163,9 @@ static int talk(const char *path, int in_fd, const char *buf, size_t len, FILE *
 
 static void print_errno(int r)
 {
-	const char *name = strerrorname_np(-r);
+	char msg[1024];
 
-	fprintf(stderr, "devwlctl: %s: %s\n", socket_path, name ? name : strerror(-r));
+	fprintf(stderr, "%s\n", ctl_socket_error(r, socket_path, socket_origin, msg, sizeof(msg)));
 }
 
 /* A NODE word cannot hold what the line protocol uses as separators. */
@@ -179,6 +189,7 @@ static int cmd_daemon(int argc, char **argv)
 	} cmds[] = {
 		{"allow", "allow", 2, true},
 		{"deny", "deny", 2, true},
+		{"unbind", "unbind", 3, true},
 		{"mkdir", "mkdir", 1, false},
 		{"rmdir", "rmdir", 1, false},
 		{"list", "list", 1, false},
@@ -696,6 +707,7 @@ static int cmd_batch(int argc, char **argv)
 		r = talk(connect_path, STDIN_FILENO, NULL, 0, stdout);
 		if (r < 0) {
 			socket_path = connect_path;
+			socket_origin = SOCKET_OPTION;
 			print_errno(r);
 			return 1;
 		}
@@ -768,6 +780,7 @@ static int cmd_named(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	const char *option = NULL;
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -780,17 +793,19 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(argv[i], "--socket") && i + 1 < argc) {
-			socket_path = argv[++i];
+			option = argv[++i];
 			continue;
 		}
 		if (!strncmp(argv[i], "--socket=", 9)) {
-			socket_path = argv[i] + 9;
+			option = argv[i] + 9;
 			continue;
 		}
 		fprintf(stderr, "devwlctl: unknown option '%s'\n", argv[i]);
 		usage(stderr);
 		return 2;
 	}
+	/* devwlctl is no set-uid program, but root runs it: secure_getenv all the same. */
+	socket_path = ctl_socket_pick(option, secure_getenv("DEVWL_SOCKET"), &socket_origin);
 	if (i >= argc) {
 		usage(stderr);
 		return 2;
@@ -818,6 +833,14 @@ int main(int argc, char **argv)
 		if (asprintf(&rule, "%s %s", argv[i + 2], argv[i + 3]) < 0)
 			return 1;
 		return cmd_daemon(3, (char *[]){argv[i], argv[i + 1], rule, NULL});
+	}
+	/* unbind NODE allow|deny SELECTOR [ACCESS]: the selector text as the binding has it. */
+	if (argc - i == 5 && !strcmp(argv[i], "unbind")) {
+		_cleanup_free_ char *rule = NULL;
+
+		if (asprintf(&rule, "%s %s", argv[i + 3], argv[i + 4]) < 0)
+			return 1;
+		return cmd_daemon(4, (char *[]){argv[i], argv[i + 1], argv[i + 2], rule, NULL});
 	}
 	return cmd_daemon(argc - i, argv + i);
 }

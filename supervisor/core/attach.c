@@ -278,18 +278,17 @@ static void repoint(struct devwld *d, struct container *c, char *path, struct de
  * Give c a node of its own if it has none (container_owns_node()): a leaf named for it
  * under the node it maps to. *ret_old: the path it had (heap) if it moved, for undo_leaf().
  */
-static int own_node(struct devwld *d, struct container *c, char **ret_old, struct devwl_error *err)
+/* The leaf NODE/ID own_node() would make for c (heap), or a negative errno with err
+ * saying why it cannot (no node path, or taken). devwlctl attach --dry-run asks too. */
+static int own_leaf(struct devwld *d, const struct container *c, char **ret_leaf,
+		    struct devwl_error *err)
 {
 	_cleanup_free_ char *leaf = NULL;
-	struct devwl_node *node = NULL;
-	bool made = false;
-	int r;
 
-	*ret_old = NULL;
-	if (container_owns_node(c))
-		return 0;
-	if (asprintf(&leaf, "%s/%s", strcmp(c->node_path, "/") ? c->node_path : "", c->id) < 0)
+	if (asprintf(&leaf, "%s/%s", strcmp(c->node_path, "/") ? c->node_path : "", c->id) < 0) {
+		leaf = NULL;
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	}
 	if (devwl_node_path_valid(leaf) < 0)
 		return devwl_error_set(err, -EINVAL, 0,
 				       "container %s: its node %s is shared, and %.128s is no "
@@ -301,6 +300,23 @@ static int own_node(struct devwld *d, struct container *c, char **ret_old, struc
 			"container %s: its node %s is shared, and the node of its own"
 			" it would get, %s, exists already",
 			c->id, c->node_path, leaf);
+	*ret_leaf = TAKE_PTR(leaf);
+	return 0;
+}
+
+static int own_node(struct devwld *d, struct container *c, char **ret_old, struct devwl_error *err)
+{
+	_cleanup_free_ char *leaf = NULL;
+	struct devwl_node *node = NULL;
+	bool made = false;
+	int r;
+
+	*ret_old = NULL;
+	if (container_owns_node(c))
+		return 0;
+	r = own_leaf(d, c, &leaf, err);
+	if (r < 0)
+		return r;
 	r = store_ensure_node(d, leaf, &node, &made);
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "container %s: cannot make node %s: %s", c->id,
@@ -513,9 +529,50 @@ int attach_place(const struct container *c, const struct attachment *a, int pidf
 	return r == DEVWL_PLACE_MADE_NODEV ? 0 : r;
 }
 
-static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,
-			 struct attachment *a, struct devwl_error *err)
+/*
+ * devwlctl attach --dry-run, once everything before the first change checked out: would
+ * the grant take? It goes on c's own node, a leaf under c's node when c has none yet
+ * (own_node()), and an allow takes where the parent gives as much (devwl-policy(5));
+ * --parent-grant would widen the ancestors first. The node gate is not tried: it makes
+ * the node or refuses.
+ */
+static int attach_dry_run(struct devwld *d, const struct container *c, const struct attachment *a,
+			  const char *host_path, bool parent_grant, char *said,
+			  struct devwl_error *err)
 {
+	_cleanup_free_ char *leaf = NULL;
+	const struct devwl_node *parent = c->node;
+	const char *node = c->node_path;
+	char why[EXPLAIN_MAX], acc[4];
+	int r;
+
+	if (container_owns_node(c)) {
+		parent = devwl_node_parent(c->node);
+	} else {
+		r = own_leaf(d, c, &leaf, err);
+		if (r < 0)
+			return r;
+		node = leaf;
+	}
+	if (!parent_grant && parent &&
+	    devwl_node_check(parent, a->type, a->major, a->minor, a->access) != 1) {
+		explain_denial(parent, a->type, a->major, a->minor, a->access, why, sizeof(why));
+		return devwl_error_set(err, -EPERM, 0,
+				       "container %s: %c %u:%u %s would be refused at node %s: "
+				       "the parent %s denies it (%s)",
+				       c->id, type_char(a->type), a->major, a->minor,
+				       devwl_access_text(a->access, acc), node,
+				       devwl_node_path(parent), why);
+	}
+	attachment_say(said, ATTACH_SAID_MAX, ATTACHMENT_WOULD_ATTACH, a, host_path, c->id,
+		       resolve_shown_name(c), node);
+	return 0;
+}
+
+static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,
+			 struct attachment *a, char *said, struct devwl_error *err)
+{
+	const struct attachment *taken;
 	struct devwl_rule rule;
 	struct device dev;
 	_cleanup_free_ char *old = NULL;
@@ -555,11 +612,19 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	if (a->path[0] != '/')
 		return devwl_error_set(err, -EINVAL, 0, "path %.256s: not absolute", a->path);
-	if (find_attachment(c, &dev, NULL) || find_attachment(c, NULL, a->path))
+	/* Say which of the two is taken: the device, or the path. */
+	if ((taken = find_attachment(c, &dev, NULL)))
 		return devwl_error_set(err, -EEXIST, 0,
-				       "container %s has %c %u:%u or %.256s attached already "
+				       "container %s has %c %u:%u attached already, at %.256s "
 				       "(detach it first)",
-				       c->id, type_char(dev.type), dev.major, dev.minor, a->path);
+				       c->id, type_char(dev.type), dev.major, dev.minor,
+				       taken->path);
+	if ((taken = find_attachment(c, NULL, a->path)))
+		return devwl_error_set(err, -EEXIST, 0,
+				       "container %s has %.256s attached already, for %c %u:%u "
+				       "(detach it first)",
+				       c->id, a->path, type_char(taken->type), taken->major,
+				       taken->minor);
 	if (c->nattached >= ATTACH_MAX)
 		return devwl_error_set(err, -ENOSPC, 0,
 				       "container %s has %d devices attached, "
@@ -583,6 +648,8 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 			a->gid = dev.st.st_gid;
 	}
 
+	if (req->dry_run)
+		return attach_dry_run(d, c, a, dev.host_path, req->parent_grant, said, err);
 	r = own_node(d, c, &old, err);
 	if (r < 0)
 		return r;
@@ -627,10 +694,13 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 	log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id, type_char(dev.type),
 		dev.major, dev.minor, devwl_access_text(a->access, acc), a->path, c->node_path,
 		r == 1 ? ", which was there already" : "");
+	attachment_say(said, ATTACH_SAID_MAX, ATTACHMENT_ATTACHED, a, dev.host_path, c->id,
+		       resolve_shown_name(c), c->node_path);
 	return 0;
 }
 
-int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err)
+int attach_device(struct devwld *d, const struct attach_req *req, char *said,
+		  struct devwl_error *err)
 {
 	struct attachment a = {0};
 	struct container *c = NULL;
@@ -639,18 +709,25 @@ int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_e
 
 	r = resolve_owned_container(d, req->owner, req->container, &c, err);
 	if (r < 0) {
-		record(d, "attach", NULL, NULL, req->container, req->device, "refused", err->msg);
+		if (!req->dry_run) /* a dry run changes nothing, its record neither */
+			record(d, "attach", NULL, NULL, req->container, req->device, "refused",
+			       err->msg);
 		return r;
 	}
 	v = realloc(c->attached, (c->nattached + 1) * sizeof(*v));
 	if (!v)
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	c->attached = v;
-	r = attach_locked(d, c, req, &a, err);
+	r = attach_locked(d, c, req, &a, said, err);
 	if (r < 0) {
-		record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
+		if (!req->dry_run)
+			record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
 		attachment_clear(&a);
 		return r;
+	}
+	if (req->dry_run) {
+		attachment_clear(&a);
+		return 0;
 	}
 	c->attached[c->nattached++] = a;
 	record(d, "attach", c, &a, NULL, NULL, "attached", NULL);
@@ -660,7 +737,7 @@ int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_e
 }
 
 int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
-		  struct devwl_error *err)
+		  bool dry_run, char *said, struct devwl_error *err)
 {
 	struct container *c = NULL;
 	struct attachment *a;
@@ -686,6 +763,11 @@ int detach_device(struct devwld *d, uid_t owner, const char *container, const ch
 				       "container %s has no device %.256s attached (devwlctl "
 				       "containers --devices lists them)",
 				       c->id, what);
+	if (dry_run) {
+		attachment_say(said, ATTACH_SAID_MAX, ATTACHMENT_WOULD_DETACH, a, NULL, c->id,
+			       resolve_shown_name(c), c->node_path);
+		return 0;
+	}
 	/* The node first: once the grant is gone, nothing may be left to stumble on. An
 	 * absent one has neither: its device went, and both with it. */
 	pidfd = a->absent ? -EBADF : pidfd_of(c, &pid);
@@ -703,6 +785,10 @@ int detach_device(struct devwld *d, uid_t owner, const char *container, const ch
 	record(d, "detach", c, a, NULL, NULL,
 	       r < 0 || (pidfd < 0 && !a->absent) ? "revoked, node left" : "detached",
 	       r < 0 ? err->msg : NULL);
+	attachment_say(said, ATTACH_SAID_MAX,
+		       pidfd < 0 && !a->absent ? ATTACHMENT_DETACHED_NODE_LEFT
+					       : ATTACHMENT_DETACHED,
+		       a, NULL, c->id, resolve_shown_name(c), c->node_path);
 	attachment_clear(a);
 	*a = c->attached[--c->nattached];
 	if (d->store_hooks.changed)

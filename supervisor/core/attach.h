@@ -33,15 +33,22 @@ struct attach_req {
 	gid_t gid;
 	bool mode_set;
 	bool parent_grant; /* allow it first on every ancestor that refuses it */
+	bool dry_run;	   /* resolve and check everything, change nothing */
 };
 
-/* Attach: 0, or a negative errno with the reason in err (nothing half-done). */
-int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err);
-/* Detach what (a device as attach takes it, the selector it was attached by, or the
- * path in the container) from owner's container (resolve.h): 0, or a negative errno with
- * the reason in err. */
-int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
+/* Room for attachment_say()'s line. */
+#define ATTACH_SAID_MAX 1024
+
+/* Attach: 0 and what was done (or, dry_run, would be) in said[0..ATTACH_SAID_MAX), or a
+ * negative errno with the reason in err (nothing half-done). */
+int attach_device(struct devwld *d, const struct attach_req *req, char *said,
 		  struct devwl_error *err);
+/* Detach what (a device as attach takes it, the selector it was attached by, or the
+ * path in the container) from owner's container (resolve.h): 0 and what was done (dry_run:
+ * would be; nothing is) in said[0..ATTACH_SAID_MAX), or a negative errno with the reason
+ * in err. */
+int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
+		  bool dry_run, char *said, struct devwl_error *err);
 /*
  * The devices listing (attach-list.c), in two halves: "ID TYPE MAJOR:MINOR ACCESS PATH
  * OPEN-BY [SELECTOR]" lines (OPEN-BY: the pids of the container that hold the device

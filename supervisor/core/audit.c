@@ -105,7 +105,7 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	pthread_mutex_lock(&a->lock);
 	a->notifications++;
 	a->hist[b < AUDIT_BUCKETS ? b : AUDIT_BUCKETS - 1]++;
-	tally_event(a, c ? c->node_path : NULL, ev);
+	tally_event(a, c ? c->node_path : NULL, c ? c->id : NULL, ev);
 	switch (ev->verdict) {
 	case DEVWL_VERDICT_CONTINUE:
 		a->continued++;

@@ -79,10 +79,21 @@ uint64_t audit_error(struct audit *a);
 void audit_gone(struct audit *a);
 void audit_counts(struct audit *a, struct audit_counts *ret);
 /* Count ev by the subtree of node_path, its syscall and verdict, and its handling time
- * in the fixed buckets. Under a->lock (audit_event() calls it). */
-void tally_event(struct audit *a, const char *node_path, const struct devwl_event *ev);
+ * in the fixed buckets. The subtree stops short of a component naming container (its
+ * id; NULL: none), so that no label carries a container id (tally_subtree_len()). Under
+ * a->lock (audit_event() calls it). */
+void tally_event(struct audit *a, const char *node_path, const char *container,
+		 const struct devwl_event *ev);
+/* The length of the subtree label of node_path: its first depth components, short of the
+ * first that names container (equal to its id, or holding an id of 12 characters or
+ * more); "/" (1) when none is left. */
+size_t tally_subtree_len(const char *node_path, unsigned int depth, const char *container);
+/* A container's own node went with it: its series go too (subtree exactly path), so that
+ * the series bound is never filled by containers that are gone. Loop thread only. */
+void tally_forget(struct audit *a, const char *path);
 /* What the metrics show of the audit, copied under its lock: *ret_series (caller frees;
- * the strings stay the audit's until audit_close()) with *ret_n elements. 0 or -ENOMEM. */
+ * the strings stay the audit's until tally_forget() or audit_close(), both on the loop,
+ * as the metrics are) with *ret_n elements. 0 or -ENOMEM. */
 struct audit_tally {
 	struct audit_counts counts;
 	uint64_t le[AUDIT_LE_N], sum_ns;

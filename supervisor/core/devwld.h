@@ -73,6 +73,7 @@ struct cproc {
 struct container {
 	char *id;
 	char *k8s_name; /* "NAMESPACE/POD/CONTAINER" (mapping_k8s_name()), or NULL */
+	char *rt_name;	/* its runtime's name for it (rtname_of(): podman, nerdctl), or NULL */
 	char *node_path;
 	struct devwl_node *node; /* referenced (devwl_node_ref) while we hold it */
 	bool created_node;	 /* made on demand by us: removed when the container goes */

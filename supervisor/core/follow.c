@@ -293,6 +293,49 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 	return 0;
 }
 
+int follow_unbind(struct devwld *d, struct devwl_policy *policy, struct bindings *bs,
+		  const char *path, bool allow, const char *selector, bool record_it, FILE *out)
+{
+	struct devwl_node *node = devwl_policy_find(policy, path);
+	long i = bindings_find(bs, path, allow, selector);
+	struct rulevec none = {0};
+	struct binding *b;
+
+	if (!node)
+		return batch_reply_error(out, -ENOENT, "no node %s", path);
+	if (i < 0) {
+		_cleanup_free_ char *has = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&has, &size);
+
+		/* Say what the node has: a selector written another way is another binding. */
+		for (size_t k = 0; f && k < bs->n; k++)
+			if (!strcmp(bs->v[k].node, path))
+				fprintf(f, "%s%s %s%s", ftell(f) > 0 ? ", " : "",
+					verb(bs->v[k].allow), bs->v[k].selector,
+					bs->v[k].container ? " (a container's annotation)" : "");
+		if (f && fclose(f) != 0)
+			has = NULL;
+		return batch_reply_error(out, -ENOENT, "node %s has no binding %s %s (%s%s)", path,
+					 verb(allow), selector, has && has[0] ? "it has: " : "",
+					 has && has[0] ? has : "it has none: devwlctl selectors");
+	}
+	b = &bs->v[i];
+	for (size_t k = 0; allow && k < b->rules.n; k++)
+		write_rule(node, false, &b->rules.v[k], b->selector);
+	if (record_it) {
+		log_rules(b, "unbound by devwlctl, named");
+		record(d, b, &none, allow ? &b->rules : &none, "devwlctl");
+	}
+	bindings_remove(bs, (size_t)i);
+	/* What the others name is theirs again, later bindings winning as when first written. */
+	for (size_t k = 0; k < bs->n; k++)
+		for (size_t j = 0; !strcmp(bs->v[k].node, path) && j < bs->v[k].rules.n; j++)
+			write_rule(node, bs->v[k].allow, &bs->v[k].rules.v[j], bs->v[k].selector);
+	fputs("ok\n", out);
+	return 0;
+}
+
 int follow_grant(struct devwld *d, const char *container, const char *path, const char *selector,
 		 const char *cause, struct devwl_error *err)
 {

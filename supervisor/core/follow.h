@@ -45,6 +45,18 @@ int follow_bind(struct devwld *d, struct devwl_policy *policy, struct bindings *
 		bool allow, const char *selector, bool record, FILE *out);
 
 /*
+ * devwlctl unbind: drop the one binding of bs that bindings_find() names (devwlctl's or
+ * the policy file's; a container's CDI bindings go with it). What an allow binding
+ * granted is revoked, then the node's other bindings are written again in their order,
+ * so what another still names stays granted or denied as if the dropped one had never
+ * been. A deny binding's denials stay: nothing says what the node had before them. The
+ * answer ("ok", or "error ...") goes to out; record_it: a devwlctl change now, not a
+ * reload replaying one. 0 or -errno.
+ */
+int follow_unbind(struct devwld *d, struct devwl_policy *policy, struct bindings *bs,
+		  const char *path, bool allow, const char *selector, bool record_it, FILE *out);
+
+/*
  * A container's CDI annotations asked for selector: bound, allowed on the node at path
  * of d->policy (the container's own) as a binding marked as the container's, and
  * recorded with cause and the container. Refused (the parent refuses, the node is

@@ -6,7 +6,8 @@
  * prefix. A name given to devwlctl is therefore looked for among one owner's containers
  * only: root's unless the operator names another (--owner), never every owner's, where the
  * first or the only match could be the user's. Kubernetes names come from root runtimes
- * alone (store.c), so NAMESPACE/POD/CONTAINER is a kubelet's word, not a user's.
+ * alone (store.c), so NAMESPACE/POD/CONTAINER is a kubelet's word, not a user's; so are
+ * the names podman and nerdctl give (rtname.h).
  *
  * Every verb that takes a container comes here: attach and detach (attach.c) and the
  * filter of devwlctl events (control.c, once, when the stream starts).
@@ -22,10 +23,11 @@
 /* Candidates named when a name is ambiguous. */
 #define RESOLVE_SHOWN 3
 
-/* name (of length n) is c's id, a prefix of it, or c's Kubernetes name. */
+/* name (of length n) is c's id, a prefix of it, c's Kubernetes name or its runtime's. */
 static bool names(const struct container *c, const char *name, size_t n)
 {
-	return !strncmp(c->id, name, n) || (c->k8s_name && !strcmp(c->k8s_name, name));
+	return !strncmp(c->id, name, n) || (c->k8s_name && !strcmp(c->k8s_name, name)) ||
+	       (c->rt_name && !strcmp(c->rt_name, name));
 }
 
 int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
@@ -84,6 +86,11 @@ int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 		err, -EINVAL, 0,
 		"\"%.64s\" names %zu containers of uid %u: %s%s; give more of the id", name, ncand,
 		(unsigned int)owner, list, ncand > RESOLVE_SHOWN ? ", ..." : "");
+}
+
+const char *resolve_shown_name(const struct container *c)
+{
+	return c->rt_name ? c->rt_name : c->k8s_name;
 }
 
 bool resolve_full_id(const char *name)

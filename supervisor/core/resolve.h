@@ -19,13 +19,17 @@ struct container;
 
 /*
  * The one container of runtime uid owner that name means: its full id, a prefix of
- * exactly one of its ids, or its Kubernetes name NAMESPACE/POD/CONTAINER (root's
- * containers only have one: store.c). Another owner's containers are never candidates.
- * 0 and *ret_c, or -EINVAL (no name), -ENOENT (none), -EINVAL (more than one: err lists
- * a few, each with its owner), with err saying so.
+ * exactly one of its ids, its Kubernetes name NAMESPACE/POD/CONTAINER or its runtime's
+ * name (podman's, nerdctl's: rtname.h) (root's containers only have those: store.c). Another
+ * owner's containers are never candidates. 0 and *ret_c, or -EINVAL (no name), -ENOENT (none),
+ * -EINVAL (more than one: err lists a few, each with its owner), with err saying so.
  */
 int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 			    struct container **ret_c, struct devwl_error *err);
+
+/* The name c is shown by beside its id (its runtime's, else its Kubernetes name), or
+ * NULL. */
+const char *resolve_shown_name(const struct container *c);
 
 /* name could be a container's full id before it runs (64 hex digits, as Docker,
  * containerd, podman and CRI make them): what events --container may wait for. */

@@ -308,6 +308,7 @@ int state_text(struct devwld *d, char **ret_text)
 					       .created = c->created_node,
 					       .kernel = kernelmode_wanted(c),
 					       .k8s_name = c->k8s_name,
+					       .rt_name = c->rt_name,
 					       .attached = c->attached,
 					       .nattached = c->nattached};
 		n = 0;
@@ -608,6 +609,8 @@ static void commit(struct devwld *d, struct saved *s)
 		 * another owner's runtime claimed. */
 		if (c && !c->k8s_name && sc->k8s_name)
 			container_set_k8s_name(c, strdup(sc->k8s_name));
+		if (c && !c->rt_name && sc->rt_name)
+			container_set_rt_name(c, strdup(sc->rt_name));
 		/* Its nodes on nodev mounts open after a restart as before it. */
 		for (size_t j = 0; c && j < sc->nnodev; j++)
 			(void)devwl_nodeset_add(c->nodeset, sc->nodev[j].dev, sc->nodev[j].ino);

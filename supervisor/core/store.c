@@ -24,6 +24,7 @@
 #include "log.h"
 #include "nodepath.h"
 #include "policysel.h"
+#include "rtname.h"
 #include "slotrec.h"
 #include "store.h"
 #include "util.h"
@@ -321,6 +322,18 @@ struct container *container_find(struct devwld *d, uid_t owner, const char *id)
 	return NULL;
 }
 
+void container_set_rt_name(struct container *c, char *name)
+{
+	/* As a Kubernetes name: root's runtimes' word alone (and only for them is a file
+	 * below the bundle their state names read, rtname_of()). */
+	if (c->owner_uid != 0) {
+		free(name);
+		return;
+	}
+	free(c->rt_name);
+	c->rt_name = name;
+}
+
 void container_set_k8s_name(struct container *c, char *name)
 {
 	/* A Kubernetes name is a kubelet's word, carried by its (root) runtime: a user's
@@ -353,6 +366,9 @@ static void container_free(struct devwld *d, struct container *c)
 	if (d->store_hooks.container_gone)
 		d->store_hooks.container_gone(c);
 	kernelmode_gone(d, c);
+	/* Its own node's decisions were its own: a metrics series no container will add to. */
+	if (container_owns_node(c))
+		tally_forget(&d->audit, c->node_path);
 	if (c->node)
 		devwl_node_unref(c->node);
 	store_forget_node(d, c->node_path);
@@ -365,6 +381,7 @@ static void container_free(struct devwld *d, struct container *c)
 	attachments_free(c->attached, c->nattached);
 	devwl_nodeset_unref(c->nodeset);
 	free(c->k8s_name);
+	free(c->rt_name);
 	free(c->id);
 	free(c->node_path);
 	free(c);
@@ -450,6 +467,8 @@ static int container_get(struct devwld *d, const char *id, const char *node_path
 	/* Only a name to find it by: NULL (restored, or no memory) costs nothing else. */
 	if (st)
 		container_set_k8s_name(c, mapping_k8s_name(st));
+	if (st && peer_uid == 0)
+		container_set_rt_name(c, rtname_of(st));
 	devwl_node_ref(node);
 	list_init(&c->procs);
 	list_add_tail(&c->link, &d->containers);
@@ -689,6 +708,15 @@ static int exec_change(struct devwld *d, struct devwl_policy *policy, struct bin
 		return batch_reply_error(out, r, "out of memory");
 	if (r > 0)
 		return follow_bind(d, policy, b, node, allow, sel, record, out);
+	r = unbind_of_line(line, len, &node, &allow, &sel);
+	if (r < 0)
+		return batch_reply_error(out, r, "out of memory");
+	if (r > 0)
+		return follow_unbind(d, policy, b, node, allow, sel, record, out);
+	if (len > 7 && !memcmp(line, "unbind ", 7))
+		return batch_reply_error(out, -EINVAL,
+					 "unbind NODE allow|deny SELECTOR [ACCESS]: as devwlctl "
+					 "selectors lists the binding");
 	return edit_exec(policy, line, len, out);
 }
 

@@ -61,6 +61,9 @@ struct container *container_find(struct devwld *d, uid_t owner, const char *id);
 /* Give c its Kubernetes name NAMESPACE/POD/CONTAINER (taken over; NULL: none): kept for
  * a root runtime's container only, freed for any other owner's. */
 void container_set_k8s_name(struct container *c, char *name);
+/* Set (taking name, heap or NULL) the runtime's name of c: root's containers only; for
+ * another owner's name is freed. */
+void container_set_rt_name(struct container *c, char *name);
 /* What to do for a container new to devwld before any call of it is served (NULL:
  * nothing): its node made ready for its first process. */
 typedef void container_first_fn(struct devwld *d, struct container *c, const struct oci_state *st);

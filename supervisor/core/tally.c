@@ -5,7 +5,9 @@
  * few: "/k8s/prod", never a container's own node), the syscall and the verdict; and the
  * handling time in fixed buckets. Both under the audit's lock, without an allocation but
  * for a series seen for the first time; the series are bounded, past the bound every new
- * subtree counts as "other".
+ * subtree counts as "other". A subtree never names a container (its id cuts it short),
+ * and a container's own node's series go with it (tally_forget()): the bound holds the
+ * host's subtrees, not a history of containers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,14 +21,31 @@ const double audit_le_seconds[AUDIT_LE_N] = {
 	1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 1e-2, 1e-1, 1, 10,
 };
 
-/* The length of path's first depth components ("/" for depth 0 or the root). */
-static size_t subtree_len(const char *path, unsigned int depth)
+/* Does the component comp[0..n) name the container of id? Ids as short as a word could
+ * be part of any name: below 12 characters only the whole component counts. */
+static bool names_container(const char *comp, size_t n, const char *id)
+{
+	size_t idn = id ? strlen(id) : 0;
+
+	if (!idn || idn > n)
+		return false;
+	if (idn == n)
+		return !memcmp(comp, id, n);
+	return idn >= 12 && memmem(comp, n, id, idn);
+}
+
+size_t tally_subtree_len(const char *path, unsigned int depth, const char *container)
 {
 	size_t i = 0;
 
 	for (unsigned int k = 0; k < depth && path[i] == '/' && path[i + 1]; k++) {
-		i++;
-		i += strcspn(path + i, "/");
+		size_t n = strcspn(path + i + 1, "/");
+
+		/* The default template's /containers/{id}: "/containers", not one series per
+		 * container (--metrics-containers is where ids are wanted). */
+		if (names_container(path + i + 1, n, container))
+			break;
+		i += 1 + n;
 	}
 	return i ? i : 1;
 }
@@ -56,12 +75,13 @@ static struct audit_series *series_of(struct audit *a, const char *path, size_t 
 	return s;
 }
 
-void tally_event(struct audit *a, const char *node_path, const struct devwl_event *ev)
+void tally_event(struct audit *a, const char *node_path, const char *container,
+		 const struct devwl_event *ev)
 {
 	double secs = (double)ev->handling_ns / 1e9;
 	const char *path = node_path && node_path[0] == '/' ? node_path : "/";
 	struct audit_series *s;
-	size_t len = subtree_len(path, a->depth);
+	size_t len = tally_subtree_len(path, a->depth, container);
 
 	a->sum_ns += ev->handling_ns;
 	for (unsigned int i = 0; i < AUDIT_LE_N; i++)
@@ -77,6 +97,20 @@ void tally_event(struct audit *a, const char *node_path, const struct devwl_even
 		s = series_of(a, "other", strlen("other"), ev);
 	if (s)
 		s->n++;
+}
+
+void tally_forget(struct audit *a, const char *path)
+{
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->nseries;) {
+		if (strcmp(a->series[i].subtree, path)) {
+			i++;
+			continue;
+		}
+		free(a->series[i].subtree);
+		a->series[i] = a->series[--a->nseries];
+	}
+	pthread_mutex_unlock(&a->lock);
 }
 
 void tally_clear(struct audit *a)

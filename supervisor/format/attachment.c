@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A container's attached devices as the store keeps them (attachment.h). */
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "access.h"
 #include "attachment.h"
 #include "devwl.h"
 #include "util.h"
@@ -82,4 +84,56 @@ void attachments_free(struct attachment *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		attachment_clear(&v[i]);
 	free(v);
+}
+
+/* An owner id as the container sees it: (uid_t)-1 is its root, whatever that maps to. */
+static void say_id(char *buf, size_t size, unsigned int id)
+{
+	if (id == (unsigned int)-1)
+		snprintf(buf, size, "its root");
+	else
+		snprintf(buf, size, "%u", id);
+}
+
+void attachment_say(char *buf, size_t size, enum attachment_deed deed, const struct attachment *a,
+		    const char *host_path, const char *id, const char *name, const char *node)
+{
+	static const char *const verbs[] = {
+		[ATTACHMENT_ATTACHED] = "attached",
+		[ATTACHMENT_WOULD_ATTACH] = "would attach",
+		[ATTACHMENT_DETACHED] = "detached",
+		[ATTACHMENT_WOULD_DETACH] = "would detach",
+		[ATTACHMENT_DETACHED_NODE_LEFT] = "detached",
+	};
+	bool attach = deed == ATTACHMENT_ATTACHED || deed == ATTACHMENT_WOULD_ATTACH;
+	char acc[4], uid[16], gid[16], dev[320] = "";
+	size_t n;
+
+	if (host_path || a->selector)
+		snprintf(dev, sizeof(dev), " (%s%s%s%s)", host_path ? host_path : "",
+			 host_path && a->selector ? ", " : "", a->selector ? "by " : "",
+			 a->selector ? a->selector : "");
+	n = (size_t)snprintf(buf, size, "%s %c %u:%u%s %s %s container %s%s%s%s", verbs[deed],
+			     a->type == DEVWL_DEV_BLOCK ? 'b' : 'c', a->major, a->minor, dev,
+			     devwl_access_text(a->access, acc), attach ? "to" : "from", id,
+			     name ? " (" : "", name ? name : "", name ? ")" : "");
+	if (n >= size)
+		return;
+	say_id(uid, sizeof(uid), (unsigned int)a->uid);
+	say_id(gid, sizeof(gid), (unsigned int)a->gid);
+	if (attach)
+		snprintf(buf + n, size - n, " at %s, mode %04o, owner %s:%s; granted on node %s%s",
+			 a->path, (unsigned int)a->mode, uid, gid, node,
+			 deed == ATTACHMENT_WOULD_ATTACH ? " (dry run: nothing changed)" : "");
+	else if (deed == ATTACHMENT_WOULD_DETACH)
+		snprintf(buf + n, size - n,
+			 ": %s would be removed and the grant revoked on node %s (dry run: nothing"
+			 " changed)",
+			 a->path, node);
+	else
+		snprintf(buf + n, size - n, ": %s %s, grant revoked on node %s", a->path,
+			 deed == ATTACHMENT_DETACHED_NODE_LEFT
+				 ? "left (no process of it to reach it by)"
+				 : "removed",
+			 node);
 }

@@ -51,6 +51,22 @@ enum attachment_step {
 enum attachment_step attachment_follow_step(const struct attachment *a,
 					    const struct devwl_rule *now, size_t n,
 					    const char **ret_why);
+/* What attachment_say() reports. */
+enum attachment_deed {
+	ATTACHMENT_ATTACHED,
+	ATTACHMENT_WOULD_ATTACH, /* devwlctl attach --dry-run: checked, nothing changed */
+	ATTACHMENT_DETACHED,
+	ATTACHMENT_WOULD_DETACH,
+	ATTACHMENT_DETACHED_NODE_LEFT, /* revoked, but no process left to remove the node by */
+};
+/*
+ * The line devwlctl attach and detach print: what was done to which container (its full
+ * id, and name when it has one), the device (numbers, host path, selector), the path in
+ * the container, access, owner and mode, and the node that holds the grant. host_path and
+ * name may be NULL. Always terminates buf (size > 0); truncates.
+ */
+void attachment_say(char *buf, size_t size, enum attachment_deed deed, const struct attachment *a,
+		    const char *host_path, const char *id, const char *name, const char *node);
 /* Free what a holds (not a itself). */
 void attachment_clear(struct attachment *a);
 /* Free v[0..n) and v itself. */

@@ -213,6 +213,52 @@ int binding_of_line(const char *line, size_t len, char **ret_node, bool *ret_all
 	return 1;
 }
 
+int unbind_of_line(const char *line, size_t len, char **ret_node, bool *ret_allow,
+		   char **ret_selector)
+{
+	_cleanup_free_ char *as_bind = NULL;
+	const char *end = line + len, *node = line + 7, *verb, *rest;
+	int n;
+
+	if (len <= 7 || memcmp(line, "unbind ", 7) || memchr(line, '\0', len))
+		return 0;
+	verb = memchr(node, ' ', (size_t)(end - node));
+	if (!verb || verb == node)
+		return 0;
+	verb++;
+	rest = memchr(verb, ' ', (size_t)(end - verb));
+	if (!rest)
+		return 0;
+	rest++;
+	/* As the binding was made: "VERB NODE SELECTOR". */
+	n = asprintf(&as_bind, "%.*s %.*s %.*s", (int)(rest - 1 - verb), verb,
+		     (int)(verb - 1 - node), node, (int)(end - rest), rest);
+	if (n < 0) {
+		as_bind = NULL;
+		return -ENOMEM;
+	}
+	return binding_of_line(as_bind, (size_t)n, ret_node, ret_allow, ret_selector);
+}
+
+long bindings_find(const struct bindings *b, const char *node, bool allow, const char *selector)
+{
+	for (size_t i = b->n; i-- > 0;) {
+		const struct binding *x = &b->v[i];
+
+		if (!x->container && x->allow == allow && !strcmp(x->node, node) &&
+		    !strcmp(x->selector, selector))
+			return (long)i;
+	}
+	return -ENOENT;
+}
+
+void bindings_remove(struct bindings *b, size_t i)
+{
+	binding_free(&b->v[i]);
+	memmove(&b->v[i], &b->v[i + 1], (b->n - i - 1) * sizeof(b->v[0]));
+	b->n--;
+}
+
 static const struct devwl_rule *find(const struct rulevec *rv, const struct devwl_rule *r)
 {
 	for (size_t i = 0; i < rv->n; i++)

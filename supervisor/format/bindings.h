@@ -65,6 +65,22 @@ int binding_of_line(const char *line, size_t len, char **ret_node, bool *ret_all
 		    char **ret_selector);
 
 /*
+ * Is line a devwlctl "unbind NODE allow|deny SELECTOR [ACCESS]" (the selector escaped as
+ * allow's)? Then as binding_of_line(). 1 yes, 0 no, -ENOMEM.
+ */
+int unbind_of_line(const char *line, size_t len, char **ret_node, bool *ret_allow,
+		   char **ret_selector);
+
+/*
+ * The binding an unbind means: the last of b's bindings on node with that verb and
+ * selector text ("SELECTOR [ACCESS]" as written), a container's CDI bindings apart (they
+ * go with their container). Its index, or -ENOENT.
+ */
+long bindings_find(const struct bindings *b, const char *node, bool allow, const char *selector);
+/* Remove binding i (freed; the rest keep their order). */
+void bindings_remove(struct bindings *b, size_t i);
+
+/*
  * What to write when a binding that resolved to old now resolves to now (both sorted
  * or not; a device is its type and numbers). For an allow binding: a device gone, or
  * access it lost, is denied (*deny); a device new, or access it gained, is allowed

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The devwlctl changes (mkdir, rmdir, allow, deny, mknod_needs_cap) made since the
+ * The devwlctl changes (mkdir, rmdir, allow, deny, mknod_needs_cap, unbind) made since the
  * policy file was loaded, in order, as the control lines that made them. A reload, an
  * automatic one included, and a start that finds the file changed apply the file and
  * then these again (store.c), so a `devwlctl deny` is never silently undone by an
@@ -15,8 +15,8 @@
 #include "edits.h"
 #include "util.h"
 
-static const char *const change_cmds[] = {"mkdir ", "rmdir ", "allow ", "deny ",
-					  "mknod_needs_cap "};
+static const char *const change_cmds[] = {"mkdir ", "rmdir ",		"allow ",
+					  "deny ",  "mknod_needs_cap ", "unbind "};
 
 bool edit_is_change(const char *line, size_t len)
 {

@@ -28,6 +28,7 @@ void oci_state_clear(struct oci_state *st)
 {
 	free(st->id);
 	free(st->metadata);
+	free(st->bundle);
 	for (size_t i = 0; i < st->nannos; i++) {
 		free(st->annos[i].key);
 		free(st->annos[i].value);
@@ -93,6 +94,13 @@ int oci_state_from_json(struct json_object *obj, bool listener, struct oci_state
 		goto fail;
 	if (json_object_object_get_ex(obj, "metadata", &v) &&
 	    !(out.metadata = strdup(json_object_get_string(v))))
+		goto fail;
+	/* Optional, and only a hint (rtname.c): one that is no plain absolute path is left
+	 * out rather than refused. */
+	if (json_object_object_get_ex(state, "bundle", &v) &&
+	    json_object_is_type(v, json_type_string) && !json_string_has_nul(v) &&
+	    json_object_get_string(v)[0] == '/' &&
+	    !(out.bundle = strdup(json_object_get_string(v))))
 		goto fail;
 	if (anno) {
 		/* All of them: the policy's "match" rules may name any. Values with a NUL

@@ -18,6 +18,7 @@ struct oci_state {
 	char *id;		  /* state.id: the container; required */
 	pid_t pid;		  /* top-level pid (0 from crun exec) */
 	char *metadata;		  /* listenerMetadata, or NULL */
+	char *bundle;		  /* state.bundle, or NULL: where a runtime's name may be */
 	struct annotation *annos; /* the string-valued annotations */
 	size_t nannos;
 };

@@ -32,6 +32,7 @@ void saved_clear(struct saved *s)
 		free(s->containers[i].id);
 		free(s->containers[i].node);
 		free(s->containers[i].k8s_name);
+		free(s->containers[i].rt_name);
 		free(s->containers[i].procs);
 		for (size_t j = 0; j < s->containers[i].nattached; j++)
 			attachment_clear(&s->containers[i].attached[j]);
@@ -130,6 +131,8 @@ static struct json_object *container_json(const struct saved_container *c)
 		r = json_add(obj, "node", json_object_new_string(c->node));
 	if (r >= 0 && c->k8s_name)
 		r = json_add(obj, "k8s_name", json_object_new_string(c->k8s_name));
+	if (r >= 0 && c->rt_name)
+		r = json_add(obj, "name", json_object_new_string(c->rt_name));
 	if (r >= 0)
 		r = json_add(obj, "owner_uid", json_object_new_int64(c->owner));
 	if (r >= 0)
@@ -577,6 +580,17 @@ static int parse_container(struct json_object *co, struct saved_container *c,
 					       c->id);
 		c->k8s_name = strdup(json_object_get_string(v));
 		if (!c->k8s_name)
+			return -ENOMEM;
+	}
+	if (json_object_object_get_ex(co, "name", NULL)) {
+		r = get(co, "name", json_type_string, &v, false, err);
+		if (r < 0)
+			return r;
+		if (json_string_has_nul(v) || strlen(json_object_get_string(v)) > 1024)
+			return devwl_error_set(err, -EINVAL, 0,
+					       "container \"%.64s\": \"name\" is no name", c->id);
+		c->rt_name = strdup(json_object_get_string(v));
+		if (!c->rt_name)
 			return -ENOMEM;
 	}
 	r = get(co, "created_node", json_type_boolean, &v, false, err);

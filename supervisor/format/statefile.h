@@ -33,6 +33,7 @@ struct saved_nodev {
 struct saved_container {
 	char *id, *node;
 	char *k8s_name; /* NAMESPACE/POD/CONTAINER, or NULL */
+	char *rt_name;	/* its runtime's name (rtname.h), or NULL */
 	uid_t owner;	/* its runtimes' uid: every process's peer_uid */
 	bool created;
 	bool kernel; /* in kernel mode (kernelmode.c) */

@@ -4,7 +4,8 @@
  * line, answered by the very batch_exec() that `devwlctl batch` uses, so the daemon and
  * the what-if tool answer identically. The daemon adds a few commands of its own:
  *
- *   containers                        "ID NODE PROCESSES NOTIFICATIONS" lines, then "."
+ *   containers                        "ID NODE PROCESSES NOTIFICATIONS MODE OWNER NAME"
+ *                                     lines, then "."
  *   stats                             "name value" lines, then "."
  *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
  *   reload                            as SIGHUP
@@ -14,16 +15,19 @@
  *                                     "ok", then one audit line per decision (events.c);
  *                                     the first and only line of its connection
  *   attach JSON                       a device into a running container (attach.c):
- *                                     {"container","device","owner","path","access",
- *                                     "mode","uid","gid","parent_grant"}, all but the
- *                                     first two optional
- *   detach JSON                       {"container","device","owner"}: a device or its
- *                                     path
+ *                                     {"container","device","owner","dry_run","path",
+ *                                     "access","mode","uid","gid","parent_grant"}, all
+ *                                     but the first two optional; answered by one line
+ *                                     saying what was done, then "."
+ *   detach JSON                       {"container","device","owner","dry_run"}: a device
+ *                                     or its path; answered as attach is
  *   devices                           the attached devices (attach-list.c), then ".";
  *                                     the first and only line of its connection,
  *                                     answered by a thread of its own (list_devices())
  *   selectors                         the selector bindings followed and what each
  *                                     names now (follow_list()), then "."
+ *   unbind NODE allow|deny SELECTOR   drop that one binding (follow_unbind()); a change
+ *                                     kept for reloads like allow and deny
  *   show NODE                         batch's listing, then the node's bindings and
  *                                     what each names now (follow_show()), then "."
  *   hook-create STATE-JSON            the OCI hook: create the container's node
@@ -162,9 +166,11 @@ static void do_containers(struct devwld *d, FILE *out)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
-		fprintf(out, "%s %s %u %llu %s %u\n", c->id, c->node_path, c->nprocs,
+		const char *name = resolve_shown_name(c);
+
+		fprintf(out, "%s %s %u %llu %s %u %s\n", c->id, c->node_path, c->nprocs,
 			(unsigned long long)c->notifications, kernelmode_name(c),
-			(unsigned int)c->owner_uid);
+			(unsigned int)c->owner_uid, name ? name : "-");
 	}
 	fputs(".\n", out);
 }
@@ -315,13 +321,15 @@ static int member(struct json_object *o, const char *key, bool number, unsigned 
 
 static void do_attach(struct devwld *d, bool attach, const char *json, size_t len, FILE *out)
 {
-	/* The first three, detach's too. */
-	static const char *const known[] = {"container", "device", "owner", "path",	   "access",
-					    "mode",	 "uid",	   "gid",   "parent_grant"};
+	/* The first four, detach's too. */
+	static const char *const known[] = {"container", "device",	"owner", "dry_run",
+					    "path",	 "access",	"mode",	 "uid",
+					    "gid",	 "parent_grant"};
 	struct attach_req req = {.owner = RESOLVE_ROOT, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	struct devwl_error err = {0};
 	enum json_tokener_error jerr;
-	struct json_object *o = args_json(json, len, &jerr), *pg = NULL;
+	struct json_object *o = args_json(json, len, &jerr), *pg = NULL, *dry = NULL;
+	char said[ATTACH_SAID_MAX] = "";
 	const char *acc = NULL;
 	unsigned long n = 0;
 	int r = 0;
@@ -335,9 +343,9 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		size_t i = 0;
 
 		(void)val;
-		while (i < (attach ? ARRAY_SIZE(known) : 3) && strcmp(key, known[i]))
+		while (i < (attach ? ARRAY_SIZE(known) : 4) && strcmp(key, known[i]))
 			i++;
-		if (i == (attach ? ARRAY_SIZE(known) : 3)) {
+		if (i == (attach ? ARRAY_SIZE(known) : 4)) {
 			r = devwl_error_set(&err, -EINVAL, 0, "unknown argument \"%.32s\"", key);
 			goto out;
 		}
@@ -355,8 +363,15 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		goto out;
 	if (r > 0)
 		req.owner = (uid_t)n;
+	if (json_object_object_get_ex(o, "dry_run", &dry)) {
+		if (!json_object_is_type(dry, json_type_boolean)) {
+			r = devwl_error_set(&err, -EINVAL, 0, "\"dry_run\" must be true or false");
+			goto out;
+		}
+		req.dry_run = json_object_get_boolean(dry);
+	}
 	if (!attach) {
-		r = detach_device(d, req.owner, req.container, req.device, &err);
+		r = detach_device(d, req.owner, req.container, req.device, req.dry_run, said, &err);
 		goto out;
 	}
 	if (json_object_object_get_ex(o, "parent_grant", &pg)) {
@@ -384,10 +399,12 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 				    "access \"%.8s\": r, w and m, each at most once", acc);
 		goto out;
 	}
-	r = attach_device(d, &req, &err);
+	r = attach_device(d, &req, said, &err);
 out:
 	if (r < 0)
 		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
+	else if (said[0])
+		fprintf(out, "%s\n.\n", said); /* what was done, as a one-line listing */
 	else
 		fputs("ok\n", out);
 	json_object_put(o);

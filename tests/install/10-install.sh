@@ -61,7 +61,9 @@ soversion=$(sed -n 's/^project(devwl VERSION \([0-9.]*\).*/\1/p' "$src/CMakeList
 {
 	printf '%s\n' /etc/devwl/policy.json /usr/bin/devwl-run /usr/include/devwl.h \
 		/usr/libexec/devwl/devwl-oci-hook /usr/bin/devwlctl /usr/sbin/devwld \
-		/usr/share/doc/devwl/README.md "$unitdir/devwld.service" \
+		/usr/share/doc/devwl/README.md /usr/share/doc/devwl/doc/DESIGN.md \
+		/usr/share/doc/devwl/doc/KERNEL-NOTES.md /usr/share/doc/devwl/doc/HACKING.md \
+		"$unitdir/devwld.service" \
 		"$libdir/libdevwl.a" "$libdir/libdevwl.so" "$libdir/libdevwl.so.${soversion%%.*}" \
 		"$libdir/libdevwl.so.$soversion" "$libdir/pkgconfig/devwl.pc" \
 		"$libdir/devwl/devwl-plugin.so"
@@ -76,6 +78,14 @@ if ! diff -u "$T/want" "$T/got" >"$T/diff"; then
 	fail "installed files differ from the expected list (- expected, + installed)"
 fi
 echo "ok - $(wc -l <"$T/got") files where Debian expects them"
+
+# The installed README's links, and the doc/ files it names, resolve where it is.
+doc=$D/usr/share/doc/devwl
+for ref in $(grep -o '](\([^)#:]*\))' "$doc/README.md" | sed 's/^](\(.*\))$/\1/') \
+	$(grep -o '\bdoc/[A-Z][A-Z-]*\.md' "$doc/README.md"); do
+	[ -e "$doc/$ref" ] || fail "the installed README.md names $ref, which is not beside it"
+done
+echo "ok - the installed README.md's links and doc/ files resolve"
 
 # The shared library: SONAME, links, exports, no RUNPATH anywhere.
 so=$D$libdir/libdevwl.so.$soversion

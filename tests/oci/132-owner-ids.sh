@@ -41,15 +41,15 @@ wait_for "$T/web-root.out" UP 30 || fail "root's web was locked out: $(cat "$T/w
 pass "root's container web attaches although uid 65534 attached one of that id first"
 
 list=$(ctl containers)
-echo "$list" | grep -q "^web /users/65534/web 1 .* 65534$" &&
-	echo "$list" | grep -q "^web /containers/web 1 .* 0$" ||
+echo "$list" | grep -q "^web /users/65534/web 1 .* 65534 -$" &&
+	echo "$list" | grep -q "^web /containers/web 1 .* 0 -$" ||
 	fail "devwlctl containers: $list"
 pass "devwlctl containers lists both, each with its owner: $(echo "$list" | tr '\n' ';')"
 
 ctl restart >/dev/null || fail "devwlctl restart"
 list=$(ctl containers)
-echo "$list" | grep -q "^web /users/65534/web 1 .* 65534$" &&
-	echo "$list" | grep -q "^web /containers/web 1 .* 0$" ||
+echo "$list" | grep -q "^web /users/65534/web 1 .* 65534 -$" &&
+	echo "$list" | grep -q "^web /containers/web 1 .* 0 -$" ||
 	fail "after a restart: $list"
 jq -e '[.containers[] | select(.id == "web") | .owner_uid] | sort == [0, 65534]' \
 	"$T/state.json" >/dev/null || fail "owners not in the state: $(jq -c .containers "$T/state.json")"

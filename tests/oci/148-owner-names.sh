@@ -36,7 +36,7 @@ run() {
 		"$T/sig-$who" >"$T/$who-$id.out" 2>&1 &
 	CHILD_PIDS+=("$!")
 	wait_for "$T/$who-$id.out" UP 30 || fail "$who's $id did not start: $(cat "$T/$who-$id.out")"
-	wait_until 60 sh -c '"$0" --socket "$1" containers | grep -q "^$2 .* $3$"' "$DEVWLCTL" \
+	wait_until 60 sh -c '"$0" --socket "$1" containers | grep -q "^$2 .* $3 [^ ]*$"' "$DEVWLCTL" \
 		"$T/control.sock" "$id" "$([ "$who" = root ] && echo 0 || echo 65534)" ||
 		fail "$who's $id never reached devwld: $(ctl containers)"
 }
@@ -45,9 +45,9 @@ run nobody "$SHORT" "$POD"
 run nobody "$A"
 run root "$A" "$POD"
 run root "$B" "$POD_B"
-ctl containers | grep -q "^$A /k8s/prod/db-0/db 1 .* 0$" &&
-	ctl containers | grep -q "^$SHORT /users/65534/$SHORT 1 .* 65534$" &&
-	ctl containers | grep -q "^$A /users/65534/$A 1 .* 65534$" || fail "containers: $(ctl containers)"
+ctl containers | grep -q "^$A /k8s/prod/db-0/db 1 .* 0 prod/db-0/db$" &&
+	ctl containers | grep -q "^$SHORT /users/65534/$SHORT 1 .* 65534 -$" &&
+	ctl containers | grep -q "^$A /users/65534/$A 1 .* 65534 -$" || fail "containers: $(ctl containers)"
 grep -q "container $SHORT: node /users/65534/$SHORT" "$T/devwld.log" ||
 	fail "the user's claimed pod name chose its node: $(grep "$SHORT" "$T/devwld.log")"
 pass "root's $SHORT… (prod/db-0/db) and uid 65534's $SHORT and $SHORT… run side by side"

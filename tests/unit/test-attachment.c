@@ -15,6 +15,8 @@
 #include "attachment.h"
 #include "devwl.h"
 
+#define ATTACH_SAY_TEST_MAX 1024
+
 static const struct devwl_rule loop3 = {DEVWL_DEV_BLOCK, 0, 7, 3};
 static const struct devwl_rule loop5 = {DEVWL_DEV_BLOCK, 0, 7, 5};
 
@@ -95,12 +97,69 @@ static void test_regrant_skips_absent(void **state)
 	devwl_policy_free(p);
 }
 
+/* What devwlctl attach and detach print: every part an operator must check. */
+static void test_attachment_say_attach(void **state)
+{
+	struct attachment a = {.type = DEVWL_DEV_BLOCK,
+			       .major = 7,
+			       .minor = 3,
+			       .access = DEVWL_ACC_READ | DEVWL_ACC_WRITE,
+			       .path = (char *)"/dev/xdisk",
+			       .mode = 0660,
+			       .uid = 0,
+			       .gid = 6};
+	char buf[ATTACH_SAY_TEST_MAX];
+
+	(void)state;
+	attachment_say(buf, sizeof(buf), ATTACHMENT_ATTACHED, &a, "/dev/loop3", "abc123",
+		       "prod/db-0/db", "/k8s/prod/db-0/db");
+	assert_string_equal(buf, "attached b 7:3 (/dev/loop3) rw to container abc123 "
+				 "(prod/db-0/db) at /dev/xdisk, mode 0660, owner 0:6; granted on "
+				 "node /k8s/prod/db-0/db");
+	a.selector = (char *)"loop:/srv/disk.img";
+	a.uid = (uid_t)-1;
+	a.gid = (gid_t)-1;
+	attachment_say(buf, sizeof(buf), ATTACHMENT_WOULD_ATTACH, &a, NULL, "abc123", NULL,
+		       "/containers/abc123");
+	assert_string_equal(buf, "would attach b 7:3 (by loop:/srv/disk.img) rw to container "
+				 "abc123 at /dev/xdisk, mode 0660, owner its root:its root; "
+				 "granted on node /containers/abc123 (dry run: nothing changed)");
+}
+
+static void test_attachment_say_detach(void **state)
+{
+	struct attachment a = {.type = DEVWL_DEV_CHAR,
+			       .major = 1,
+			       .minor = 5,
+			       .access = DEVWL_ACC_READ,
+			       .path = (char *)"/dev/z"};
+	char buf[ATTACH_SAY_TEST_MAX], small[20];
+
+	(void)state;
+	attachment_say(buf, sizeof(buf), ATTACHMENT_DETACHED, &a, NULL, "abc", "web", "/n");
+	assert_string_equal(buf, "detached c 1:5 r from container abc (web): /dev/z removed, "
+				 "grant revoked on node /n");
+	attachment_say(buf, sizeof(buf), ATTACHMENT_DETACHED_NODE_LEFT, &a, NULL, "abc", NULL,
+		       "/n");
+	assert_non_null(strstr(buf, "/dev/z left (no process of it to reach it by), grant "
+				    "revoked on node /n"));
+	attachment_say(buf, sizeof(buf), ATTACHMENT_WOULD_DETACH, &a, NULL, "abc", NULL, "/n");
+	assert_string_equal(buf, "would detach c 1:5 r from container abc: /dev/z would be "
+				 "removed and the grant revoked on node /n (dry run: nothing "
+				 "changed)");
+	/* Truncated, terminated. */
+	attachment_say(small, sizeof(small), ATTACHMENT_DETACHED, &a, NULL, "abc", NULL, "/n");
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_step_present),
 		cmocka_unit_test(test_step_absent),
 		cmocka_unit_test(test_regrant_skips_absent),
+		cmocka_unit_test(test_attachment_say_attach),
+		cmocka_unit_test(test_attachment_say_detach),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

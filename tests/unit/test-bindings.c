@@ -359,6 +359,57 @@ static void test_binding_of_line(void **state)
 	assert_int_equal(binding_of_line("allow /a usb\\x3", 15, &node, &allow, &s), 0);
 }
 
+/* devwlctl unbind's line: the same selector text as the allow or deny that bound it. */
+static void test_unbind_of_line(void **state)
+{
+	static const char line[] = "unbind /lab deny loop:/tmp/a\\x20b.img w";
+	char *node = NULL, *s = NULL;
+	bool allow = true;
+
+	(void)state;
+	assert_int_equal(unbind_of_line(line, strlen(line), &node, &allow, &s), 1);
+	assert_string_equal(node, "/lab");
+	assert_false(allow);
+	assert_string_equal(s, "loop:/tmp/a b.img w");
+	free(node);
+	free(s);
+	assert_int_equal(unbind_of_line("unbind /lab allow c 1:3 rw", 26, &node, &allow, &s), 0);
+	assert_int_equal(unbind_of_line("unbind /lab allow", 17, &node, &allow, &s), 0);
+	assert_int_equal(unbind_of_line("unbind /lab", 11, &node, &allow, &s), 0);
+	assert_int_equal(unbind_of_line("allow /a usb:1:2", 16, &node, &allow, &s), 0);
+	assert_int_equal(unbind_of_line("unbind /a\0b allow usb:1:2", 26, &node, &allow, &s), 0);
+}
+
+/* The binding an unbind drops: the last of that node, verb and text, never a
+ * container's; removal keeps the others' order. */
+static void test_bindings_find_remove(void **state)
+{
+	struct bindings bs = {0};
+	long i;
+
+	(void)state;
+	assert_int_equal(bindings_add(&bs, "/a", true, "usb:1:2 rw", false), 0);
+	assert_int_equal(bindings_add(&bs, "/a", false, "usb:1:2 w", false), 0);
+	assert_int_equal(bindings_add(&bs, "/b", true, "usb:1:2 rw", false), 0);
+	assert_int_equal(bindings_add(&bs, "/a", true, "usb:1:2 rw", false), 0);
+	assert_int_equal(bindings_add(&bs, "/a", true, "cdi:x.com/g=0", false), 0);
+	assert_int_equal(binding_set_container(&bs, "c1"), 0);
+	assert_int_equal(bindings_find(&bs, "/a", true, "usb:1:2 rw"), 3);
+	assert_int_equal(bindings_find(&bs, "/a", false, "usb:1:2 w"), 1);
+	assert_int_equal(bindings_find(&bs, "/a", false, "usb:1:2 rw"), -ENOENT);
+	assert_int_equal(bindings_find(&bs, "/a", true, "usb:1:2"), -ENOENT);
+	assert_int_equal(bindings_find(&bs, "/a", true, "cdi:x.com/g=0"), -ENOENT);
+	bindings_remove(&bs, 1);
+	assert_int_equal(bs.n, 4);
+	assert_string_equal(bs.v[1].node, "/b");
+	i = bindings_find(&bs, "/a", true, "usb:1:2 rw");
+	assert_int_equal(i, 2);
+	bindings_remove(&bs, (size_t)i);
+	assert_int_equal(bindings_find(&bs, "/a", true, "usb:1:2 rw"), 0);
+	assert_string_equal(bs.v[2].selector, "cdi:x.com/g=0");
+	bindings_clear(&bs);
+}
+
 static void test_uevent_parse(void **state)
 {
 	static const char change[] = "change@/devices/virtual/block/loop0\0ACTION=change\0"
@@ -403,6 +454,8 @@ int main(void)
 		cmocka_unit_test(test_binding_undo),
 		cmocka_unit_test(test_bindings_from_json),
 		cmocka_unit_test(test_binding_of_line),
+		cmocka_unit_test(test_unbind_of_line),
+		cmocka_unit_test(test_bindings_find_remove),
 		cmocka_unit_test(test_uevent_parse),
 	};
 

@@ -86,6 +86,7 @@ static void fixture_init(struct fixture *f)
 	list_init(&f->d.containers);
 	f->c[0].id = "c1";
 	f->c[0].k8s_name = "ns/pod/ctr";
+	f->c[0].rt_name = "eager_tesla";
 	f->c[0].node_path = "/c/x";
 	f->c[0].created_node = true;
 	f->c[0].owner_uid = UINT32_MAX;
@@ -228,6 +229,9 @@ static void test_state_text_round_trip(void **state)
 	assert_int_equal(s.containers[0].procs[1].peer_pid, INT32_MAX);
 	assert_string_equal(s.containers[0].k8s_name, "ns/pod/ctr");
 	assert_null(s.containers[1].k8s_name);
+	/* The runtime's name too: a restart keeps what devwlctl names it by. */
+	assert_string_equal(s.containers[0].rt_name, "eager_tesla");
+	assert_null(s.containers[1].rt_name);
 	assert_int_equal(s.containers[0].nattached, 2);
 	for (size_t i = 0; i < 2; i++) {
 		const struct attachment *got = &s.containers[0].attached[i], *want = &f.a[i];
@@ -412,6 +416,7 @@ static void test_parse_state_refused(void **state)
 	expect_mutation_refused(t, "containers.0.id", "\"\"", "not a container id");
 	expect_mutation_refused(t, "containers.0.id", "\"a/b\"", "not a container id");
 	expect_mutation_refused(t, "containers.0.k8s_name", "5", "\"k8s_name\" has the wrong type");
+	expect_mutation_refused(t, "containers.0.name", "5", "\"name\" has the wrong type");
 	expect_mutation_refused(t, "containers.0.attached", "{}",
 				"\"attached\" has the wrong type");
 	expect_mutation_refused(t, "containers.0.nodev_nodes", "{}",
