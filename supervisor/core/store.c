@@ -677,6 +677,17 @@ static bool at_or_above(const char *path, size_t len, const char *node)
 	return !strncmp(path, node, len) && (node[len] == '\0' || node[len] == '/' || len == 1);
 }
 
+/* Is path the node of more than one running container? */
+static bool shared(struct devwld *d, const char *path)
+{
+	unsigned int n = 0;
+
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next)
+		if (!strcmp(container_of(l, struct container, link)->node_path, path) && ++n > 1)
+			return true;
+	return false;
+}
+
 /* Is path a running container's node, or above one? */
 static bool in_use(struct devwld *d, const char *path)
 {
@@ -701,6 +712,7 @@ static int exec_change(struct devwld *d, struct devwl_policy *policy, struct bin
 		       const char *line, size_t len, bool record, FILE *out)
 {
 	_cleanup_free_ char *node = NULL, *sel = NULL;
+	char target[4096];
 	bool allow = false;
 	int r = binding_of_line(line, len, &node, &allow, &sel);
 
@@ -717,19 +729,18 @@ static int exec_change(struct devwld *d, struct devwl_policy *policy, struct bin
 		return batch_reply_error(out, -EINVAL,
 					 "unbind NODE allow|deny SELECTOR [ACCESS]: as devwlctl "
 					 "selectors lists the binding");
-	return edit_exec(policy, line, len, out);
+	r = edit_exec(policy, line, len, out);
+	/* A node removed takes its bindings along, when a reload replays it too: one made
+	 * again later starts without. */
+	if (r >= 0 && len > 6 && !memcmp(line, "rmdir ", 6) &&
+	    edit_target(line, len, target, sizeof(target)) >= 0)
+		bindings_forget(b, target);
+	return r;
 }
 
 int store_change(struct devwld *d, const char *line, size_t len, FILE *out)
 {
-	char node[4096];
-	int r = exec_change(d, d->policy, &d->bindings, line, len, true, out);
-
-	/* A node removed takes its bindings along: one made again later starts without. */
-	if (r >= 0 && len > 6 && !memcmp(line, "rmdir ", 6) &&
-	    edit_target(line, len, node, sizeof(node)) >= 0)
-		bindings_forget(&d->bindings, node);
-	return r;
+	return exec_change(d, d->policy, &d->bindings, line, len, true, out);
 }
 
 /* Make again the node a replayed change to path needs: path itself, or for a mkdir the
@@ -744,9 +755,22 @@ static int remake(struct devwld *d, struct devwl_policy *fresh, char *path, bool
 			return -ENOENT; /* under "/", which is always there */
 		*slash = '\0';
 	}
-	return ensure_node(fresh, path, made, ruled,
-			   strset_find(&d->ruled, path) >= 0 ? start : NULL,
-			   &(struct devwl_node *){NULL}, NULL);
+	/* Each node on the way that was made for containers is made as such, with their
+	 * rules, before what lies below it (an attach leaf's shared parent, say). */
+	for (char *slash = path + 1;; slash++) {
+		char saved;
+		int r;
+
+		slash = strchrnul(slash, '/');
+		saved = *slash;
+		*slash = '\0';
+		r = ensure_node(fresh, path, made, ruled,
+				strset_find(&d->ruled, path) >= 0 ? start : NULL,
+				&(struct devwl_node *){NULL}, NULL);
+		*slash = saved;
+		if (r < 0 || !saved)
+			return r;
+	}
 }
 
 static int replay_edits(struct devwld *d, const struct edits *e, struct devwl_policy *fresh,
@@ -841,9 +865,12 @@ static int apply_text(struct devwld *d, char *text, size_t len, bool replay,
 	 * attach made under it for one of them, say, which would otherwise make it as a bare
 	 * ancestor.
 	 */
+	/* A node made now for one container alone is made for it; one that several are on
+	 * is shared, whoever it is named after (container_owns_node()). */
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next, i++) {
 		order[m] = container_of(l, struct container, link)->node_path;
-		created[i] = !devwl_policy_find(fresh, order[m++]);
+		created[i] = !devwl_policy_find(fresh, order[m]) && !shared(d, order[m]);
+		m++;
 	}
 	for (size_t k = 0; k < d->ruled.n; k++)
 		if (in_use(d, d->ruled.v[k]))

@@ -156,19 +156,20 @@ KNOWN = {
     # the leaf again before the containers' nodes, and its missing ancestors bare: the
     # shared node above it loses its container_rules, and the other containers on it get
     # what they deny (store.c replay_edits -> remake: the rules only for the path itself,
-    # never for the ancestors it makes).
+    # never for the ancestors it makes). Fixed.
     "reload-edit-bare-parent",
     # A reset forgets a devwlctl mkdir of /containers/ID that ID and another container
     # were started on, and makes the node again for them: the container it is named for
     # counts it as its own although its neighbour is on it too, so its next attach grants
     # on the shared node and reaches the neighbour (store.c apply_text: created_node
-    # from "made by this reload", not "no other container on it").
+    # from "made by this reload", not "no other container on it"). Fixed.
     "reset-own-shared",
     # A reload's replay of a devwlctl rmdir does not take the node's selector bindings
     # along (store.c replay_edits; store_change does for the rmdir itself): devwlctl
     # selectors and the state file keep a binding of a node that is gone, one more each
     # reload, until a refresh of the bindings (a uevent, the start of following them)
     # drops it. Expected: such bindings of a node removed with bindings are overlooked.
+    # Fixed (exec_change, which a replay runs too).
     "reload-keeps-rmdir-binding",
 }
 
