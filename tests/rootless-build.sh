@@ -17,7 +17,9 @@
 # falls back to one id, and its RUN cannot set groups). The host's /dev/fuse is replaced, in
 # the build's mount namespace, by a 0666 node as udev makes it (here it may be root's 0600).
 # The image: FROM scratch, COPY a static busybox and a file, RUN busybox, which prints the
-# file, the root's filesystem type ("root: fuse.fuse-overlayfs") and its uid_map.
+# file, the root's filesystem type ("root: fuse.fuse-overlayfs") and its uid_map, in one
+# write: buildah's chroot isolation was seen to lose the lines after a RUN's first write
+# when the RUN ends at once.
 
 rb_missing() {
 	local p
@@ -64,7 +66,7 @@ rb_setup() {
 FROM scratch
 COPY busybox /bin/busybox
 COPY hello /hello
-RUN ["/bin/busybox", "sh", "-c", "/bin/busybox cat /hello && /bin/busybox awk '$2 == \"/\" {print \"root:\", $3}' /proc/self/mounts && /bin/busybox cat /proc/self/uid_map && /bin/busybox cp /hello /copied"]
+RUN ["/bin/busybox", "sh", "-c", "{ /bin/busybox cat /hello && /bin/busybox awk '$2 == \"/\" {print \"root:\", $3}' /proc/self/mounts && /bin/busybox cat /proc/self/uid_map; } >/report && /bin/busybox cp /hello /copied && /bin/busybox cat /report"]
 EOF
 	cat >"$h/.config/containers/storage.conf" <<EOF
 [storage]
@@ -83,6 +85,8 @@ mount --bind $d/fuse /dev/fuse || exit 3
 setpriv --reuid=65534 --regid=65534 --clear-groups unshare -Um --map-root-user \
 	--map-users=$base,1,65536 --map-groups=$base,1,65536 sleep 300 &
 holder=\$!
+trap 'kill \$holder 2>/dev/null' EXIT
+trap 'exit 143' TERM
 while [ "\$(cat /proc/\$holder/comm 2>/dev/null)" != sleep ]; do
 	kill -0 \$holder 2>/dev/null || exit 4
 	sleep 0.02
@@ -93,9 +97,6 @@ done
 	_CONTAINERS_USERNS_CONFIGURED=1 _CONTAINERS_ROOTLESS_UID=65534 \
 	_CONTAINERS_ROOTLESS_GID=65534 BUILDAH_ISOLATION=chroot \
 	buildah build --layers=false -t devwl-build -f $d/ctx/Containerfile $d/ctx
-rc=\$?
-kill \$holder
-exit \$rc
 SH
 }
 
