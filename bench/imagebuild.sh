@@ -16,7 +16,7 @@
 # median seconds of each side with their min-max, and the medians (with min-max) of the
 # per-round ratios kernel/none and authoritative/none.
 # Needs root, buildah, fuse-overlayfs, uidmap, a static busybox and /dev/fuse.
-#   --quick      3 rounds (about 2 minutes here)
+#   --quick      3 rounds (under a minute on a quiet machine)
 #   --build DIR  the build directory (default build/ next to bench/)
 #   --ops N      rounds (default 9)
 set -u
