@@ -219,6 +219,9 @@ bool attach_follow(struct devwld *d, bool cdi_only, const char *cause)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		struct container *c = container_of(l, struct container, link);
 
+		/* An attach or detach under way: followed when it ends (attach.c). */
+		if (c->hotplug)
+			continue;
 		for (size_t i = 0; i < c->nattached; i++) {
 			struct attachment *a = &c->attached[i];
 

@@ -49,8 +49,12 @@
 #include "selector.h"
 #include "store.h"
 #include "util.h"
+#include "work.h"
 
 #define ATTACH_MAX 256 /* per container */
+/* How long placing or removing a node in a container's root may take: the walk may meet a
+ * filesystem the workload serves that never answers (devwld(8), HOT-PLUG). */
+#define HOTPLUG_DEADLINE_MS 5000
 
 struct device {
 	int type;
@@ -489,10 +493,10 @@ static bool confined(const struct container *c)
 	return kernelmode_enforced(c) || container_has_baseline(c);
 }
 
-int attach_place(const struct container *c, const struct attachment *a, int pidfd,
-		 struct devwl_error *err)
+void attach_place_of(const struct container *c, const struct attachment *a,
+		     struct devwl_place *ret_place)
 {
-	struct devwl_place place = {
+	*ret_place = (struct devwl_place){
 		.path = a->path,
 		.type = a->type,
 		.major = a->major,
@@ -507,14 +511,233 @@ int attach_place(const struct container *c, const struct attachment *a, int pidf
 			 (kernelmode_enforced(c) ? DEVWL_PLACE_TWIN : 0),
 		.nodeset = c->nodeset,
 	};
-	int r = devwl_node_place(pidfd, &place, err);
+}
 
-	/* On its nodev mount: the handlers open it for the container, from c->nodeset. */
+int attach_place(const struct container *c, const struct attachment *a, int pidfd,
+		 struct devwl_error *err)
+{
+	struct devwl_place place;
+	int r;
+
+	attach_place_of(c, a, &place);
+	r = devwl_node_place(pidfd, &place, err);
 	return r == DEVWL_PLACE_MADE_NODEV ? 0 : r;
 }
 
+/*
+ * A node's placement or removal in a container's root, on a work thread (loop/work.h):
+ * the walk from /proc/PID/root may meet a filesystem the workload serves (FUSE) that never
+ * answers. The loop has granted (attach) or still grants (detach) and waits for neither;
+ * the attachment is in c->attached meanwhile, and c->hotplug holds this work's token so
+ * that nothing else changes c's attachments until it ends.
+ */
+struct hotplug {
+	struct work w;
+	/* Set on the loop before the submit; run() only reads them. */
+	char *id;
+	uid_t owner;
+	uint64_t token;
+	bool detach;
+	struct devwl_place place; /* .path is path, .nodeset a reference of ours */
+	char *path;
+	int pidfd;
+	char *old; /* attach: the node c had before own_node() gave it a leaf, or NULL */
+	bool old_created;
+	attach_done_fn *done;
+	void *ctx;
+	/* run()'s answer. */
+	int r;
+	struct devwl_error err;
+};
+
+static void hotplug_run(struct work *w)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+
+	if (hp->detach) {
+		hp->r = devwl_node_unplace(hp->pidfd, hp->path, hp->place.type, hp->place.major,
+					   hp->place.minor, &hp->err);
+		return;
+	}
+	hp->r = devwl_node_place(hp->pidfd, &hp->place, &hp->err);
+	/* On its nodev mount: the handlers open it for the container, from its nodeset. */
+	if (hp->r == DEVWL_PLACE_MADE_NODEV)
+		hp->r = 0;
+}
+
+/* The attach was undone at its deadline (its grant gone): a node made after it goes too,
+ * not one that was there before. */
+static void hotplug_late(struct work *w)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+
+	if (!hp->detach && hp->r == 0)
+		(void)devwl_node_unplace(hp->pidfd, hp->path, hp->place.type, hp->place.major,
+					 hp->place.minor, NULL);
+}
+
+static void hotplug_free(struct work *w)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+
+	if (hp->pidfd >= 0)
+		close(hp->pidfd);
+	devwl_nodeset_unref(hp->place.nodeset);
+	free(hp->id);
+	free(hp->path);
+	free(hp->old);
+	free(hp);
+}
+
+static void hotplug_done(struct devwld *d, struct work *w, int r);
+
+/* A hotplug for c's attachment a (pidfd taken over, even on failure); NULL: out of memory. */
+static struct hotplug *hotplug_new(const struct container *c, const struct attachment *a,
+				   bool detach, int pidfd, attach_done_fn *done, void *ctx)
+{
+	static uint64_t tokens;
+	struct hotplug *hp = calloc(1, sizeof(*hp));
+
+	if (!hp) {
+		close(pidfd);
+		return NULL;
+	}
+	hp->w = (struct work){.run = hotplug_run,
+			      .done = hotplug_done,
+			      .late = hotplug_late,
+			      .free_fn = hotplug_free};
+	hp->pidfd = pidfd;
+	hp->token = ++tokens;
+	hp->detach = detach;
+	hp->owner = c->owner_uid;
+	hp->done = done;
+	hp->ctx = ctx;
+	hp->id = strdup(c->id);
+	hp->path = strdup(a->path);
+	if (!hp->id || !hp->path) {
+		hotplug_free(&hp->w);
+		return NULL;
+	}
+	attach_place_of(c, a, &hp->place);
+	hp->place.path = hp->path;
+	devwl_nodeset_ref(hp->place.nodeset);
+	return hp;
+}
+
+/* Hand hp to a work thread; c->hotplug holds it until it ends. 0, or -errno with err
+ * saying why (hp still the caller's). */
+static int hotplug_submit(struct devwld *d, struct container *c, struct hotplug *hp,
+			  struct devwl_error *err)
+{
+	int r = work_submit(&d->loop, &hp->w, HOTPLUG_DEADLINE_MS);
+
+	if (r < 0)
+		return devwl_error_set(err, r, 0, "container %s: %s: %s", c->id, hp->path,
+				       r == -EBUSY ? "devwld's work threads are all busy (each"
+						     " waiting on a container's filesystem?): try"
+						     " again later"
+						   : strerror(-r));
+	c->hotplug = hp->token;
+	return 0;
+}
+
+/* Take back an attachment whose node was not made: its grant, c's leaf if it got one. */
+static void attach_undo(struct devwld *d, struct container *c, struct attachment *a, char *old,
+			bool old_created)
+{
+	revoke_grant(c, a);
+	undo_leaf(d, c, old, old_created);
+	node_changed(d);
+	attachment_clear(a);
+	*a = c->attached[--c->nattached];
+}
+
+/* The end of a detach: the grant goes, whether the node went (r >= 0) or not. */
+static int detach_finish(struct devwld *d, struct container *c, struct attachment *a, int r,
+			 bool reached, struct devwl_error *err)
+{
+	if (!reached || r < 0) {
+		/* The grant goes anyway: a detach must never leave the device usable. */
+		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
+			!reached ? "no process left to reach its filesystem" : err->msg);
+	}
+	revoke_grant(c, a);
+	node_changed(d);
+	log_msg("container %s: %c %u:%u detached from %s", c->id, type_char(a->type), a->major,
+		a->minor, a->path);
+	record(d, "detach", c, a, NULL, NULL, r < 0 || !reached ? "revoked, node left" : "detached",
+	       r < 0 ? err->msg : NULL);
+	attachment_clear(a);
+	*a = c->attached[--c->nattached];
+	if (d->store_hooks.changed)
+		d->store_hooks.changed(d);
+	if (r < 0)
+		return r == -EEXIST ? 0 : r;
+	return 0;
+}
+
+/* On the loop: the placement or removal ended (r 0), or its deadline passed (-ETIMEDOUT). */
+static void hotplug_done(struct devwld *d, struct work *w, int r)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+	struct container *c = container_find(d, hp->owner, hp->id);
+	struct devwl_error err = {0};
+	struct attachment *a = NULL;
+	char acc[4];
+
+	if (c && c->hotplug == hp->token) {
+		c->hotplug = 0;
+		a = find_attachment(c, NULL, hp->path);
+	}
+	if (r == 0) {
+		r = hp->r;
+		err = hp->err;
+	} else {
+		devwl_error_set(&err, r, 0,
+				"container %s: %s: %s did not end within %d s (a filesystem on its"
+				" way that does not answer, such as a stopped FUSE server?); %s",
+				hp->id, hp->path,
+				hp->detach ? "removing the node" : "making the node",
+				HOTPLUG_DEADLINE_MS / 1000,
+				hp->detach ? "the grant is revoked all the same, the node may stay"
+					   : "the grant is taken back");
+		log_msg("%s", err.msg);
+	}
+	if (!a) {
+		/* Gone meanwhile, and its grants with it. */
+		if (r >= 0)
+			r = devwl_error_set(&err, -ESRCH, 0, "container %s went away meanwhile",
+					    hp->id);
+	} else if (hp->detach) {
+		r = detach_finish(d, c, a, r, true, &err);
+	} else if (r < 0) {
+		char why[sizeof(err.msg)];
+
+		if (r != -ETIMEDOUT) {
+			memcpy(why, err.msg, sizeof(why));
+			devwl_error_set(&err, r, 0, "container %s: %.480s", c->id, why);
+		}
+		record(d, "attach", c, a, NULL, NULL, "refused", err.msg);
+		attach_undo(d, c, a, TAKE_PTR(hp->old), hp->old_created);
+		if (d->store_hooks.changed)
+			d->store_hooks.changed(d);
+	} else {
+		log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id,
+			type_char(a->type), a->major, a->minor, devwl_access_text(a->access, acc),
+			a->path, c->node_path, r == 1 ? ", which was there already" : "");
+		record(d, "attach", c, a, NULL, NULL, "attached", NULL);
+		r = 0;
+	}
+	/* Devices that moved meanwhile were not followed in c (busy): now they are. */
+	if (c && attach_following(d))
+		attach_follow(d, false, "uevent");
+	if (hp->done)
+		hp->done(d, hp->ctx, r, &err);
+}
+
 static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,
-			 struct attachment *a, struct devwl_error *err)
+			 struct attachment *a, char **ret_old, bool *ret_old_created,
+			 int *ret_pidfd, struct devwl_error *err)
 {
 	struct devwl_rule rule;
 	struct device dev;
@@ -612,29 +835,32 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 	}
 	a->added = a->access & ~before;
 	node_changed(d);
-
-	r = attach_place(c, a, pidfd, err);
-	if (r < 0) {
-		char why[sizeof(err->msg)];
-
-		memcpy(why, err->msg, sizeof(why));
-		devwl_error_set(err, r, 0, "container %s: %.480s", c->id, why);
-		revoke_grant(c, a);
-		undo_leaf(d, c, TAKE_PTR(old), old_created);
-		node_changed(d);
-		return r;
-	}
-	log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id, type_char(dev.type),
-		dev.major, dev.minor, devwl_access_text(a->access, acc), a->path, c->node_path,
-		r == 1 ? ", which was there already" : "");
+	/* The grant is in force; the node is made off the loop (hotplug_done() ends it). */
+	*ret_old = TAKE_PTR(old);
+	*ret_old_created = old_created;
+	*ret_pidfd = TAKE_FD(pidfd);
 	return 0;
 }
 
-int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_error *err)
+/* Another attach or detach of c under way: its attachments are not to change meanwhile. */
+static int hotplug_busy(const struct container *c, struct devwl_error *err)
+{
+	return devwl_error_set(err, -EBUSY, 0,
+			       "container %s: another attach or detach of it is under way (it"
+			       " ends within %d s)",
+			       c->id, HOTPLUG_DEADLINE_MS / 1000);
+}
+
+int attach_device(struct devwld *d, const struct attach_req *req, attach_done_fn *done, void *ctx,
+		  struct devwl_error *err)
 {
 	struct attachment a = {0};
 	struct container *c = NULL;
 	struct attachment *v;
+	struct hotplug *hp = NULL;
+	char *old = NULL;
+	bool old_created = false;
+	int pidfd = -1;
 	int r;
 
 	r = resolve_owned_container(d, req->owner, req->container, &c, err);
@@ -642,35 +868,55 @@ int attach_device(struct devwld *d, const struct attach_req *req, struct devwl_e
 		record(d, "attach", NULL, NULL, req->container, req->device, "refused", err->msg);
 		return r;
 	}
+	if (c->hotplug)
+		return hotplug_busy(c, err);
 	v = realloc(c->attached, (c->nattached + 1) * sizeof(*v));
 	if (!v)
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	c->attached = v;
-	r = attach_locked(d, c, req, &a, err);
+	r = attach_locked(d, c, req, &a, &old, &old_created, &pidfd, err);
 	if (r < 0) {
 		record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
 		attachment_clear(&a);
 		return r;
 	}
 	c->attached[c->nattached++] = a;
-	record(d, "attach", c, &a, NULL, NULL, "attached", NULL);
+	hp = hotplug_new(c, &a, false, pidfd, done, ctx);
+	r = hp ? 0 : devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	if (hp) {
+		hp->old = old;
+		hp->old_created = old_created;
+		r = hotplug_submit(d, c, hp, err);
+		if (r < 0) {
+			old = TAKE_PTR(hp->old);
+			hotplug_free(&hp->w);
+		}
+	}
+	if (r < 0) {
+		record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
+		attach_undo(d, c, &c->attached[c->nattached - 1], old, old_created);
+		return r;
+	}
 	if (d->store_hooks.changed)
 		d->store_hooks.changed(d);
-	return 0;
+	return 1;
 }
 
 int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
-		  struct devwl_error *err)
+		  attach_done_fn *done, void *ctx, struct devwl_error *err)
 {
 	struct container *c = NULL;
 	struct attachment *a;
 	struct device dev;
-	_cleanup_close_ int pidfd = -1;
+	struct hotplug *hp;
+	int pidfd = -1;
 	pid_t pid;
 	int r = resolve_owned_container(d, owner, container, &c, err);
 
 	if (r < 0)
 		return r;
+	if (c->hotplug)
+		return hotplug_busy(c, err);
 	if (what[0] == '/')
 		a = find_attachment(c, NULL, what);
 	else if ((a = find_selector(c, what)))
@@ -688,28 +934,23 @@ int detach_device(struct devwld *d, uid_t owner, const char *container, const ch
 				       c->id, what);
 	/* The node first: once the grant is gone, nothing may be left to stumble on. An
 	 * absent one has neither: its device went, and both with it. */
-	pidfd = a->absent ? -EBADF : pidfd_of(c, &pid);
-	if (pidfd >= 0)
-		r = devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, err);
-	if ((pidfd < 0 && !a->absent) || r < 0) {
-		/* The grant goes anyway: a detach must never leave the device usable. */
-		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
-			pidfd < 0 ? "no process left to reach its filesystem" : err->msg);
+	if (a->absent)
+		return detach_finish(d, c, a, 0, true, err);
+	pidfd = pidfd_of(c, &pid);
+	if (pidfd < 0)
+		return detach_finish(d, c, a, 0, false, err);
+	hp = hotplug_new(c, a, true, pidfd, done, ctx);
+	r = hp ? hotplug_submit(d, c, hp, err) : devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	if (r < 0 && hp)
+		hotplug_free(&hp->w);
+	if (r < 0) {
+		/* Deny-safe all the same: the grant goes, the node may stay. */
+		struct devwl_error why = *err;
+
+		detach_finish(d, c, a, r, true, &why);
+		return r;
 	}
-	revoke_grant(c, a);
-	node_changed(d);
-	log_msg("container %s: %c %u:%u detached from %s", c->id, type_char(a->type), a->major,
-		a->minor, a->path);
-	record(d, "detach", c, a, NULL, NULL,
-	       r < 0 || (pidfd < 0 && !a->absent) ? "revoked, node left" : "detached",
-	       r < 0 ? err->msg : NULL);
-	attachment_clear(a);
-	*a = c->attached[--c->nattached];
-	if (d->store_hooks.changed)
-		d->store_hooks.changed(d);
-	if (r < 0)
-		return r == -EEXIST ? 0 : r;
-	return 0;
+	return 1;
 }
 
 int attach_restore(struct container *c, const struct attachment *a)

@@ -86,6 +86,7 @@ struct container {
 	struct kernel_cg *kernel;    /* its device cgroup, in kernel mode (kernelmode.c), or NULL */
 	struct attachment *attached; /* devices attached while it runs (attach.c) */
 	size_t nattached;
+	uint64_t hotplug; /* an attach or detach of it under way (attach.c), 0: none */
 	/* Nodes devwld made for it on nodev mounts, which only devwld opens for it: shared
 	 * by every handler thread (its serve box holds a reference) and saved (state.c). */
 	struct devwl_nodeset *nodeset;
