@@ -513,17 +513,6 @@ void attach_place_of(const struct container *c, const struct attachment *a,
 	};
 }
 
-int attach_place(const struct container *c, const struct attachment *a, int pidfd,
-		 struct devwl_error *err)
-{
-	struct devwl_place place;
-	int r;
-
-	attach_place_of(c, a, &place);
-	r = devwl_node_place(pidfd, &place, err);
-	return r == DEVWL_PLACE_MADE_NODEV ? 0 : r;
-}
-
 /*
  * A node's placement or removal in a container's root, on a work thread (loop/work.h):
  * the walk from /proc/PID/root may meet a filesystem the workload serves (FUSE) that never
@@ -531,21 +520,24 @@ int attach_place(const struct container *c, const struct attachment *a, int pidf
  * the attachment is in c->attached meanwhile, and c->hotplug holds this work's token so
  * that nothing else changes c's attachments until it ends.
  */
+enum hotplug_kind { HOTPLUG_ATTACH, HOTPLUG_DETACH, HOTPLUG_REPUSH };
+
 struct hotplug {
 	struct work w;
 	/* Set on the loop before the submit; run() only reads them. */
 	char *id;
 	uid_t owner;
 	uint64_t token;
-	bool detach;
+	enum hotplug_kind kind;
 	struct devwl_place place; /* .path is path, .nodeset a reference of ours */
 	char *path;
 	int pidfd;
 	char *old; /* attach: the node c had before own_node() gave it a leaf, or NULL */
 	bool old_created;
+	struct attach_repush repush; /* HOTPLUG_REPUSH */
 	attach_done_fn *done;
 	void *ctx;
-	/* run()'s answer. */
+	/* run()'s answer: the placement's (the removal's, for a detach). */
 	int r;
 	struct devwl_error err;
 };
@@ -553,11 +545,26 @@ struct hotplug {
 static void hotplug_run(struct work *w)
 {
 	struct hotplug *hp = container_of(w, struct hotplug, w);
+	const struct attach_repush *rp = &hp->repush;
 
-	if (hp->detach) {
+	if (hp->kind == HOTPLUG_DETACH) {
 		hp->r = devwl_node_unplace(hp->pidfd, hp->path, hp->place.type, hp->place.major,
 					   hp->place.minor, &hp->err);
 		return;
+	}
+	if (hp->kind == HOTPLUG_REPUSH && rp->unplace) {
+		struct devwl_error e = {0};
+		int r = devwl_node_unplace(hp->pidfd, hp->path, rp->type, rp->major, rp->minor, &e);
+
+		/* Its grant is gone already: a node left is one nobody opens. */
+		if (r < 0)
+			log_msg("container %s: %s: %s; its grant was revoked all the same", hp->id,
+				hp->path, e.msg);
+		if (!rp->place) {
+			hp->r = r;
+			hp->err = e;
+			return;
+		}
 	}
 	hp->r = devwl_node_place(hp->pidfd, &hp->place, &hp->err);
 	/* On its nodev mount: the handlers open it for the container, from its nodeset. */
@@ -565,13 +572,15 @@ static void hotplug_run(struct work *w)
 		hp->r = 0;
 }
 
-/* The attach was undone at its deadline (its grant gone): a node made after it goes too,
- * not one that was there before. */
+/* The attach or re-push was undone at its deadline (its grant gone): a node made after
+ * it goes too, not one that was there before. */
 static void hotplug_late(struct work *w)
 {
 	struct hotplug *hp = container_of(w, struct hotplug, w);
+	bool placed =
+		hp->kind == HOTPLUG_ATTACH || (hp->kind == HOTPLUG_REPUSH && hp->repush.place);
 
-	if (!hp->detach && hp->r == 0)
+	if (placed && hp->r == 0)
 		(void)devwl_node_unplace(hp->pidfd, hp->path, hp->place.type, hp->place.major,
 					 hp->place.minor, NULL);
 }
@@ -593,7 +602,8 @@ static void hotplug_done(struct devwld *d, struct work *w, int r);
 
 /* A hotplug for c's attachment a (pidfd taken over, even on failure); NULL: out of memory. */
 static struct hotplug *hotplug_new(const struct container *c, const struct attachment *a,
-				   bool detach, int pidfd, attach_done_fn *done, void *ctx)
+				   enum hotplug_kind kind, int pidfd, attach_done_fn *done,
+				   void *ctx)
 {
 	static uint64_t tokens;
 	struct hotplug *hp = calloc(1, sizeof(*hp));
@@ -608,7 +618,7 @@ static struct hotplug *hotplug_new(const struct container *c, const struct attac
 			      .free_fn = hotplug_free};
 	hp->pidfd = pidfd;
 	hp->token = ++tokens;
-	hp->detach = detach;
+	hp->kind = kind;
 	hp->owner = c->owner_uid;
 	hp->done = done;
 	hp->ctx = ctx;
@@ -676,11 +686,22 @@ static int detach_finish(struct devwld *d, struct container *c, struct attachmen
 	return 0;
 }
 
+/* Does c have a device attached by selector? */
+static bool following(const struct container *c)
+{
+	for (size_t i = 0; i < c->nattached; i++)
+		if (c->attached[i].selector)
+			return true;
+	return false;
+}
+
 /* On the loop: the placement or removal ended (r 0), or its deadline passed (-ETIMEDOUT). */
 static void hotplug_done(struct devwld *d, struct work *w, int r)
 {
 	struct hotplug *hp = container_of(w, struct hotplug, w);
 	struct container *c = container_find(d, hp->owner, hp->id);
+	bool removing =
+		hp->kind == HOTPLUG_DETACH || (hp->kind == HOTPLUG_REPUSH && !hp->repush.place);
 	struct devwl_error err = {0};
 	struct attachment *a = NULL;
 	char acc[4];
@@ -697,10 +718,10 @@ static void hotplug_done(struct devwld *d, struct work *w, int r)
 				"container %s: %s: %s did not end within %d s (a filesystem on its"
 				" way that does not answer, such as a stopped FUSE server?); %s",
 				hp->id, hp->path,
-				hp->detach ? "removing the node" : "making the node",
+				removing ? "removing the node" : "making the node",
 				HOTPLUG_DEADLINE_MS / 1000,
-				hp->detach ? "the grant is revoked all the same, the node may stay"
-					   : "the grant is taken back");
+				removing ? "the grant is revoked all the same, the node may stay"
+					 : "the grant is taken back");
 		log_msg("%s", err.msg);
 	}
 	if (!a) {
@@ -708,7 +729,9 @@ static void hotplug_done(struct devwld *d, struct work *w, int r)
 		if (r >= 0)
 			r = devwl_error_set(&err, -ESRCH, 0, "container %s went away meanwhile",
 					    hp->id);
-	} else if (hp->detach) {
+	} else if (hp->kind == HOTPLUG_REPUSH) {
+		attach_repushed(d, c, a, &hp->repush, r, &err);
+	} else if (hp->kind == HOTPLUG_DETACH) {
 		r = detach_finish(d, c, a, r, true, &err);
 	} else if (r < 0) {
 		char why[sizeof(err.msg)];
@@ -729,10 +752,25 @@ static void hotplug_done(struct devwld *d, struct work *w, int r)
 		r = 0;
 	}
 	/* Devices that moved meanwhile were not followed in c (busy): now they are. */
-	if (c && attach_following(d))
-		attach_follow(d, false, "uevent");
+	if (c && following(c))
+		attach_follow(d, false, hp->kind == HOTPLUG_REPUSH ? hp->repush.cause : "uevent");
 	if (hp->done)
 		hp->done(d, hp->ctx, r, &err);
+}
+
+int attach_repush(struct devwld *d, struct container *c, const struct attachment *a, int pidfd,
+		  const struct attach_repush *rp, struct devwl_error *err)
+{
+	struct hotplug *hp = hotplug_new(c, a, HOTPLUG_REPUSH, pidfd, NULL, NULL);
+	int r;
+
+	if (!hp)
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	hp->repush = *rp;
+	r = hotplug_submit(d, c, hp, err);
+	if (r < 0)
+		hotplug_free(&hp->w);
+	return r;
 }
 
 static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,
@@ -881,7 +919,7 @@ int attach_device(struct devwld *d, const struct attach_req *req, attach_done_fn
 		return r;
 	}
 	c->attached[c->nattached++] = a;
-	hp = hotplug_new(c, &a, false, pidfd, done, ctx);
+	hp = hotplug_new(c, &a, HOTPLUG_ATTACH, pidfd, done, ctx);
 	r = hp ? 0 : devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	if (hp) {
 		hp->old = old;
@@ -939,7 +977,7 @@ int detach_device(struct devwld *d, uid_t owner, const char *container, const ch
 	pidfd = pidfd_of(c, &pid);
 	if (pidfd < 0)
 		return detach_finish(d, c, a, 0, false, err);
-	hp = hotplug_new(c, a, true, pidfd, done, ctx);
+	hp = hotplug_new(c, a, HOTPLUG_DETACH, pidfd, done, ctx);
 	r = hp ? hotplug_submit(d, c, hp, err) : devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	if (r < 0 && hp)
 		hotplug_free(&hp->w);

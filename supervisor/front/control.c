@@ -53,6 +53,7 @@
 #include "access.h"
 #include "attach.h"
 #include "batch.h"
+#include "cdi.h"
 #include "control.h"
 #include "devwld.h"
 #include "events.h"
@@ -189,7 +190,7 @@ static void do_stats(struct devwld *d, FILE *out)
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
 		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
 		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n"
-		"device_listings %u\nwork_threads %u\n",
+		"device_listings %u\nwork_threads %u\ncdi_specs_parsed %lu\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a.notifications, (unsigned long long)a.continued,
 		(unsigned long long)a.allowed, (unsigned long long)a.denied,
@@ -197,7 +198,8 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
 		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
 		(unsigned long long)state_writes(d), (int)getpid(), d->keeper.gen, subscribers,
-		(unsigned long long)dropped, atomic_load(&listings), work_threads(&d->loop));
+		(unsigned long long)dropped, atomic_load(&listings), work_threads(&d->loop),
+		cdi_parses());
 	/* What the command line asked for and broke after the start (metrics.h). */
 	for (int i = 0; i < FEATURE_N; i++)
 		fprintf(out, "%s_failures %llu\n", feature_name((enum feature)i),

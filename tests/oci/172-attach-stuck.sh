@@ -27,6 +27,7 @@ timeout 5 "$DEVWLCTL" --socket "$T/control.sock" list "/lab/$id" | grep -qx "b 7
 responsive "an attach waits on FUSE"
 pass "an attach waits on the stopped FUSE server; devwld answers within 100 ms meanwhile"
 
+ends "$ATTACHER" 30 || fail "the attach did not end at its deadline"
 wait "$ATTACHER" && fail "attach succeeded with the FUSE server stopped: $(cat "$T/attach.out")"
 took=$((SECONDS - start))
 grep -q "ETIMEDOUT.*$at" "$T/attach.out" || fail "attach: $(cat "$T/attach.out"), want ETIMEDOUT naming $at"

@@ -31,6 +31,7 @@ out=$(timeout 5 "$DEVWLCTL" --socket "$T/control.sock" attach "$id" "$LOOP" /dev
 grep -q "EBUSY.*under way" <<<"$out" || fail "a second attach while the detach waits: $out"
 pass "a detach waits on the stopped FUSE server; devwld answers within 100 ms, a second attach is refused: $out"
 
+ends "$DETACHER" 30 || fail "the detach did not end at its deadline"
 wait "$DETACHER" && fail "detach succeeded with the FUSE server stopped: $(cat "$T/detach.out")"
 took=$((SECONDS - start))
 grep -q "ETIMEDOUT.*$at" "$T/detach.out" || fail "detach: $(cat "$T/detach.out"), want ETIMEDOUT naming $at"

@@ -82,3 +82,39 @@ for cmd in ("containers", "list /"):
     print("# %s while %s: %.1f ms" % (cmd, sys.argv[2], best))
 PY
 }
+
+# watch_latency SECONDS OUT: in the background, `stats` on the control socket every 50 ms
+# for SECONDS; OUT gets the slowest answer in ms (a loop held by a parse or a walk shows
+# as one answer that took that long). Wait for it with wait "$WATCHER".
+watch_latency() {
+	python3 - "$T/control.sock" "$1" >"$2" 2>&1 <<'PY' &
+import socket, sys, time
+end = time.monotonic() + float(sys.argv[2])
+worst = 0.0
+while time.monotonic() < end:
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    t0 = time.monotonic()
+    s.connect(sys.argv[1])
+    s.sendall(b"stats\n")
+    s.shutdown(socket.SHUT_WR)
+    out = b""
+    while not out.endswith(b".\n"):
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+    s.close()
+    worst = max(worst, (time.monotonic() - t0) * 1000)
+    time.sleep(0.05)
+print(int(worst))
+PY
+	WATCHER=$!
+	CHILD_PIDS+=("$WATCHER")
+}
+
+# ends PID SECONDS: the process PID ends within SECONDS (a request past its deadline
+# must end, whatever it waits on).
+ends() {
+	wait_until "$2" sh -c '! kill -0 "$0" 2>/dev/null' "$1"
+}
