@@ -18,10 +18,12 @@
  *                                     "mode","uid","gid","parent_grant"}, all but the
  *                                     first two optional
  *   detach JSON                       {"container","device","owner"}: a device or its
- *                                     path
+ *                                     path; both answered once the node's walk in the
+ *                                     container's root ends on a work thread, or at its
+ *                                     deadline (attach.h), the lines after them waiting
  *   devices                           the attached devices (attach-list.c), then ".";
  *                                     the first and only line of its connection,
- *                                     answered by a thread of its own (list_devices())
+ *                                     answered by a work thread (list_devices())
  *   selectors                         the selector bindings followed and what each
  *                                     names now (follow_list()), then "."
  *   show NODE                         batch's listing, then the node's bindings and
@@ -47,7 +49,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "access.h"
@@ -66,7 +67,6 @@
 #include "sockets.h"
 #include "state.h"
 #include "store.h"
-#include "thread.h"
 #include "util.h"
 #include "work.h"
 
