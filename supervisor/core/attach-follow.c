@@ -140,7 +140,8 @@ static void refused(struct devwld *d, struct container *c, struct attachment *a,
 	a->absent = true;
 }
 
-void attach_repushed(struct devwld *d, struct container *c, struct attachment *a,
+/* The end of a re-push (attach_repush()). */
+static void repushed(struct devwld *d, struct container *c, struct attachment *a,
 		     const struct attach_repush *rp, int r, const struct devwl_error *err)
 {
 	char why[sizeof(err->msg) + 64];
@@ -216,7 +217,7 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 			"device again",
 			c->id, a->selector, a->path, reason, rp.before);
 		record(d, c, a, rp.before, "waiting", reason, cause);
-		if (rp.unplace && attach_repush(d, c, a, TAKE_FD(pidfd), &rp, &e) < 0)
+		if (rp.unplace && attach_repush(d, c, a, TAKE_FD(pidfd), &rp, repushed, &e) < 0)
 			log_msg("%s; the node stays, its grant revoked", e.msg);
 		return true;
 	}
@@ -229,7 +230,7 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 	rp.back = step != ATTACHMENT_MOVE;
 	r = grant_new(d, c, a, pidfd, why, sizeof(why));
 	if (r >= 0) {
-		r = attach_repush(d, c, a, TAKE_FD(pidfd), &rp, &e);
+		r = attach_repush(d, c, a, TAKE_FD(pidfd), &rp, repushed, &e);
 		if (r < 0) {
 			snprintf(why, sizeof(why), "%.500s", e.msg);
 			attach_revoke(c, a);
@@ -238,7 +239,7 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 	} else if (rp.unplace) {
 		/* The old node goes all the same. */
 		rp.place = false;
-		if (attach_repush(d, c, a, TAKE_FD(pidfd), &rp, &e) < 0)
+		if (attach_repush(d, c, a, TAKE_FD(pidfd), &rp, repushed, &e) < 0)
 			log_msg("%s; the node stays, its grant revoked", e.msg);
 	}
 	if (r < 0)
@@ -253,7 +254,12 @@ bool attach_follow(struct devwld *d, bool cdi_only, const char *cause)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		struct container *c = container_of(l, struct container, link);
 
-		/* An attach, detach or re-push under way: followed when it ends (attach.c). */
+		/* An attach, detach or re-push under way: followed once it ends (refollow). */
+		if (c->hotplug) {
+			for (size_t i = 0; i < c->nattached; i++)
+				d->refollow |= c->attached[i].selector != NULL;
+			continue;
+		}
 		for (size_t i = 0; i < c->nattached && !c->hotplug; i++) {
 			struct attachment *a = &c->attached[i];
 

@@ -534,7 +534,8 @@ struct hotplug {
 	int pidfd;
 	char *old; /* attach: the node c had before own_node() gave it a leaf, or NULL */
 	bool old_created;
-	struct attach_repush repush; /* HOTPLUG_REPUSH */
+	struct attach_repush repush; /* HOTPLUG_REPUSH, and who is told its end */
+	attach_repushed_fn *repushed;
 	attach_done_fn *done;
 	void *ctx;
 	/* run()'s answer: the placement's (the removal's, for a detach). */
@@ -686,15 +687,6 @@ static int detach_finish(struct devwld *d, struct container *c, struct attachmen
 	return 0;
 }
 
-/* Does c have a device attached by selector? */
-static bool following(const struct container *c)
-{
-	for (size_t i = 0; i < c->nattached; i++)
-		if (c->attached[i].selector)
-			return true;
-	return false;
-}
-
 /* On the loop: the placement or removal ended (r 0), or its deadline passed (-ETIMEDOUT). */
 static void hotplug_done(struct devwld *d, struct work *w, int r)
 {
@@ -730,7 +722,7 @@ static void hotplug_done(struct devwld *d, struct work *w, int r)
 			r = devwl_error_set(&err, -ESRCH, 0, "container %s went away meanwhile",
 					    hp->id);
 	} else if (hp->kind == HOTPLUG_REPUSH) {
-		attach_repushed(d, c, a, &hp->repush, r, &err);
+		hp->repushed(d, c, a, &hp->repush, r, &err);
 	} else if (hp->kind == HOTPLUG_DETACH) {
 		r = detach_finish(d, c, a, r, true, &err);
 	} else if (r < 0) {
@@ -751,15 +743,13 @@ static void hotplug_done(struct devwld *d, struct work *w, int r)
 		record(d, "attach", c, a, NULL, NULL, "attached", NULL);
 		r = 0;
 	}
-	/* Devices that moved meanwhile were not followed in c (busy): now they are. */
-	if (c && following(c))
-		attach_follow(d, false, hp->kind == HOTPLUG_REPUSH ? hp->repush.cause : "uevent");
 	if (hp->done)
 		hp->done(d, hp->ctx, r, &err);
 }
 
 int attach_repush(struct devwld *d, struct container *c, const struct attachment *a, int pidfd,
-		  const struct attach_repush *rp, struct devwl_error *err)
+		  const struct attach_repush *rp, attach_repushed_fn *repushed,
+		  struct devwl_error *err)
 {
 	struct hotplug *hp = hotplug_new(c, a, HOTPLUG_REPUSH, pidfd, NULL, NULL);
 	int r;
@@ -767,6 +757,7 @@ int attach_repush(struct devwld *d, struct container *c, const struct attachment
 	if (!hp)
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	hp->repush = *rp;
+	hp->repushed = repushed;
 	r = hotplug_submit(d, c, hp, err);
 	if (r < 0)
 		hotplug_free(&hp->w);

@@ -86,8 +86,8 @@ void attach_place_of(const struct container *c, const struct attachment *a,
  * The re-push after a replug (attach-follow.c), on a work thread like attach's placement:
  * a's node at its path goes if unplace (it had the numbers type major:minor, whose grant
  * is revoked already), then is made with a's numbers now (granted and in force already)
- * if place. c's attachments do not change until it ends (c->hotplug); then attach.c calls
- * attach_repushed(). pidfd is taken over. 0 under way, or a negative errno with err
+ * if place. c's attachments do not change until it ends (c->hotplug); then repushed is
+ * told. pidfd is taken over. 0 under way, or a negative errno with err
  * saying why (nothing done).
  */
 struct attach_repush {
@@ -99,12 +99,14 @@ struct attach_repush {
 	char before[32]; /* "c MAJOR:MINOR" it had, for the record */
 	char cause[256]; /* what changed (the record's "cause") */
 };
+/* Its end, on the loop: r the placement's answer (-ETIMEDOUT: at the deadline), or the
+ * removal's when it only removed; a is c's attachment still (the work found it). */
+typedef void attach_repushed_fn(struct devwld *d, struct container *c, struct attachment *a,
+				const struct attach_repush *rp, int r,
+				const struct devwl_error *err);
 int attach_repush(struct devwld *d, struct container *c, const struct attachment *a, int pidfd,
-		  const struct attach_repush *rp, struct devwl_error *err);
-/* Its end (attach-follow.c), on the loop: r the placement's answer (-ETIMEDOUT: at the
- * deadline), or the removal's when it only removed. */
-void attach_repushed(struct devwld *d, struct container *c, struct attachment *a,
-		     const struct attach_repush *rp, int r, const struct devwl_error *err);
+		  const struct attach_repush *rp, attach_repushed_fn *repushed,
+		  struct devwl_error *err);
 /* Add a restored attachment to c (the state file; fields are copied). */
 int attach_restore(struct container *c, const struct attachment *a);
 

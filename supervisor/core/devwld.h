@@ -149,6 +149,9 @@ struct devwld {
 	/* The CDI specs as read once for the refresh under way (follow_cdi_read()), or NULL:
 	 * every cdi: selector of one refresh sees the same specs, read once. */
 	struct cdi_registry *cdi_now;
+	/* A device attached by selector was not followed while its container's attach,
+	 * detach or re-push was under way (attach-follow.c): uevents_tick() follows again. */
+	bool refollow;
 	struct list_head containers;
 	unsigned int ncontainers, nprocs;
 	struct audit audit;

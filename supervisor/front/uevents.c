@@ -399,6 +399,12 @@ int uevents_tick(struct devwld *d, uint64_t now)
 			return REWATCH_MS;
 		}
 	}
+	if (d->refollow && f->nl) {
+		/* What attach_follow() passed by while a container was busy. */
+		d->refollow = false;
+		if (attach_follow(d, false, "devices changed during an attach, detach or re-push"))
+			state_changed(d);
+	}
 	if (!following(d)) {
 		if (f->nl)
 			log_msg("selectors: no binding or device attached by selector left: "

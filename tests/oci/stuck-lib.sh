@@ -49,14 +49,14 @@ work_threads() {
 }
 
 # responsive WHILE: `containers` and `list /` answered within 100 ms on the control socket,
-# the best of three each, timed inside one process (on a busy machine starting a process
+# the best of five each, timed inside one process (on a busy machine starting a process
 # alone can take 100 ms; a loop that waits answers none of them: 5 s, then a failure).
 responsive() {
 	python3 - "$T/control.sock" "$1" <<'PY' || fail "the control socket while $1"
 import socket, sys, time
 for cmd in ("containers", "list /"):
     best = None
-    for _ in range(3):
+    for _ in range(5):
         s = socket.socket(socket.AF_UNIX)
         s.settimeout(5)
         t0 = time.monotonic()
