@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +25,117 @@ struct entry {
 	bool conflict;
 };
 
+/*
+ * A spec file as last parsed, kept while its file stays the same: a refresh after every
+ * uevent or spec write reads each spec again, and one at the size and depth limits takes
+ * its time to parse. The same is the same (device, inode, size, modification and change
+ * time: the change time no one sets by hand) and the same path (its messages name it);
+ * what was refused is kept too, with why. Each registry holds a reference; the cache
+ * holds one while the entry is listed.
+ */
+struct cached {
+	struct cached *next;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	char *path;
+	struct cdi_spec *spec; /* NULL: refused, for err */
+	struct devwl_error err;
+	unsigned int refs; /* under cache_lock */
+};
+
+/* Entries kept, the most recently used first: far more spec files than a host has. */
+#define CDI_CACHE_MAX 64
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cached *cache;
+static atomic_ulong parses;
+
+unsigned long cdi_parses(void)
+{
+	return atomic_load(&parses);
+}
+
+static void cached_unref(struct cached *c)
+{
+	unsigned int refs;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	refs = --c->refs;
+	pthread_mutex_unlock(&cache_lock);
+	if (refs)
+		return;
+	cdi_spec_free(c->spec);
+	free(c->path);
+	free(c);
+}
+
+static bool same_file(const struct cached *c, const char *path, const struct stat *st)
+{
+	return c->dev == st->st_dev && c->ino == st->st_ino && c->size == st->st_size &&
+	       c->mtime.tv_sec == st->st_mtim.tv_sec && c->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       c->ctime.tv_sec == st->st_ctim.tv_sec && c->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+	       !strcmp(c->path, path);
+}
+
+/* The entry of path as st says it is now, referenced; NULL: none. */
+static struct cached *cache_find(const char *path, const struct stat *st)
+{
+	struct cached **pp, *c = NULL;
+
+	pthread_mutex_lock(&cache_lock);
+	for (pp = &cache; *pp; pp = &(*pp)->next) {
+		if (!same_file(*pp, path, st))
+			continue;
+		c = *pp;
+		*pp = c->next; /* to the front */
+		c->next = cache;
+		cache = c;
+		c->refs++;
+		break;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return c;
+}
+
+/* List c (referenced by the caller, which keeps its reference) in place of path's older
+ * entry, and past CDI_CACHE_MAX drop the least recently used. */
+static void cache_add(struct cached *c)
+{
+	struct cached **pp, *gone = NULL, *old = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&cache_lock);
+	for (pp = &cache; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->path, c->path)) {
+			old = *pp;
+			*pp = old->next;
+			break;
+		}
+	c->refs++;
+	c->next = cache;
+	cache = c;
+	for (pp = &cache; *pp; pp = &(*pp)->next)
+		if (++n == CDI_CACHE_MAX) {
+			gone = (*pp)->next;
+			(*pp)->next = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&cache_lock);
+	cached_unref(old);
+	while (gone) {
+		struct cached *next = gone->next;
+
+		cached_unref(gone);
+		gone = next;
+	}
+}
+
 struct cdi_registry {
-	struct cdi_spec **specs;
+	struct cached **specs;
 	size_t n_specs;
 	struct entry *ents;
 	size_t n_ents;
@@ -83,16 +194,20 @@ static int spec_trusted(const char *path, const struct stat *st, struct devwl_er
 	return 0;
 }
 
-/* The spec name in the directory dfd (path: the two, for messages). */
-static int read_spec(int dfd, const char *name, const char *path, struct cdi_spec **ret,
+/* The spec name in the directory dfd (path: the two, for messages), parsed or refused:
+ * a reference to its cache entry (NULL and -ENOMEM: out of memory). The checks of the file
+ * are made every time; the parse, only when the file changed (struct cached). */
+static int read_spec(int dfd, const char *name, const char *path, struct cached **ret,
 		     struct devwl_error *err)
 {
 	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	_cleanup_free_ char *text = NULL;
+	struct cached *c = NULL;
 	struct stat st;
 	ssize_t len;
 	int r;
 
+	*ret = NULL;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		r = negerrno();
 		return devwl_error_set(err, r, 0, "%s: %s", path, strerror(-r));
@@ -102,13 +217,41 @@ static int read_spec(int dfd, const char *name, const char *path, struct cdi_spe
 		return devwl_error_set(err, -EINVAL, 0, "%s: not a regular file", path);
 	if ((r = spec_trusted(path, &st, err)) < 0)
 		return r;
+	c = cache_find(path, &st);
+	if (c) {
+		*ret = c;
+		if (!c->spec)
+			*err = c->err;
+		return c->spec ? 0 : c->err.code;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	}
+	*c = (struct cached){.dev = st.st_dev,
+			     .ino = st.st_ino,
+			     .size = st.st_size,
+			     .mtime = st.st_mtim,
+			     .ctime = st.st_ctim,
+			     .path = c->path,
+			     .refs = 1};
 	/* Read whole, at most 1 MiB, before the parser sees a byte. */
+	atomic_fetch_add(&parses, 1);
 	len = devwl_read_all(fd, CDI_SPEC_SIZE_MAX, &text);
 	if (len < 0)
-		return devwl_error_set(err, (int)len, 0, "%s: %s", path,
-				       len == -E2BIG ? "larger than 1 MiB" : strerror((int)-len));
-	return cdi_spec_parse(text, (size_t)len, !strcmp(path + strlen(path) - 5, ".yaml"), path,
-			      ret, err);
+		r = devwl_error_set(&c->err, (int)len, 0, "%s: %s", path,
+				    len == -E2BIG ? "larger than 1 MiB" : strerror((int)-len));
+	else
+		r = cdi_spec_parse(text, (size_t)len, !strcmp(path + strlen(path) - 5, ".yaml"),
+				   path, &c->spec, &c->err);
+	/* What was read under another size or time is no answer for this one. */
+	if (r != -ENOMEM && (len < 0 || (size_t)len == (size_t)st.st_size))
+		cache_add(c);
+	*ret = c;
+	if (r < 0)
+		*err = c->err;
+	return r;
 }
 
 static struct entry *find(struct cdi_registry *reg, const char *kind, const char *name)
@@ -178,24 +321,25 @@ static int load_dir(struct cdi_registry *reg, const char *dir, size_t index)
 		_cleanup_free_ struct dirent *ent = names[i];
 		char path[PATH_MAX];
 		struct devwl_error err = {0};
-		struct cdi_spec *spec = NULL, **nv;
+		struct cached *spec = NULL, **nv;
 
 		if (r < 0 || !is_spec_name(ent->d_name) ||
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name) >= sizeof(path))
 			continue;
 		if (read_spec(dfd, ent->d_name, path, &spec, &err) < 0) {
+			cached_unref(spec);
 			r = err.code == -ENOMEM ? -ENOMEM : add_error(reg, err.msg);
 			continue;
 		}
 		nv = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*nv));
 		if (!nv) {
-			cdi_spec_free(spec);
+			cached_unref(spec);
 			r = -ENOMEM;
 			continue;
 		}
 		reg->specs = nv;
 		nv[reg->n_specs++] = spec;
-		r = enter(reg, spec, index);
+		r = enter(reg, spec->spec, index);
 	}
 	free(names);
 	return r;
@@ -224,7 +368,7 @@ void cdi_free(struct cdi_registry *reg)
 	if (!reg)
 		return;
 	for (size_t i = 0; i < reg->n_specs; i++)
-		cdi_spec_free(reg->specs[i]);
+		cached_unref(reg->specs[i]);
 	for (size_t i = 0; i < reg->n_errors; i++)
 		free(reg->errors[i]);
 	free(reg->specs);

@@ -23,6 +23,9 @@ struct cdi_registry;
  * none), in name order. 0, or -ENOMEM; what went wrong with a file is in its errors. */
 int cdi_load(const char *const *dirs, size_t n, struct cdi_registry **ret);
 void cdi_free(struct cdi_registry *reg);
+/* Spec files read and parsed so far: an unchanged one (the same device, inode, size,
+ * modification and change time) is parsed once and its answer kept, refusals too. */
+unsigned long cdi_parses(void);
 
 /* The problems found while loading ("FILE: FIELD: why", conflicts), in order. */
 size_t cdi_n_errors(const struct cdi_registry *reg);

@@ -69,16 +69,9 @@ static void record(struct devwld *d, const struct container *c, const struct att
 	json_object_put(o);
 }
 
-/* The node out of the container, then the grant: as a detach, the attachment kept. */
-static void take_away(struct container *c, struct attachment *a, int pidfd)
+/* The grant out: as a detach, the attachment kept (its node goes on a work thread). */
+static void take_away(struct container *c, struct attachment *a)
 {
-	struct devwl_error e = {0};
-	int r = pidfd >= 0 ? devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, &e)
-			   : pidfd;
-
-	if (r < 0)
-		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
-			pidfd < 0 ? "no process left to reach its filesystem" : e.msg);
 	attach_revoke(c, a);
 	a->added = 0;
 	a->lapsed = false;
@@ -98,16 +91,15 @@ static const struct attachment *holder(const struct container *c, const struct a
 	return NULL;
 }
 
-/* Grant a's new numbers, in force, then its node: 0, or -errno with why (a then absent,
- * refused). */
-static int put_back(struct devwld *d, struct container *c, struct attachment *a, int pidfd,
-		    char *why, size_t size)
+/* Grant a's new numbers, in force (its node is made on a work thread, attach_repush()):
+ * 0, or -errno with why. */
+static int grant_new(struct devwld *d, struct container *c, struct attachment *a, int pidfd,
+		     char *why, size_t size)
 {
 	struct devwl_rule rule = {.type = (uint8_t)a->type,
 				  .access = a->access,
 				  .major = a->major,
 				  .minor = a->minor};
-	struct devwl_error e = {0};
 	uint8_t before = attachment_access(c->node, a->type, a->major, a->minor);
 	int r;
 
@@ -130,14 +122,47 @@ static int put_back(struct devwld *d, struct container *c, struct attachment *a,
 	a->added = a->access & ~before;
 	a->absent = false;
 	attach_node_changed(d);
-	r = attach_place(c, a, pidfd, &e);
+	return 0;
+}
+
+/* a's new numbers refused (their grant, or their node): absent until they change. */
+static void refused(struct devwld *d, struct container *c, struct attachment *a, const char *old,
+		    const char *why, const char *cause)
+{
+	a->absent = a->refused = true;
+	attach_node_changed(d);
+	log_msg("container %s: %s at %s: its device is %c %u:%u now, but %s; waiting for "
+		"other numbers or a detach",
+		c->id, a->selector, a->path, a->type == DEVWL_DEV_BLOCK ? 'b' : 'c', a->major,
+		a->minor, why);
+	a->absent = false; /* the record names the numbers refused */
+	record(d, c, a, old, "refused", why, cause);
+	a->absent = true;
+}
+
+/* The end of a re-push (attach_repush()). */
+static void repushed(struct devwld *d, struct container *c, struct attachment *a,
+		     const struct attach_repush *rp, int r, const struct devwl_error *err)
+{
+	char why[sizeof(err->msg) + 64];
+
+	if (!rp->place) /* only the node out: attach_repush() said why if it stayed */
+		return;
 	if (r < 0) {
-		snprintf(why, size, "%.500s", e.msg);
+		snprintf(why, sizeof(why), "%.500s", err->msg);
 		attach_revoke(c, a);
 		a->added = 0;
-		return r;
+		refused(d, c, a, rp->before, why, rp->cause);
+	} else {
+		a->refused = false;
+		log_msg("container %s: %s at %s: %s %c %u:%u, was %s (%s)", c->id, a->selector,
+			a->path, rp->back ? "back, on" : "moved to",
+			a->type == DEVWL_DEV_BLOCK ? 'b' : 'c', a->major, a->minor, rp->before,
+			rp->cause);
+		record(d, c, a, rp->before, rp->back ? "back" : "replugged", NULL, rp->cause);
 	}
-	return 0;
+	if (d->store_hooks.changed)
+		d->store_hooks.changed(d);
 }
 
 static bool follow_one(struct devwld *d, struct container *c, struct attachment *a,
@@ -149,12 +174,14 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 	struct devwl_error e = {0};
 	enum attachment_step step;
 	const struct attachment *other;
-	char old[32] = "", why[sizeof(e.msg) + 64];
+	struct attach_repush rp = {0};
+	char why[sizeof(e.msg) + 64];
 	const char *reason;
 	size_t n = 0;
 	pid_t pid = 0;
 	int r;
 
+	snprintf(rp.cause, sizeof(rp.cause), "%s", cause);
 	follow_env(d, &env);
 	r = selector_resolve(&env, a->selector, strlen(a->selector), &rules, &n, &e);
 	if (r < 0)
@@ -172,18 +199,26 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 		step = ATTACHMENT_AWAY;
 	}
 	pidfd = attach_pidfd(c, &pid);
-	/* Absent, it still has the numbers it last had: the record says them too. */
-	numbers(a, old, sizeof(old));
+	/* Absent, it still has the numbers it last had: the record says them too. The old
+	 * grant goes at once; its node goes on a work thread (attach_repush()), before the
+	 * new one is made there. */
+	numbers(a, rp.before, sizeof(rp.before));
+	rp.unplace = !a->absent && pidfd >= 0;
+	rp.type = a->type;
+	rp.major = a->major;
+	rp.minor = a->minor;
 	if (!a->absent)
-		take_away(c, a, pidfd);
+		take_away(c, a);
 	if (step == ATTACHMENT_AWAY) {
 		a->absent = true;
 		a->refused = false;
 		attach_node_changed(d);
 		log_msg("container %s: %s at %s: %s: node removed, %s revoked; waiting for its "
 			"device again",
-			c->id, a->selector, a->path, reason, old);
-		record(d, c, a, old, "waiting", reason, cause);
+			c->id, a->selector, a->path, reason, rp.before);
+		record(d, c, a, rp.before, "waiting", reason, cause);
+		if (rp.unplace && attach_repush(d, c, a, TAKE_FD(pidfd), &rp, repushed, &e) < 0)
+			log_msg("%s; the node stays, its grant revoked", e.msg);
 		return true;
 	}
 	/* The old grant is gone from the node before the new one is written: both are in
@@ -191,24 +226,24 @@ static bool follow_one(struct devwld *d, struct container *c, struct attachment 
 	a->type = rules[0].type;
 	a->major = rules[0].major;
 	a->minor = rules[0].minor;
-	r = put_back(d, c, a, pidfd, why, sizeof(why));
-	if (r < 0) {
-		a->absent = a->refused = true;
-		attach_node_changed(d);
-		log_msg("container %s: %s at %s: its device is %c %u:%u now, but %s; waiting for "
-			"other numbers or a detach",
-			c->id, a->selector, a->path, a->type == DEVWL_DEV_BLOCK ? 'b' : 'c',
-			a->major, a->minor, why);
-		a->absent = false; /* the record names the numbers refused */
-		record(d, c, a, old, "refused", why, cause);
-		a->absent = true;
-		return true;
+	rp.place = true;
+	rp.back = step != ATTACHMENT_MOVE;
+	r = grant_new(d, c, a, pidfd, why, sizeof(why));
+	if (r >= 0) {
+		r = attach_repush(d, c, a, TAKE_FD(pidfd), &rp, repushed, &e);
+		if (r < 0) {
+			snprintf(why, sizeof(why), "%.500s", e.msg);
+			attach_revoke(c, a);
+			a->added = 0;
+		}
+	} else if (rp.unplace) {
+		/* The old node goes all the same. */
+		rp.place = false;
+		if (attach_repush(d, c, a, TAKE_FD(pidfd), &rp, repushed, &e) < 0)
+			log_msg("%s; the node stays, its grant revoked", e.msg);
 	}
-	a->refused = false;
-	log_msg("container %s: %s at %s: %s %c %u:%u, was %s (%s)", c->id, a->selector, a->path,
-		step == ATTACHMENT_MOVE ? "moved to" : "back, on",
-		a->type == DEVWL_DEV_BLOCK ? 'b' : 'c', a->major, a->minor, old, cause);
-	record(d, c, a, old, step == ATTACHMENT_MOVE ? "replugged" : "back", NULL, cause);
+	if (r < 0)
+		refused(d, c, a, rp.before, why, cause);
 	return true;
 }
 
@@ -219,7 +254,13 @@ bool attach_follow(struct devwld *d, bool cdi_only, const char *cause)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		struct container *c = container_of(l, struct container, link);
 
-		for (size_t i = 0; i < c->nattached; i++) {
+		/* An attach, detach or re-push under way: followed once it ends (refollow). */
+		if (c->hotplug) {
+			for (size_t i = 0; i < c->nattached; i++)
+				d->refollow |= c->attached[i].selector != NULL;
+			continue;
+		}
+		for (size_t i = 0; i < c->nattached && !c->hotplug; i++) {
 			struct attachment *a = &c->attached[i];
 
 			if (!a->selector || (cdi_only && strncmp(a->selector, "cdi:", 4)))

@@ -3,7 +3,7 @@
  * `devwlctl containers --devices`: the attached devices and who holds each open, in two
  * halves. attach_list_copy() runs on the loop and copies what the listing needs (the
  * lines' text, each device's numbers, the container's mount namespace); attach_list_write()
- * runs on a thread of its own (front/control.c), because finding the holders stat()s
+ * runs on a work thread (loop/work.h, front/control.c), because finding the holders stat()s
  * every open file of the container's processes, and a file on a FUSE filesystem the
  * workload serves can make a stat() wait for as long as its server does not answer:
  * nothing a workload controls runs on the loop (doc/DESIGN.md, section 5.2).

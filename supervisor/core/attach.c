@@ -49,8 +49,12 @@
 #include "selector.h"
 #include "store.h"
 #include "util.h"
+#include "work.h"
 
 #define ATTACH_MAX 256 /* per container */
+/* How long placing or removing a node in a container's root may take: the walk may meet a
+ * filesystem the workload serves that never answers (devwld(8), HOT-PLUG). */
+#define HOTPLUG_DEADLINE_MS 5000
 
 struct device {
 	int type;
@@ -505,10 +509,10 @@ static bool confined(const struct container *c)
 	return kernelmode_enforced(c) || container_has_baseline(c);
 }
 
-int attach_place(const struct container *c, const struct attachment *a, int pidfd,
-		 struct devwl_error *err)
+void attach_place_of(const struct container *c, const struct attachment *a,
+		     struct devwl_place *ret_place)
 {
-	struct devwl_place place = {
+	*ret_place = (struct devwl_place){
 		.path = a->path,
 		.type = a->type,
 		.major = a->major,
@@ -523,10 +527,268 @@ int attach_place(const struct container *c, const struct attachment *a, int pidf
 			 (kernelmode_enforced(c) ? DEVWL_PLACE_TWIN : 0),
 		.nodeset = c->nodeset,
 	};
-	int r = devwl_node_place(pidfd, &place, err);
+}
 
-	/* On its nodev mount: the handlers open it for the container, from c->nodeset. */
-	return r == DEVWL_PLACE_MADE_NODEV ? 0 : r;
+/*
+ * A node's placement or removal in a container's root, on a work thread (loop/work.h):
+ * the walk from /proc/PID/root may meet a filesystem the workload serves (FUSE) that never
+ * answers. The loop has granted (attach) or still grants (detach) and waits for neither;
+ * the attachment is in c->attached meanwhile, and c->hotplug holds this work's token so
+ * that nothing else changes c's attachments until it ends.
+ */
+enum hotplug_kind { HOTPLUG_ATTACH, HOTPLUG_DETACH, HOTPLUG_REPUSH };
+
+struct hotplug {
+	struct work w;
+	/* Set on the loop before the submit; run() only reads them. */
+	char *id;
+	uid_t owner;
+	uint64_t token;
+	enum hotplug_kind kind;
+	struct devwl_place place; /* .path is path, .nodeset a reference of ours */
+	char *path;
+	int pidfd;
+	char *old;	 /* attach: the node c had before own_node() gave it a leaf, or NULL */
+	char *host_path; /* attach: the device's node on the host, for what is said, or NULL */
+	bool old_created;
+	struct attach_repush repush; /* HOTPLUG_REPUSH, and who is told its end */
+	attach_repushed_fn *repushed;
+	attach_done_fn *done;
+	void *ctx;
+	/* run()'s answer: the placement's (the removal's, for a detach). */
+	int r;
+	struct devwl_error err;
+};
+
+static void hotplug_run(struct work *w)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+	const struct attach_repush *rp = &hp->repush;
+
+	if (hp->kind == HOTPLUG_DETACH) {
+		hp->r = devwl_node_unplace(hp->pidfd, hp->path, hp->place.type, hp->place.major,
+					   hp->place.minor, &hp->err);
+		return;
+	}
+	if (hp->kind == HOTPLUG_REPUSH && rp->unplace) {
+		struct devwl_error e = {0};
+		int r = devwl_node_unplace(hp->pidfd, hp->path, rp->type, rp->major, rp->minor, &e);
+
+		/* Its grant is gone already: a node left is one nobody opens. */
+		if (r < 0)
+			log_msg("container %s: %s: %s; its grant was revoked all the same", hp->id,
+				hp->path, e.msg);
+		if (!rp->place) {
+			hp->r = r;
+			hp->err = e;
+			return;
+		}
+	}
+	hp->r = devwl_node_place(hp->pidfd, &hp->place, &hp->err);
+	/* On its nodev mount: the handlers open it for the container, from its nodeset. */
+	if (hp->r == DEVWL_PLACE_MADE_NODEV)
+		hp->r = 0;
+}
+
+/* The attach or re-push was undone at its deadline (its grant gone): a node made after
+ * it goes too, not one that was there before. */
+static void hotplug_late(struct work *w)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+	bool placed =
+		hp->kind == HOTPLUG_ATTACH || (hp->kind == HOTPLUG_REPUSH && hp->repush.place);
+
+	if (placed && hp->r == 0)
+		(void)devwl_node_unplace(hp->pidfd, hp->path, hp->place.type, hp->place.major,
+					 hp->place.minor, NULL);
+}
+
+static void hotplug_free(struct work *w)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+
+	if (hp->pidfd >= 0)
+		close(hp->pidfd);
+	devwl_nodeset_unref(hp->place.nodeset);
+	free(hp->id);
+	free(hp->path);
+	free(hp->old);
+	free(hp->host_path);
+	free(hp);
+}
+
+static void hotplug_done(struct devwld *d, struct work *w, int r);
+
+/* A hotplug for c's attachment a (pidfd taken over, even on failure); NULL: out of memory. */
+static struct hotplug *hotplug_new(const struct container *c, const struct attachment *a,
+				   enum hotplug_kind kind, int pidfd, attach_done_fn *done,
+				   void *ctx)
+{
+	static uint64_t tokens;
+	struct hotplug *hp = calloc(1, sizeof(*hp));
+
+	if (!hp) {
+		close(pidfd);
+		return NULL;
+	}
+	hp->w = (struct work){.run = hotplug_run,
+			      .done = hotplug_done,
+			      .late = hotplug_late,
+			      .free_fn = hotplug_free};
+	hp->pidfd = pidfd;
+	hp->token = ++tokens;
+	hp->kind = kind;
+	hp->owner = c->owner_uid;
+	hp->done = done;
+	hp->ctx = ctx;
+	hp->id = strdup(c->id);
+	hp->path = strdup(a->path);
+	if (!hp->id || !hp->path) {
+		hotplug_free(&hp->w);
+		return NULL;
+	}
+	attach_place_of(c, a, &hp->place);
+	hp->place.path = hp->path;
+	devwl_nodeset_ref(hp->place.nodeset);
+	return hp;
+}
+
+/* Hand hp to a work thread; c->hotplug holds it until it ends. 0, or -errno with err
+ * saying why (hp still the caller's). */
+static int hotplug_submit(struct devwld *d, struct container *c, struct hotplug *hp,
+			  struct devwl_error *err)
+{
+	int r = work_submit(&d->loop, &hp->w, HOTPLUG_DEADLINE_MS);
+
+	if (r < 0)
+		return devwl_error_set(err, r, 0, "container %s: %s: %s", c->id, hp->path,
+				       r == -EBUSY ? "devwld's work threads are all busy (each"
+						     " waiting on a container's filesystem?): try"
+						     " again later"
+						   : strerror(-r));
+	c->hotplug = hp->token;
+	return 0;
+}
+
+/* Take back an attachment whose node was not made: its grant, c's leaf if it got one. */
+static void attach_undo(struct devwld *d, struct container *c, struct attachment *a, char *old,
+			bool old_created)
+{
+	revoke_grant(c, a);
+	undo_leaf(d, c, old, old_created);
+	node_changed(d);
+	attachment_clear(a);
+	*a = c->attached[--c->nattached];
+}
+
+/* The end of a detach: the grant goes, whether the node went (r >= 0) or not. */
+static int detach_finish(struct devwld *d, struct container *c, struct attachment *a, int r,
+			 bool reached, char *said, struct devwl_error *err)
+{
+	if (!reached || r < 0) {
+		/* The grant goes anyway: a detach must never leave the device usable. */
+		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
+			!reached ? "no process left to reach its filesystem" : err->msg);
+	}
+	revoke_grant(c, a);
+	node_changed(d);
+	log_msg("container %s: %c %u:%u detached from %s", c->id, type_char(a->type), a->major,
+		a->minor, a->path);
+	record(d, "detach", c, a, NULL, NULL, r < 0 || !reached ? "revoked, node left" : "detached",
+	       r < 0 ? err->msg : NULL);
+	if (said)
+		attachment_say(said, ATTACH_SAID_MAX,
+			       r < 0 || (!reached && !a->absent) ? ATTACHMENT_DETACHED_NODE_LEFT
+								 : ATTACHMENT_DETACHED,
+			       a, NULL, c->id, resolve_shown_name(c), c->node_path);
+	attachment_clear(a);
+	*a = c->attached[--c->nattached];
+	if (d->store_hooks.changed)
+		d->store_hooks.changed(d);
+	if (r < 0)
+		return r == -EEXIST ? 0 : r;
+	return 0;
+}
+
+/* On the loop: the placement or removal ended (r 0), or its deadline passed (-ETIMEDOUT). */
+static void hotplug_done(struct devwld *d, struct work *w, int r)
+{
+	struct hotplug *hp = container_of(w, struct hotplug, w);
+	struct container *c = container_find(d, hp->owner, hp->id);
+	bool removing =
+		hp->kind == HOTPLUG_DETACH || (hp->kind == HOTPLUG_REPUSH && !hp->repush.place);
+	struct devwl_error err = {0};
+	struct attachment *a = NULL;
+	char acc[4], said[ATTACH_SAID_MAX] = "";
+
+	if (c && c->hotplug == hp->token) {
+		c->hotplug = 0;
+		a = find_attachment(c, NULL, hp->path);
+	}
+	if (r == 0) {
+		r = hp->r;
+		err = hp->err;
+	} else {
+		devwl_error_set(&err, r, 0,
+				"container %s: %s: %s did not end within %d s (a filesystem on its"
+				" way that does not answer, such as a stopped FUSE server?); %s",
+				hp->id, hp->path,
+				removing ? "removing the node" : "making the node",
+				HOTPLUG_DEADLINE_MS / 1000,
+				removing ? "the grant is revoked all the same, the node may stay"
+					 : "the grant is taken back");
+		log_msg("%s", err.msg);
+	}
+	if (!a) {
+		/* Gone meanwhile, and its grants with it. */
+		if (r >= 0)
+			r = devwl_error_set(&err, -ESRCH, 0, "container %s went away meanwhile",
+					    hp->id);
+	} else if (hp->kind == HOTPLUG_REPUSH) {
+		hp->repushed(d, c, a, &hp->repush, r, &err);
+	} else if (hp->kind == HOTPLUG_DETACH) {
+		r = detach_finish(d, c, a, r, true, said, &err);
+	} else if (r < 0) {
+		char why[sizeof(err.msg)];
+
+		if (r != -ETIMEDOUT) {
+			memcpy(why, err.msg, sizeof(why));
+			devwl_error_set(&err, r, 0, "container %s: %.480s", c->id, why);
+		}
+		record(d, "attach", c, a, NULL, NULL, "refused", err.msg);
+		attach_undo(d, c, a, TAKE_PTR(hp->old), hp->old_created);
+		if (d->store_hooks.changed)
+			d->store_hooks.changed(d);
+	} else {
+		log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id,
+			type_char(a->type), a->major, a->minor, devwl_access_text(a->access, acc),
+			a->path, c->node_path, r == 1 ? ", which was there already" : "");
+		record(d, "attach", c, a, NULL, NULL, "attached", NULL);
+		attachment_say(said, sizeof(said), ATTACHMENT_ATTACHED, a, hp->host_path, c->id,
+			       resolve_shown_name(c), c->node_path);
+		r = 0;
+	}
+	if (r < 0)
+		said[0] = '\0';
+	if (hp->done)
+		hp->done(d, hp->ctx, r, &err, said);
+}
+
+int attach_repush(struct devwld *d, struct container *c, const struct attachment *a, int pidfd,
+		  const struct attach_repush *rp, attach_repushed_fn *repushed,
+		  struct devwl_error *err)
+{
+	struct hotplug *hp = hotplug_new(c, a, HOTPLUG_REPUSH, pidfd, NULL, NULL);
+	int r;
+
+	if (!hp)
+		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	hp->repush = *rp;
+	hp->repushed = repushed;
+	r = hotplug_submit(d, c, hp, err);
+	if (r < 0)
+		hotplug_free(&hp->w);
+	return r;
 }
 
 /*
@@ -570,7 +832,8 @@ static int attach_dry_run(struct devwld *d, const struct container *c, const str
 }
 
 static int attach_locked(struct devwld *d, struct container *c, const struct attach_req *req,
-			 struct attachment *a, char *said, struct devwl_error *err)
+			 struct attachment *a, char *said, char **ret_old, bool *ret_old_created,
+			 int *ret_pidfd, char **ret_host_path, struct devwl_error *err)
 {
 	const struct attachment *taken;
 	struct devwl_rule rule;
@@ -679,34 +942,44 @@ static int attach_locked(struct devwld *d, struct container *c, const struct att
 	}
 	a->added = a->access & ~before;
 	node_changed(d);
-
-	r = attach_place(c, a, pidfd, err);
-	if (r < 0) {
-		char why[sizeof(err->msg)];
-
-		memcpy(why, err->msg, sizeof(why));
-		devwl_error_set(err, r, 0, "container %s: %.480s", c->id, why);
-		revoke_grant(c, a);
-		undo_leaf(d, c, TAKE_PTR(old), old_created);
-		node_changed(d);
-		return r;
+	/* The grant is in force; the node is made off the loop (hotplug_done() ends it). */
+	if (dev.host_path) {
+		*ret_host_path = strdup(dev.host_path);
+		if (!*ret_host_path) {
+			revoke_grant(c, a);
+			undo_leaf(d, c, TAKE_PTR(old), old_created);
+			node_changed(d);
+			return devwl_error_set(err, -ENOMEM, 0, "out of memory");
+		}
 	}
-	log_msg("container %s: %c %u:%u %s attached at %s (node %s%s)", c->id, type_char(dev.type),
-		dev.major, dev.minor, devwl_access_text(a->access, acc), a->path, c->node_path,
-		r == 1 ? ", which was there already" : "");
-	attachment_say(said, ATTACH_SAID_MAX, ATTACHMENT_ATTACHED, a, dev.host_path, c->id,
-		       resolve_shown_name(c), c->node_path);
+	*ret_old = TAKE_PTR(old);
+	*ret_old_created = old_created;
+	*ret_pidfd = TAKE_FD(pidfd);
 	return 0;
 }
 
-int attach_device(struct devwld *d, const struct attach_req *req, char *said,
-		  struct devwl_error *err)
+/* Another attach or detach of c under way: its attachments are not to change meanwhile. */
+static int hotplug_busy(const struct container *c, struct devwl_error *err)
+{
+	return devwl_error_set(err, -EBUSY, 0,
+			       "container %s: another attach or detach of it is under way (it"
+			       " ends within %d s)",
+			       c->id, HOTPLUG_DEADLINE_MS / 1000);
+}
+
+int attach_device(struct devwld *d, const struct attach_req *req, char *said, attach_done_fn *done,
+		  void *ctx, struct devwl_error *err)
 {
 	struct attachment a = {0};
 	struct container *c = NULL;
 	struct attachment *v;
+	struct hotplug *hp = NULL;
+	char *old = NULL, *host_path = NULL;
+	bool old_created = false;
+	int pidfd = -1;
 	int r;
 
+	said[0] = '\0';
 	r = resolve_owned_container(d, req->owner, req->container, &c, err);
 	if (r < 0) {
 		if (!req->dry_run) /* a dry run changes nothing, its record neither */
@@ -714,11 +987,13 @@ int attach_device(struct devwld *d, const struct attach_req *req, char *said,
 			       err->msg);
 		return r;
 	}
+	if (c->hotplug)
+		return hotplug_busy(c, err);
 	v = realloc(c->attached, (c->nattached + 1) * sizeof(*v));
 	if (!v)
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	c->attached = v;
-	r = attach_locked(d, c, req, &a, said, err);
+	r = attach_locked(d, c, req, &a, said, &old, &old_created, &pidfd, &host_path, err);
 	if (r < 0) {
 		if (!req->dry_run)
 			record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
@@ -730,24 +1005,47 @@ int attach_device(struct devwld *d, const struct attach_req *req, char *said,
 		return 0;
 	}
 	c->attached[c->nattached++] = a;
-	record(d, "attach", c, &a, NULL, NULL, "attached", NULL);
+	hp = hotplug_new(c, &a, HOTPLUG_ATTACH, pidfd, done, ctx);
+	r = hp ? 0 : devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	if (hp) {
+		hp->old = old;
+		hp->old_created = old_created;
+		hp->host_path = TAKE_PTR(host_path);
+		r = hotplug_submit(d, c, hp, err);
+		if (r < 0) {
+			old = TAKE_PTR(hp->old);
+			hotplug_free(&hp->w);
+		}
+	}
+	free(host_path);
+	if (r < 0) {
+		record(d, "attach", c, NULL, NULL, req->device, "refused", err->msg);
+		attach_undo(d, c, &c->attached[c->nattached - 1], old, old_created);
+		return r;
+	}
 	if (d->store_hooks.changed)
 		d->store_hooks.changed(d);
-	return 0;
+	return 1;
 }
 
 int detach_device(struct devwld *d, uid_t owner, const char *container, const char *what,
-		  bool dry_run, char *said, struct devwl_error *err)
+		  bool dry_run, char *said, attach_done_fn *done, void *ctx,
+		  struct devwl_error *err)
 {
 	struct container *c = NULL;
 	struct attachment *a;
 	struct device dev;
-	_cleanup_close_ int pidfd = -1;
+	struct hotplug *hp;
+	int pidfd = -1;
 	pid_t pid;
-	int r = resolve_owned_container(d, owner, container, &c, err);
+	int r;
 
+	said[0] = '\0';
+	r = resolve_owned_container(d, owner, container, &c, err);
 	if (r < 0)
 		return r;
+	if (c->hotplug)
+		return hotplug_busy(c, err);
 	if (what[0] == '/')
 		a = find_attachment(c, NULL, what);
 	else if ((a = find_selector(c, what)))
@@ -770,32 +1068,23 @@ int detach_device(struct devwld *d, uid_t owner, const char *container, const ch
 	}
 	/* The node first: once the grant is gone, nothing may be left to stumble on. An
 	 * absent one has neither: its device went, and both with it. */
-	pidfd = a->absent ? -EBADF : pidfd_of(c, &pid);
-	if (pidfd >= 0)
-		r = devwl_node_unplace(pidfd, a->path, a->type, a->major, a->minor, err);
-	if ((pidfd < 0 && !a->absent) || r < 0) {
-		/* The grant goes anyway: a detach must never leave the device usable. */
-		log_msg("container %s: %s: %s; revoking the grant all the same", c->id, a->path,
-			pidfd < 0 ? "no process left to reach its filesystem" : err->msg);
+	if (a->absent)
+		return detach_finish(d, c, a, 0, true, said, err);
+	pidfd = pidfd_of(c, &pid);
+	if (pidfd < 0)
+		return detach_finish(d, c, a, 0, false, said, err);
+	hp = hotplug_new(c, a, HOTPLUG_DETACH, pidfd, done, ctx);
+	r = hp ? hotplug_submit(d, c, hp, err) : devwl_error_set(err, -ENOMEM, 0, "out of memory");
+	if (r < 0 && hp)
+		hotplug_free(&hp->w);
+	if (r < 0) {
+		/* Deny-safe all the same: the grant goes, the node may stay. */
+		struct devwl_error why = *err;
+
+		detach_finish(d, c, a, r, true, NULL, &why);
+		return r;
 	}
-	revoke_grant(c, a);
-	node_changed(d);
-	log_msg("container %s: %c %u:%u detached from %s", c->id, type_char(a->type), a->major,
-		a->minor, a->path);
-	record(d, "detach", c, a, NULL, NULL,
-	       r < 0 || (pidfd < 0 && !a->absent) ? "revoked, node left" : "detached",
-	       r < 0 ? err->msg : NULL);
-	attachment_say(said, ATTACH_SAID_MAX,
-		       pidfd < 0 && !a->absent ? ATTACHMENT_DETACHED_NODE_LEFT
-					       : ATTACHMENT_DETACHED,
-		       a, NULL, c->id, resolve_shown_name(c), c->node_path);
-	attachment_clear(a);
-	*a = c->attached[--c->nattached];
-	if (d->store_hooks.changed)
-		d->store_hooks.changed(d);
-	if (r < 0)
-		return r == -EEXIST ? 0 : r;
-	return 0;
+	return 1;
 }
 
 int attach_restore(struct container *c, const struct attachment *a)

@@ -87,6 +87,7 @@ struct container {
 	struct kernel_cg *kernel;    /* its device cgroup, in kernel mode (kernelmode.c), or NULL */
 	struct attachment *attached; /* devices attached while it runs (attach.c) */
 	size_t nattached;
+	uint64_t hotplug; /* an attach or detach of it under way (attach.c), 0: none */
 	/* Nodes devwld made for it on nodev mounts, which only devwld opens for it: shared
 	 * by every handler thread (its serve box holds a reference) and saved (state.c). */
 	struct devwl_nodeset *nodeset;
@@ -151,6 +152,9 @@ struct devwld {
 	/* The CDI specs as read once for the refresh under way (follow_cdi_read()), or NULL:
 	 * every cdi: selector of one refresh sees the same specs, read once. */
 	struct cdi_registry *cdi_now;
+	/* A device attached by selector was not followed while its container's attach,
+	 * detach or re-push was under way (attach-follow.c): uevents_tick() follows again. */
+	bool refollow;
 	struct list_head containers;
 	unsigned int ncontainers, nprocs;
 	struct audit audit;

@@ -41,28 +41,28 @@ void follow_env(const struct devwld *d, struct selector_env *env)
 
 static const char *const host_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
 
-void follow_cdi_read(struct devwld *d, bool attached_cdi)
+bool follow_cdi_needed(const struct devwld *d, bool attached_cdi)
 {
 	bool any = attached_cdi;
 
 	for (size_t i = 0; !any && i < d->bindings.n; i++)
 		any = !strncmp(d->bindings.v[i].selector, "cdi:", 4);
-	if (!any || d->cdi_now)
-		return;
-	if (d->cfg.n_cdi_dirs)
-		(void)cdi_load(d->cfg.cdi_dirs, d->cfg.n_cdi_dirs, &d->cdi_now);
-	else
-		(void)cdi_load(host_cdi_dirs, ARRAY_SIZE(host_cdi_dirs), &d->cdi_now);
-	/* A spec refused (unreadable, untrusted, past a parser limit) grants nothing: said
-	 * here, where the specs are read, since the selectors resolved from them do not. */
-	for (size_t i = 0; d->cdi_now && i < cdi_n_errors(d->cdi_now); i++)
-		log_msg("CDI: %s", cdi_error(d->cdi_now, i));
+	return any;
 }
 
-void follow_cdi_drop(struct devwld *d)
+int follow_cdi_load(const struct devwld *d, struct cdi_registry **ret)
 {
-	cdi_free(d->cdi_now);
-	d->cdi_now = NULL;
+	if (d->cfg.n_cdi_dirs)
+		return cdi_load(d->cfg.cdi_dirs, d->cfg.n_cdi_dirs, ret);
+	return cdi_load(host_cdi_dirs, ARRAY_SIZE(host_cdi_dirs), ret);
+}
+
+void follow_cdi_report(const struct cdi_registry *reg)
+{
+	/* A spec refused (unreadable, untrusted, past a parser limit) grants nothing: said
+	 * here, where the specs are read, since the selectors resolved from them do not. */
+	for (size_t i = 0; reg && i < cdi_n_errors(reg); i++)
+		log_msg("CDI: %s", cdi_error(reg, i));
 }
 
 /*

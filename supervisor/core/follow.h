@@ -19,11 +19,18 @@ struct selector_env;
 /* The roots this devwld resolves selectors against (--cdi-dir; the host's otherwise). */
 void follow_env(const struct devwld *d, struct selector_env *env);
 
-/* Read the CDI specs once for a refresh (d->cdi_now), when a binding follows a cdi:
- * selector or attached_cdi (an attachment does), logging each spec refused;
- * follow_cdi_drop() after it. Unreadable: each resolution reads its own. */
-void follow_cdi_read(struct devwld *d, bool attached_cdi);
-void follow_cdi_drop(struct devwld *d);
+/*
+ * The CDI specs, for the refreshes (front/uevents.c): needed when a binding follows a cdi:
+ * selector or attached_cdi (an attachment does). follow_cdi_load() reads and parses them
+ * and touches nothing of d but its configuration, so that it runs on a work thread (a
+ * spec at the size and depth limits takes its time to parse; common/cdi.c parses an
+ * unchanged one once); follow_cdi_report() logs on the loop each spec it refused. Held in
+ * d->cdi_now, every selector resolved meanwhile sees the same specs.
+ */
+bool follow_cdi_needed(const struct devwld *d, bool attached_cdi);
+struct cdi_registry;
+int follow_cdi_load(const struct devwld *d, struct cdi_registry **ret);
+void follow_cdi_report(const struct cdi_registry *reg);
 
 /*
  * A policy just loaded: write every binding of b to policy, in order, each resolved now

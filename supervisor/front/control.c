@@ -20,10 +20,13 @@
  *                                     but the first two optional; answered by one line
  *                                     saying what was done, then "."
  *   detach JSON                       {"container","device","owner","dry_run"}: a device
- *                                     or its path; answered as attach is
+ *                                     or its path; answered as attach is. Both answer
+ *                                     once the node's walk in the container's root ends
+ *                                     on a work thread, or at its deadline (attach.h),
+ *                                     the lines after them waiting
  *   devices                           the attached devices (attach-list.c), then ".";
  *                                     the first and only line of its connection,
- *                                     answered by a thread of its own (list_devices())
+ *                                     answered by a work thread (list_devices())
  *   selectors                         the selector bindings followed and what each
  *                                     names now (follow_list()), then "."
  *   unbind NODE allow|deny SELECTOR   drop that one binding (follow_unbind()); a change
@@ -51,12 +54,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "access.h"
 #include "attach.h"
 #include "batch.h"
+#include "cdi.h"
 #include "control.h"
 #include "devwld.h"
 #include "events.h"
@@ -69,15 +72,18 @@
 #include "sockets.h"
 #include "state.h"
 #include "store.h"
-#include "thread.h"
 #include "util.h"
+#include "work.h"
 
 /* The longest batch line: a fully escaped 4096-byte rule plus a path and the command. */
 #define MAX_LINE      (4 * 4096 + 4096 + 64)
 #define MAX_HOOK_LINE (1024 * 1024)
-/* Device listings under way at once, each on a thread that may wait on a container's
- * FUSE server (list_devices()); one more is refused until one ends. */
+/* Device listings under way at once, each on a work thread (loop/work.h) that may wait on
+ * a container's FUSE server (list_devices()); one more is refused until one ends. */
 #define LISTINGS_MAX 4
+/* How long a listing may wait on the containers' open files before it is answered
+ * ETIMEDOUT (its thread goes on alone until they answer). */
+#define LISTING_DEADLINE_MS 60000
 
 /* The listing threads under way (list_devices()); stats' device_listings. */
 static atomic_uint listings;
@@ -91,7 +97,9 @@ struct ctl_conn {
 	size_t out_len, out_off;
 	bool eof, broken;
 	char *events;	   /* the arguments of an "events" line: hand the socket to events.c */
-	bool devices;	   /* a "devices" line: hand the socket to a listing thread */
+	bool devices;	   /* a "devices" line: its answer comes from a work thread */
+	bool busy;	   /* unwatched until a work's answer comes (resume()): attach,
+			    * detach, devices */
 	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
 	bool waiting;	   /* unwatched until then */
 };
@@ -189,7 +197,7 @@ static void do_stats(struct devwld *d, FILE *out)
 		"errors %llu\ngone %llu\nhandling_p50_ns %llu\nhandling_p99_ns %llu\n"
 		"audit_dropped %llu\nlog_dropped %llu\nstate_writes %llu\npid %d\n"
 		"generation %u\nevents_subscribers %u\nevents_dropped %llu\n"
-		"device_listings %u\n",
+		"device_listings %u\nwork_threads %u\ncdi_specs_parsed %lu\n",
 		d->ncontainers, d->nprocs, d->noci_conns, devwl_policy_count(d->policy),
 		(unsigned long long)a.notifications, (unsigned long long)a.continued,
 		(unsigned long long)a.allowed, (unsigned long long)a.denied,
@@ -197,7 +205,8 @@ static void do_stats(struct devwld *d, FILE *out)
 		(unsigned long long)a.p50_ns, (unsigned long long)a.p99_ns,
 		(unsigned long long)a.dropped, (unsigned long long)log_dropped(),
 		(unsigned long long)state_writes(d), (int)getpid(), d->keeper.gen, subscribers,
-		(unsigned long long)dropped, atomic_load(&listings));
+		(unsigned long long)dropped, atomic_load(&listings), work_threads(&d->loop),
+		cdi_parses());
 	/* What the command line asked for and broke after the start (metrics.h). */
 	for (int i = 0; i < FEATURE_N; i++)
 		fprintf(out, "%s_failures %llu\n", feature_name((enum feature)i),
@@ -319,7 +328,13 @@ static int member(struct json_object *o, const char *key, bool number, unsigned 
 	return 1;
 }
 
-static void do_attach(struct devwld *d, bool attach, const char *json, size_t len, FILE *out)
+static void attach_answer(struct devwld *d, void *ctx, int r, const struct devwl_error *err,
+			  const char *said);
+
+/* conn: whose line it is, told the answer when the attach or detach ends off the loop;
+ * NULL (control_exec()): not waited for, "ok" once it is under way. */
+static void do_attach(struct devwld *d, struct ctl_conn *conn, bool attach, const char *json,
+		      size_t len, FILE *out)
 {
 	/* The first four, detach's too. */
 	static const char *const known[] = {"container", "device",	"owner", "dry_run",
@@ -371,7 +386,8 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 		req.dry_run = json_object_get_boolean(dry);
 	}
 	if (!attach) {
-		r = detach_device(d, req.owner, req.container, req.device, req.dry_run, said, &err);
+		r = detach_device(d, req.owner, req.container, req.device, req.dry_run, said,
+				  conn ? attach_answer : NULL, conn, &err);
 		goto out;
 	}
 	if (json_object_object_get_ex(o, "parent_grant", &pg)) {
@@ -399,9 +415,11 @@ static void do_attach(struct devwld *d, bool attach, const char *json, size_t le
 				    "access \"%.8s\": r, w and m, each at most once", acc);
 		goto out;
 	}
-	r = attach_device(d, &req, said, &err);
+	r = attach_device(d, &req, said, conn ? attach_answer : NULL, conn, &err);
 out:
-	if (r < 0)
+	if (r > 0 && conn)
+		conn->busy = true; /* attach_answer() answers */
+	else if (r < 0)
 		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
 	else if (said[0])
 		fprintf(out, "%s\n.\n", said); /* what was done, as a one-line listing */
@@ -488,7 +506,8 @@ static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FI
 	fputs(".\n", out);
 }
 
-void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
+static void exec_line(struct devwld *d, struct ctl_conn *conn, const char *line, size_t len,
+		      FILE *out)
 {
 	bool changes = !read_only(line, len);
 	size_t a = 0;
@@ -525,9 +544,9 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 	} else if (edit_is_change(line, len))
 		do_change(d, line, len, out);
 	else if (is_cmd(line, len, "attach", &a) && a < len)
-		do_attach(d, true, line + a, len - a, out);
+		do_attach(d, conn, true, line + a, len - a, out);
 	else if (is_cmd(line, len, "detach", &a) && a < len)
-		do_attach(d, false, line + a, len - a, out);
+		do_attach(d, conn, false, line + a, len - a, out);
 	else if (is_cmd(line, len, "selectors", &a) && a == len)
 		follow_list(d, out);
 	else if (is_cmd(line, len, "show", &a) && a < len)
@@ -546,6 +565,11 @@ void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
 	fflush(out);
 }
 
+void control_exec(struct devwld *d, const char *line, size_t len, FILE *out)
+{
+	exec_line(d, NULL, line, len, out);
+}
+
 static void ctl_close(struct devwld *d, struct ctl_conn *conn)
 {
 	d->nctl_conns--;
@@ -561,7 +585,7 @@ static int append_out(struct ctl_conn *conn, const char *line, size_t len, struc
 
 	if (!f)
 		return -ENOMEM;
-	control_exec(d, line, len, f);
+	exec_line(d, conn, line, len, f);
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;
@@ -601,7 +625,7 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 			break;
 		}
 		if (end - start == 7 && !memcmp(conn->in + start, "devices", 7)) {
-			/* Answered by a thread (list_devices()): nothing after it counts. */
+			/* Answered by a work thread (list_devices()): nothing after it counts. */
 			conn->devices = true;
 			start = conn->in_len;
 			break;
@@ -611,6 +635,9 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 			break;
 		}
 		start = nl ? end + 1 : end;
+		/* Its answer comes from a work thread: the next lines wait for it. */
+		if (conn->busy)
+			break;
 	}
 	memmove(conn->in, conn->in + start, conn->in_len - start);
 	conn->in_len -= start;
@@ -750,54 +777,116 @@ static bool subscribe(struct devwld *d, struct ctl_conn *conn)
 	return false;
 }
 
-struct lister {
-	struct attach_listing *listing;
-	int fd;
-};
-
-/* The answer to "devices", written whole (blocking, bounded by SO_SNDTIMEO). */
-static void *lister_run(void *arg)
+/* Append text[0..len) to conn's answers; false: out of memory. */
+static bool append_text(struct ctl_conn *conn, const char *text, size_t len)
 {
-	struct lister *ls = arg;
-	_cleanup_free_ char *buf = NULL;
-	size_t size = 0, off = 0;
-	FILE *f = open_memstream(&buf, &size);
+	char *n = realloc(conn->out, conn->out_len + len);
+
+	if (!n)
+		return false;
+	memcpy(n + conn->out_len, text, len);
+	conn->out = n;
+	conn->out_len += len;
+	return true;
+}
+
+/* A work's answer is in conn->out: go on with the lines after it, then as ever. */
+static void resume(struct devwld *d, struct ctl_conn *conn)
+{
+	conn->busy = false;
+	conn->need_seq = state_seq(d);
+	if (!conn->broken)
+		run_lines(d, conn);
+	ctl_conn_ready(d, &conn->src, 0);
+}
+
+/* The end of an attach or detach that conn waits for. */
+static void attach_answer(struct devwld *d, void *ctx, int r, const struct devwl_error *err,
+			  const char *said)
+{
+	struct ctl_conn *conn = ctx;
+	char *b = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&b, &size);
 
 	if (f) {
-		attach_list_write(ls->listing, f);
-		if (fclose(f) != 0)
-			size = 0;
+		if (r < 0)
+			batch_reply_error(f, r, "%s", err->msg[0] ? err->msg : strerror(-r));
+		else if (said[0])
+			fprintf(f, "%s\n.\n", said); /* what was done, as a one-line listing */
+		else
+			fputs("ok\n", f);
 	}
-	while (off < size) {
-		ssize_t n = send(ls->fd, buf + off, size - off, MSG_NOSIGNAL);
+	if (!f || fclose(f) != 0 || !append_text(conn, b, size))
+		conn->broken = true;
+	free(b);
+	resume(d, conn);
+}
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
+/* The holders of a devices listing, found on a work thread. */
+struct lister {
+	struct work w;
+	struct ctl_conn *conn;
+	struct attach_listing *listing;
+	char *buf;
+	size_t size;
+	bool written;
+};
+
+static void lister_run(struct work *w)
+{
+	struct lister *ls = container_of(w, struct lister, w);
+	FILE *f = open_memstream(&ls->buf, &ls->size);
+
+	if (!f)
+		return;
+	attach_list_write(ls->listing, f);
+	ls->written = fclose(f) == 0;
+}
+
+static void lister_done(struct devwld *d, struct work *w, int r)
+{
+	struct lister *ls = container_of(w, struct lister, w);
+	struct ctl_conn *conn = ls->conn;
+	char why[256];
+
+	if (r == 0 && ls->written) {
+		if (!append_text(conn, ls->buf, ls->size))
+			conn->broken = true;
+	} else if (r == 0) {
+		reply_error(conn, -ENOMEM, "out of memory");
+	} else {
+		snprintf(why, sizeof(why),
+			 "devices: the containers' open files did not answer within %d s (a FUSE"
+			 " server that does not answer?) (devwld(8), HOT-PLUG)",
+			 LISTING_DEADLINE_MS / 1000);
+		log_msg("control: %s", why);
+		reply_error(conn, -ETIMEDOUT, why);
 	}
-	close(ls->fd);
+	resume(d, conn);
+}
+
+static void lister_free(struct work *w)
+{
+	struct lister *ls = container_of(w, struct lister, w);
+
 	attach_listing_free(ls->listing);
+	free(ls->buf);
 	free(ls);
 	atomic_fetch_sub(&listings, 1);
-	return NULL;
 }
 
 /*
- * "devices": what the listing needs is copied here, on the loop, and a detached thread
- * finds the holders (stat()s of the containers' open files, which a workload's FUSE
- * server can hold for as long as it likes), writes the answer and closes the
- * connection; the loop goes on at once. At most LISTINGS_MAX such threads at once: past
- * that the answer is an error, at once. true: conn is gone (the thread has its socket).
+ * "devices": what the listing needs is copied here, on the loop, and a work thread finds
+ * the holders (stat()s of the containers' open files, which a workload's FUSE server can
+ * hold for as long as it likes); the answer goes out when it ends, or ETIMEDOUT at
+ * LISTING_DEADLINE_MS. At most LISTINGS_MAX listings at once: past that the answer is
+ * an error, at once.
  */
-static bool list_devices(struct devwld *d, struct ctl_conn *conn)
+static void list_devices(struct devwld *d, struct ctl_conn *conn)
 {
-	const struct timeval send_timeout = {.tv_sec = 10};
 	struct lister *ls = NULL;
-	pthread_t thread;
-	const char *why = NULL;
-	int fd = -1, r = 0;
+	int r = 0;
 
 	conn->devices = false;
 	conn->in_len = 0;
@@ -805,7 +894,7 @@ static bool list_devices(struct devwld *d, struct ctl_conn *conn)
 	if (conn->out_len) {
 		reply_error(conn, -EINVAL,
 			    "devices must be the first and only line of its connection");
-		return false;
+		return;
 	}
 	if (atomic_fetch_add(&listings, 1) >= LISTINGS_MAX) {
 		char busy[256];
@@ -819,36 +908,29 @@ static bool list_devices(struct devwld *d, struct ctl_conn *conn)
 			 " again once they end (devwld(8), HOT-PLUG)",
 			 LISTINGS_MAX);
 		reply_error(conn, -EBUSY, busy);
-		return false;
+		return;
 	}
 	ls = calloc(1, sizeof(*ls));
-	if (ls)
+	if (ls) {
+		ls->w = (struct work){
+			.run = lister_run, .done = lister_done, .free_fn = lister_free};
+		ls->conn = conn;
 		ls->listing = attach_list_copy(d);
-	fd = fcntl(conn->src.fd, F_DUPFD_CLOEXEC, 0);
-	if (!ls || !ls->listing)
-		r = -ENOMEM;
-	else if (fd < 0 || fcntl(fd, F_SETFL, 0) < 0 ||
-		 setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout)) < 0)
-		r = negerrno();
-	if (r >= 0) {
-		ls->fd = fd;
-		r = devwl_thread_start(&thread, lister_run, ls);
 	}
+	r = ls && ls->listing ? work_submit(&d->loop, &ls->w, LISTING_DEADLINE_MS) : -ENOMEM;
 	if (r >= 0) {
-		pthread_detach(thread);
-		ctl_close(d, conn);
-		return true;
+		conn->busy = true;
+		return;
 	}
-	why = r == -ENOMEM ? "out of memory" : strerror(-r);
-	log_msg("control: devices: cannot start a listing thread: %s", why);
-	atomic_fetch_sub(&listings, 1);
-	if (fd >= 0)
-		close(fd);
 	if (ls)
-		attach_listing_free(ls->listing);
-	free(ls);
-	reply_error(conn, r, why);
-	return false;
+		lister_free(&ls->w);
+	else
+		atomic_fetch_sub(&listings, 1);
+	log_msg("control: devices: no work thread for the listing: %s", strerror(-r));
+	reply_error(conn, r,
+		    r == -EBUSY ? "devices: devwld's work threads are all busy (each waiting on a"
+				  " container's filesystem?): try again later"
+				: strerror(-r));
 }
 
 static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
@@ -857,7 +939,8 @@ static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	uint64_t seq = state_seq(d);
 
 	if (revents & POLLIN) {
-		for (int round = 0; round < 4 && !conn->eof && !conn->events && !conn->devices;
+		for (int round = 0;
+		     round < 4 && !conn->eof && !conn->events && !conn->devices && !conn->busy;
 		     round++) {
 			size_t limit = MAX_HOOK_LINE;
 
@@ -908,7 +991,11 @@ static void ctl_conn_ready(struct devwld *d, struct source *src, int revents)
 	}
 	if (conn->events && !conn->broken && subscribe(d, conn))
 		return;
-	if (conn->devices && !conn->broken && list_devices(d, conn))
+	if (conn->devices && !conn->broken)
+		list_devices(d, conn);
+	/* Unwatched, and never closed, while a work thread's answer is due: it resumes it
+	 * (resume()). */
+	if (conn->busy)
 		return;
 	/* What devwlctl is told is done is on disk first: the answers wait for the write
 	 * (off the loop; control_state_written() sends them). */

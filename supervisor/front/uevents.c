@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "cdi.h"
 #include "clock.h"
 #include "devwld.h"
 #include "follow.h"
@@ -45,6 +46,7 @@
 #include "uevent.h"
 #include "uevents.h"
 #include "util.h"
+#include "work.h"
 
 #define REWATCH_MS    1000
 #define UEVENT_RCVBUF (4 << 20)
@@ -61,7 +63,16 @@ struct follow {
 	bool failed;		 /* the uevent socket could not be had: said once */
 	int err;		 /* why, then */
 	bool starting;		 /* in uevents_start(): a failure is its caller's to report */
+	/* The CDI specs as last read (d->cdi_now while following), or NULL; their read under
+	 * way on a work thread, and a refresh asked for meanwhile (its first cause). */
+	struct cdi_registry *cdi;
+	bool reading, again, again_all;
+	char again_cause[PATH_MAX + 96];
 };
+
+/* How long reading and parsing the CDI specs may take before the refresh goes on without
+ * them: a cdi: selector then names nothing until they are read. */
+#define CDI_DEADLINE_MS 10000
 
 static size_t n_dirs(const struct devwld *d)
 {
@@ -73,13 +84,22 @@ static const char *dir_at(const struct devwld *d, size_t i)
 	return d->cfg.n_cdi_dirs ? d->cfg.cdi_dirs[i] : default_cdi_dirs[i];
 }
 
+/* The specs read for the refreshes from now on (reg taken over; NULL: none). */
+static void set_specs(struct devwld *d, struct cdi_registry *reg)
+{
+	struct follow *f = d->follow;
+
+	cdi_free(f->cdi);
+	f->cdi = reg;
+	d->cdi_now = reg;
+}
+
 /* What follow_refresh() wrote is in force before anything else runs; then the attached
  * devices move, each in force before its node appears (attach_follow() sees to it). */
-static void refresh(struct devwld *d, bool cdi_only, const char *cause)
+static void apply(struct devwld *d, bool cdi_only, const char *cause)
 {
 	bool changed;
 
-	follow_cdi_read(d, attach_following_cdi(d));
 	changed = follow_refresh(d, cdi_only, cause);
 
 	if (changed) {
@@ -88,9 +108,131 @@ static void refresh(struct devwld *d, bool cdi_only, const char *cause)
 	}
 	if (attach_follow(d, cdi_only, cause))
 		changed = true;
-	follow_cdi_drop(d);
 	if (changed)
 		state_changed(d);
+}
+
+/* The CDI specs read on a work thread: anyone with a spec directory to write can make one
+ * slow to parse, and the loop waits for no file others write. */
+struct spec_read {
+	struct work w;
+	const struct devwld *d; /* its configuration only */
+	struct cdi_registry *reg;
+	bool cdi_only;
+	char cause[PATH_MAX + 96];
+};
+
+static void spec_read_run(struct work *w)
+{
+	struct spec_read *sr = container_of(w, struct spec_read, w);
+
+#ifdef DEVWL_TEST_HOOKS
+	/* DEVWLD_TEST_CDI_SLOW_MS=N (tests/oci/174): each read takes N ms longer, as a
+	 * spec at the parser's limits on a slow machine would. */
+	const char *slow = secure_getenv("DEVWLD_TEST_CDI_SLOW_MS");
+
+	if (slow)
+		usleep((useconds_t)strtoul(slow, NULL, 10) * 1000);
+#endif
+	(void)follow_cdi_load(sr->d, &sr->reg);
+}
+
+static void spec_read_free(struct work *w)
+{
+	struct spec_read *sr = container_of(w, struct spec_read, w);
+
+	cdi_free(sr->reg);
+	free(sr);
+}
+
+static void refresh(struct devwld *d, bool cdi_only, const char *cause);
+
+static void spec_read_done(struct devwld *d, struct work *w, int r)
+{
+	struct spec_read *sr = container_of(w, struct spec_read, w);
+	struct follow *f = d->follow;
+	struct cdi_registry *reg = NULL;
+
+	f->reading = false;
+	/* Stopped following meanwhile: unwatched, they would grow stale. */
+	if (!f->nl)
+		return;
+	if (r == 0 && sr->reg) {
+		follow_cdi_report(sr->reg);
+		set_specs(d, TAKE_PTR(sr->reg));
+	} else {
+		/* When in doubt, deny: none read is none granted (its read goes on alone). */
+		log_msg("CDI: the specs were not read within %d s (%s): cdi: selectors name "
+			"nothing until they are",
+			CDI_DEADLINE_MS / 1000,
+			r == 0 ? "out of memory" : "a spec too slow to parse");
+		(void)cdi_load(NULL, 0, &reg);
+		set_specs(d, reg);
+	}
+	apply(d, sr->cdi_only, sr->cause);
+	if (f->again) {
+		f->again = false;
+		refresh(d, !f->again_all, f->again_cause);
+	}
+}
+
+/* A refresh that needs the CDI specs read again: on a work thread, then apply(). */
+static void read_specs(struct devwld *d, bool cdi_only, const char *cause)
+{
+	struct follow *f = d->follow;
+	struct spec_read *sr = NULL;
+	int r;
+
+	if (f->reading) {
+		/* One read at a time: the next starts when it ends, for every change since. */
+		if (!f->again)
+			snprintf(f->again_cause, sizeof(f->again_cause), "%s", cause);
+		f->again_all = f->again ? f->again_all || !cdi_only : !cdi_only;
+		f->again = true;
+		return;
+	}
+	sr = calloc(1, sizeof(*sr));
+	if (!sr) {
+		log_msg("CDI: out of memory: the specs are not read again");
+		apply(d, cdi_only, cause);
+		return;
+	}
+	sr->w = (struct work){
+		.run = spec_read_run, .done = spec_read_done, .free_fn = spec_read_free};
+	sr->d = d;
+	sr->cdi_only = cdi_only;
+	snprintf(sr->cause, sizeof(sr->cause), "%s", cause);
+	r = work_submit(&d->loop, &sr->w, CDI_DEADLINE_MS);
+	if (r < 0) {
+		log_msg("CDI: no work thread to read the specs (%s): resolving with the specs as "
+			"last read",
+			strerror(-r));
+		free(sr);
+		apply(d, cdi_only, cause);
+		return;
+	}
+	f->reading = true;
+}
+
+/*
+ * Resolve what is followed again. Where a cdi: selector is followed and a spec may have
+ * changed (cdi_only: a spec directory's event; or none read yet), the specs are read
+ * first, off the loop; a uevent alone resolves at once against the specs as last read.
+ */
+static void refresh(struct devwld *d, bool cdi_only, const char *cause)
+{
+	struct follow *f = d->follow;
+
+	if (!follow_cdi_needed(d, attach_following_cdi(d))) {
+		set_specs(d, NULL);
+		apply(d, cdi_only, cause);
+		return;
+	}
+	if (cdi_only || !f->cdi) {
+		read_specs(d, cdi_only, cause);
+		return;
+	}
+	apply(d, cdi_only, cause);
 }
 
 /* Anything to follow: a binding, or a device attached by selector. */
@@ -115,6 +257,9 @@ static void close_sources(struct devwld *d)
 	f->nl = f->ino = NULL;
 	for (size_t i = 0; i < n_dirs(d); i++)
 		f->wd[i] = -1;
+	/* Unwatched, they would grow stale: each resolution reads its own meanwhile. */
+	set_specs(d, NULL);
+	f->again = false;
 }
 
 static void nl_ready(struct devwld *d, struct source *src, int revents);
@@ -253,6 +398,12 @@ int uevents_tick(struct devwld *d, uint64_t now)
 			feature_failed(FEATURE_UEVENTS);
 			return REWATCH_MS;
 		}
+	}
+	if (d->refollow && f->nl) {
+		/* What attach_follow() passed by while a container was busy. */
+		d->refollow = false;
+		if (attach_follow(d, false, "devices changed during an attach, detach or re-push"))
+			state_changed(d);
 	}
 	if (!following(d)) {
 		if (f->nl)

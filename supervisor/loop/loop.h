@@ -50,6 +50,7 @@ struct loop {
 	struct source signal_src;
 	struct source *cancel_later; /* dead sources whose poll cancel must be retried */
 	const char *policy_file;     /* for SIGHUP's log line */
+	struct workers *workers;     /* work the loop must not wait for (work.c), or NULL */
 	bool quit;
 	int failed; /* quit because the loop cannot go on: a negative errno */
 };

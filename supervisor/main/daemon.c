@@ -32,9 +32,10 @@
 #include "sink.h"
 #include "store.h"
 #include "trust.h"
-#include "util.h"
 #include "uevents.h"
+#include "util.h"
 #include "watch.h"
+#include "work.h"
 
 static void lib_log(enum devwl_log_level level, const char *msg, void *userdata)
 {
@@ -198,6 +199,11 @@ static int worker_start(struct devwld *d, bool no_audit)
 		log_msg("handler threads: %s", strerror(-r));
 		return r;
 	}
+	r = work_start(&d->loop);
+	if (r < 0) {
+		log_msg("work threads: %s", strerror(-r));
+		return r;
+	}
 	/* The state (restart, crash, reboot-surviving --state) wins over the policy file
 	 * for the hierarchy; the file is applied if it changed meanwhile. */
 	r = state_restore(d);
@@ -302,6 +308,8 @@ static int worker_main(struct devwld *d, bool no_audit)
 	}
 	while (!list_empty(&d->oci_conns))
 		oci_conn_expire(d, UINT64_MAX);
+	/* Before the connections and containers their answers would go to. */
+	work_stop(&d->loop);
 	control_close_all(d);
 	serve_fini(d);
 	store_fini(d);
