@@ -40,13 +40,12 @@ struct asked {
 
 static int set_caps(uint64_t caps)
 {
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[2] = {
+	const struct __user_cap_data_struct data[2] = {
 		{.effective = (uint32_t)caps, .permitted = (uint32_t)caps},
 		{.effective = (uint32_t)(caps >> 32), .permitted = (uint32_t)(caps >> 32)},
 	};
 
-	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+	return thread_capset(data);
 }
 
 /* The child: system calls only (it is a copy of a threaded process). root_link and

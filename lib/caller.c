@@ -59,21 +59,6 @@ static int openat2_sys(int dirfd, const char *path, uint64_t flags, uint64_t res
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
-static int capget_self(struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-
-	return syscall(SYS_capget, &hdr, data) < 0 ? negerrno() : 0;
-}
-
-/* Only the calling thread: the raw syscall, not libcap's or glibc's process-wide ones. */
-static int capset_self(const struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-
-	return syscall(SYS_capset, &hdr, data) < 0 ? negerrno() : 0;
-}
-
 /*
  * Which object and which mount dirfd/path is (path "" for dirfd itself): equal triples
  * mean the same root, mounts included.
@@ -214,7 +199,7 @@ static int ensure_thread(struct devwl_caller *c)
 	if (n < 0)
 		return negerrno();
 	c->saved_ngroups = n;
-	n = capget_self(c->saved_caps);
+	n = thread_capget(c->saved_caps);
 	if (n < 0)
 		return n;
 	c->fs_tid = tid;
@@ -468,7 +453,7 @@ int caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra
 	memcpy(caps, c->saved_caps, sizeof(caps));
 	caps[0].effective = (uint32_t)eff;
 	caps[1].effective = (uint32_t)(eff >> 32);
-	return capset_self(caps);
+	return thread_capset(caps);
 }
 
 bool caller_switched(const struct devwl_caller *c)
@@ -487,7 +472,7 @@ void caller_leave(struct devwl_caller *c)
 			if ((uid_t)syscall(SYS_setfsuid, -1) != c->saved_fsuid)
 				c->broken = true;
 		}
-		if ((c->caps_changed && capset_self(c->saved_caps) < 0) ||
+		if ((c->caps_changed && thread_capset(c->saved_caps) < 0) ||
 		    (c->groups_changed &&
 		     syscall(SYS_setgroups, c->saved_ngroups, c->saved_groups) < 0))
 			c->broken = true;

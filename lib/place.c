@@ -406,30 +406,24 @@ struct self {
 	struct __user_cap_data_struct caps[2];
 };
 
-static int capset_self(const struct __user_cap_data_struct caps[2])
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-
-	return syscall(SYS_capset, &hdr, caps) < 0 ? negerrno() : 0;
-}
-
 static int as_owner(uid_t uid, gid_t gid, struct self *self)
 {
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	int r;
 
 	self->changed = false;
 	self->fsuid = (uid_t)syscall(SYS_setfsuid, -1);
 	self->fsgid = (gid_t)syscall(SYS_setfsgid, -1);
 	if (self->fsuid == uid && self->fsgid == gid)
 		return 0;
-	if (syscall(SYS_capget, &hdr, self->caps) < 0)
-		return negerrno();
+	r = thread_capget(self->caps);
+	if (r < 0)
+		return r;
 	self->changed = true;
 	syscall(SYS_setfsgid, gid);
 	syscall(SYS_setfsuid, uid);
 	if ((uid_t)syscall(SYS_setfsuid, -1) != uid || (gid_t)syscall(SYS_setfsgid, -1) != gid)
 		return -EPERM;
-	return capset_self(self->caps);
+	return thread_capset(self->caps);
 }
 
 static void as_self(const struct self *self)
@@ -438,7 +432,7 @@ static void as_self(const struct self *self)
 		return;
 	syscall(SYS_setfsuid, self->fsuid);
 	syscall(SYS_setfsgid, self->fsgid);
-	(void)capset_self(self->caps);
+	(void)thread_capset(self->caps);
 }
 
 /* Make the missing directory name under cur: 0755, owned as the target's "/". */
