@@ -8,48 +8,11 @@
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-command -v fuse2fs >/dev/null || skip "no fuse2fs (Debian package fuse2fs)"
-command -v mke2fs >/dev/null || skip "no mke2fs (e2fsprogs)"
-[ -c /dev/fuse ] || skip "no /dev/fuse on this host"
-
-cat >"$T/policy.json" <<'JSON'
-{ "version": 1,
-  "nodes": [
-    { "path": "/lab",
-      "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm", "allow c 1:8 rwm",
-                "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm",
-                "allow b 7:* rw"],
-      "mknod_needs_cap": false } ],
-  "containers": { "default_template": "/lab/{id}", "container_rules": ["deny b 7:* rwm"] } }
-JSON
-make_loop
-lmin=$LMIN
-
-# The FUSE server, in the foreground so that its pid is ours to stop; attributes never
-# cached, so every stat() of its files asks it.
-mke2fs -q -F -t ext2 "$T/img" 4M >/dev/null || fail "mke2fs"
-mkdir "$T/fuse"
-fuse2fs -f -o fakeroot,attr_timeout=0,entry_timeout=0 "$T/img" "$T/fuse" >"$T/fuse2fs.out" 2>&1 &
-FUSE_PID=$!
-CHILD_PIDS+=("$FUSE_PID")
-wait_until 30 sh -c 'awk -v m="$0" '"'"'$2 == m && $3 ~ /^fuse/ {f = 1} END {exit !f}'"'"' /proc/self/mounts' \
-	"$T/fuse" || skip "fuse2fs does not mount here: $(cat "$T/fuse2fs.out")"
-echo held >"$T/fuse/file" || fail "writing on the FUSE filesystem"
-# Before lib.sh's cleanup: the server goes on and its mount goes, so that nothing
-# (runc killing the container, the rm of $T) waits on it.
-trap 'st=$?; kill -CONT "$FUSE_PID" 2>/dev/null; umount -l "$T/fuse" 2>/dev/null; (exit $st); cleanup' EXIT
-
-start_devwld
-make_rootfs
-id=stuck-$$
+. "$HERE/stuck-lib.sh"
 # fd 3: the FUSE file, first, so that the walk of the holder's fds meets it before the
 # device; fd 4: the attached device.
-make_bundle "$id" "exec 3</mnt/file; while [ ! -e $LOOP ]; do sleep 0.1; done; exec 4<$LOOP;
-echo HELD; while [ ! -e /tmp/stop ]; do sleep 0.1; done" \
-	'.mounts += [{destination: "/mnt", type: "bind", source: "'"$T/fuse"'", options: ["rbind"]}]'
-run_detached "$id" "$T/$id"
-wait_until 60 sh -c '"$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" \
-	"$T/control.sock" "$id" || fail "$id never reached devwld: $(cat "$T/$id.out")"
+stuck_setup "exec 3</mnt/file; while [ ! -e @LOOP@ ]; do sleep 0.1; done; exec 4<@LOOP@;
+echo HELD; while [ ! -e /tmp/stop ]; do sleep 0.1; done"
 ctl attach "$id" "$LOOP" >"$T/ctl.out" 2>&1 || fail "attach: $(cat "$T/ctl.out")"
 wait_until 60 sh -c '"$0" --socket "$1" containers --devices | grep -q "^$2 b 7:$3 rw $4 [0-9]"' \
 	"$DEVWLCTL" "$T/control.sock" "$id" "$lmin" "$LOOP" ||

@@ -1,10 +1,12 @@
-# The set-up of the stuck-walk tests 172 and 173 (sourced after lib.sh): a runc container
+# The set-up of the stuck-FUSE tests 171-173 (sourced after lib.sh): a runc container
 # $id with a FUSE filesystem (fuse2fs, server pid FUSE_PID, host path $T/fuse) bound at
 # /mnt, a loop device $LOOP (minor $lmin) for it to be given, and the helpers below.
 command -v fuse2fs >/dev/null || skip "no fuse2fs (Debian package fuse2fs)"
 command -v mke2fs >/dev/null || skip "no mke2fs (e2fsprogs)"
 [ -c /dev/fuse ] || skip "no /dev/fuse on this host"
 
+# stuck_setup [CMD]: the container runs CMD (default: waits for /tmp/stop), with @LOOP@
+# in it replaced by $LOOP; /mnt/file (holding "held") is there before it starts.
 stuck_setup() {
 	cat >"$T/policy.json" <<'JSON'
 { "version": 1,
@@ -28,13 +30,15 @@ JSON
 	CHILD_PIDS+=("$FUSE_PID")
 	wait_until 30 sh -c 'awk -v m="$0" '"'"'$2 == m && $3 ~ /^fuse/ {f = 1} END {exit !f}'"'"' /proc/self/mounts' \
 		"$T/fuse" || skip "fuse2fs does not mount here: $(cat "$T/fuse2fs.out")"
+	echo held >"$T/fuse/file" || fail "writing on the FUSE filesystem"
 	# Before lib.sh's cleanup: the server goes on and its mount goes, so that nothing
 	# (runc killing the container, the rm of $T) waits on it.
 	trap 'st=$?; kill -CONT "$FUSE_PID" 2>/dev/null; umount -l "$T/fuse" 2>/dev/null; (exit $st); cleanup' EXIT
 	start_devwld
 	make_rootfs
 	id=stuck-$$
-	make_bundle "$id" "while [ ! -e /tmp/stop ]; do sleep 0.1; done" \
+	local cmd=${1:-while [ ! -e /tmp/stop ]; do sleep 0.1; done}
+	make_bundle "$id" "${cmd//@LOOP@/$LOOP}" \
 		'.mounts += [{destination: "/mnt", type: "bind", source: "'"$T/fuse"'", options: ["rbind"]}]'
 	run_detached "$id" "$T/$id"
 	wait_until 60 sh -c '"$0" --socket "$1" containers | grep -q "^$2 "' "$DEVWLCTL" \
