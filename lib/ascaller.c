@@ -101,7 +101,7 @@ int caller_stat_as(struct devwl_caller *c, const struct devwl_target *t, int dir
 	struct asked a = {.err = -EIO};
 	/* No SIGCHLD (exit_signal 0): a wait(-1) of the program embedding us never reaps it. */
 	struct clone_args args = {.flags = CLONE_PIDFD, .pidfd = (uintptr_t)&pidfd};
-	char root_link[32], start_link[48];
+	char root_link[PROC_LINK_MAX], start_link[PROC_LINK_MAX];
 	struct pollfd p;
 	bool need_start;
 	ssize_t n = 0;
@@ -110,13 +110,11 @@ int caller_stat_as(struct devwl_caller *c, const struct devwl_target *t, int dir
 
 	if (!t->have_creds)
 		return -EINVAL;
+	proc_link(root_link, t->tid, dirfd, false);
+	if (!proc_link(start_link, t->tid, dirfd, true))
+		return -EBADF;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	snprintf(root_link, sizeof(root_link), "%d/root", (int)t->tid);
-	if (dirfd == AT_FDCWD)
-		snprintf(start_link, sizeof(start_link), "%d/cwd", (int)t->tid);
-	else
-		snprintf(start_link, sizeof(start_link), "%d/fd/%d", (int)t->tid, dirfd);
 	need_start = path[0] != '/' || (resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH));
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0) {

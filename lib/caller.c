@@ -52,6 +52,22 @@ static char *put_str(char *p, const char *s)
 	return p + n;
 }
 
+bool proc_link(char buf[PROC_LINK_MAX], pid_t tid, int dirfd, bool start)
+{
+	char *p = put_uint(buf, (unsigned long)tid);
+
+	if (!start)
+		p = put_str(p, "/root");
+	else if (dirfd == AT_FDCWD)
+		p = put_str(p, "/cwd");
+	else if (dirfd < 0)
+		return false;
+	else
+		p = put_uint(put_str(p, "/fd/"), (unsigned long)dirfd);
+	*p = '\0';
+	return true;
+}
+
 static int openat2_sys(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
 	struct open_how how = {.flags = flags, .mode = 0, .resolve = resolve};
@@ -209,9 +225,7 @@ static int ensure_thread(struct devwl_caller *c)
 int target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
 		bool need_start)
 {
-	char buf[64];
-	char *p = NULL;
-	char *base = NULL;
+	char buf[PROC_LINK_MAX];
 	uint64_t mnt_id = 0;
 	ino_t ino = 0;
 	dev_t dev = 0;
@@ -221,9 +235,7 @@ int target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int d
 	t->root_fd = t->start_fd = -1;
 	t->have_creds = false;
 	t->root_is_host = t->root_cached = false;
-	base = put_uint(buf, (unsigned long)tid);
-	p = put_str(base, "/root");
-	*p = '\0';
+	proc_link(buf, tid, dirfd, false);
 	/*
 	 * A caller whose root is our own (same mount, same inode: devwl-run's usual case)
 	 * resolves exactly as we do: one statx says so, and saves opening its root (the
@@ -242,15 +254,8 @@ int target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int d
 	}
 	if (!need_start)
 		return 0;
-	if (dirfd == AT_FDCWD) {
-		p = put_str(base, "/cwd");
-	} else {
-		if (dirfd < 0)
-			return -EBADF;
-		p = put_str(base, "/fd/");
-		p = put_uint(p, (unsigned long)dirfd);
-	}
-	*p = '\0';
+	if (!proc_link(buf, tid, dirfd, true))
+		return -EBADF;
 	/* The object itself, as the caller holds it (O_PATH never opens a driver). */
 	t->start_fd = openat(c->host_proc, buf, O_PATH | O_CLOEXEC);
 	if (t->start_fd < 0)

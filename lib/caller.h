@@ -105,6 +105,16 @@ void caller_forget(struct devwl_caller *c);
  */
 int target_open(struct devwl_caller *c, struct devwl_target *t, pid_t tid, int dirfd,
 		bool need_start);
+
+/* Room for any name proc_link() writes. */
+#define PROC_LINK_MAX 48
+
+/*
+ * The /proc entry (relative to /proc) of tid's root (start false), or of where a call of
+ * tid's with dirfd starts (start true): its cwd for AT_FDCWD, else the fd. Returns false
+ * for a dirfd that names no fd.
+ */
+bool proc_link(char buf[PROC_LINK_MAX], pid_t tid, int dirfd, bool start);
 void target_close(struct devwl_target *t);
 
 /* Read the caller thread's credentials into t->creds once. Errors: as read, -E2BIG. */
