@@ -5,7 +5,8 @@
 # runc or crun (a rootless spec the runtime writes itself, run with --root), or podman
 # (rootless podman on the same root file system, --rootfs, with the runtime PM_RT
 # names: runc, or crun through the guide's wrapper on a hybrid host). The test calls
-# rootless_setup, then rootless_workload.
+# rootless_setup, then rootless_workload; bench/rootless.sh sources it too, for
+# rootless_setup and rootless_bundle.
 
 command -v setpriv >/dev/null || skip "no setpriv"
 as_nobody unshare -Urm true 2>/dev/null || skip "uid 65534 cannot make user namespaces here"
@@ -83,8 +84,8 @@ trap rootless_cleanup EXIT
 # rootless_setup: devwld with --allow-uid 65534 and the policy of the guide, the busybox
 # rootfs owned by the user, the fuse node; the guide's podman profile pointing at devwld.
 # For runc and crun the bundle $T/b (the runtime's rootless spec with that profile, the
-# workload script /w/work.sh as its process); for podman PM_OPTS, the same container as
-# `podman run` options, and the guide's crun wrapper.
+# workload script /w/work.sh as its process) and $T/kprofile.json; for podman PM_OPTS,
+# the same container as `podman run` options, and the guide's crun wrapper.
 rootless_setup() {
 	cat >"$T/policy.json" <<'JSON'
 { "version": 1,
@@ -159,6 +160,18 @@ JSON
 		mv "$T/b/config.new" "$T/b/config.json"
 	rm -f "$T/b/config.new"
 	chown 65534:65534 "$T/b/config.json"
+	jq --arg lp "$T/listen.sock" '.listenerPath = $lp | .listenerMetadata = "mode=kernel"' \
+		"$HERE/../../examples/oci-hook/seccomp-mknod-only.json" >"$T/kprofile.json" ||
+		fail "jq on the mknod-only profile"
+}
+
+# rootless_bundle DIR FILTER: a bundle at DIR, the user's, whose spec is $T/b's through
+# the jq FILTER ($kp[0]: the mknod-only profile with mode=kernel).
+rootless_bundle() {
+	mkdir -p "$1" &&
+		jq --slurpfile kp "$T/kprofile.json" "$2" "$T/b/config.json" >"$1/config.json" ||
+		fail "jq on the spec of $1"
+	chown -R 65534:65534 "$1"
 }
 
 # rl_run NAME: container NAME run to its end, in the foreground (podman: --rm, its id
@@ -308,14 +321,8 @@ audit_reason() {
 # makes on the nodev /dev never opens.
 rootless_kernel_mode() {
 	local id=$1
-	mkdir -p "$T/k"
-	chown 65534:65534 "$T/k"
-	jq --arg lp "$T/listen.sock" '.listenerPath = $lp | .listenerMetadata = "mode=kernel"' \
-		"$HERE/../../examples/oci-hook/seccomp-mknod-only.json" >"$T/kprofile.json" &&
-		jq --slurpfile sc "$T/kprofile.json" '.linux.seccomp = $sc[0] | .process.args = ["/bin/sh", "-c",
-		"{ true >/dev/full && echo FULL_OPENED; mknod /dev/z c 1 5 && echo MADE; true </dev/z || echo NOOPEN; } >/w/k 2>&1"]' \
-		"$T/b/config.json" >"$T/k/config.json" || fail "jq on the kernel-mode spec"
-	chown 65534:65534 "$T/k/config.json"
+	rootless_bundle "$T/k" '.linux.seccomp = $kp[0] | .process.args = ["/bin/sh", "-c",
+		"{ true >/dev/full && echo FULL_OPENED; mknod /dev/z c 1 5 && echo MADE; true </dev/z || echo NOOPEN; } >/w/k 2>&1"]'
 	RL_IDS+=("$id")
 	rt_user run --bundle "$T/k" "$id" >"$T/k.out" 2>&1 </dev/null
 	grep -qx FULL_OPENED "$W/k" && grep -qx MADE "$W/k" && grep -qx NOOPEN "$W/k" &&
