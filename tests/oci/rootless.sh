@@ -127,7 +127,7 @@ JSON
 		chmod 755 "$U/bin/crun-hybrid"
 		chown -R 65534:65534 "$U/bin"
 		PM_OPTS=(--network none --security-opt "seccomp=$T/profile.json" -v "$W:/w" --env PATH=/bin)
-		[ -n "$FUSE" ] && PM_OPTS+=(--cap-add SYS_ADMIN,SYS_CHROOT -v /usr:/usr:ro -v /lib:/lib:ro
+		[ -n "$FUSE" ] && PM_OPTS+=(--cap-add SYS_ADMIN --cap-add SYS_CHROOT -v /usr:/usr:ro -v /lib:/lib:ro
 			-v "$T/img:/img" -v "$T/fuse:/dev/fuse")
 		[ -n "$FUSE" ] && [ -d /lib64 ] && PM_OPTS+=(-v /lib64:/lib64:ro)
 		return 0
