@@ -50,27 +50,37 @@ static unsigned int min3(unsigned int a, unsigned int b, unsigned int c)
 	return m < c ? m : c;
 }
 
-unsigned int resolve_distance(const char *a, size_t na, const char *b, size_t nb)
+unsigned int resolve_distance(const char *a, size_t na, const char *b, size_t nb, unsigned int max)
 {
-	/* Rows i-2, i-1 and i of the table, at i % 3: a transposition looks two back. */
-	unsigned int rows[3][RESOLVE_NEAR_MAX + 1];
+	/* Rows i-2, i-1 and i of the table, at i % 3: a transposition looks two back. Only
+	 * the band |i - j| <= max is computed (a cell outside it is more than max), and the
+	 * cell just past each end of it is "more than max" for the next row to read. */
+	unsigned int rows[3][RESOLVE_NEAR_MAX + 2];
+	const unsigned int far = max + 1;
 
-	if (na > RESOLVE_NEAR_MAX || nb > RESOLVE_NEAR_MAX)
+	if (na > RESOLVE_NEAR_MAX || nb > RESOLVE_NEAR_MAX || max >= RESOLVE_NEAR_MAX)
 		return UINT_MAX;
-	for (size_t j = 0; j <= nb; j++)
-		rows[0][j] = (unsigned int)j;
+	if ((na > nb ? na - nb : nb - na) > max)
+		return far;
+	for (size_t j = 0; j <= nb && j <= max + 1; j++)
+		rows[0][j] = j <= max ? (unsigned int)j : far;
 	for (size_t i = 1; i <= na; i++) {
 		unsigned int *row = rows[i % 3], *up = rows[(i - 1) % 3], *two = rows[(i + 1) % 3];
+		size_t lo = i > max ? i - max : 1, hi = i + max < nb ? i + max : nb;
 
-		row[0] = (unsigned int)i;
-		for (size_t j = 1; j <= nb; j++) {
+		row[lo - 1] = lo == 1 && i <= max ? (unsigned int)i : far;
+		for (size_t j = lo; j <= hi; j++) {
 			unsigned int cost = fold(a[i - 1]) != fold(b[j - 1]);
 
 			row[j] = min3(up[j] + 1, row[j - 1] + 1, up[j - 1] + cost);
 			if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) &&
 			    fold(a[i - 2]) == fold(b[j - 1]) && two[j - 2] + 1 < row[j])
 				row[j] = two[j - 2] + 1;
+			if (row[j] > far)
+				row[j] = far;
 		}
+		if (hi < nb)
+			row[hi + 1] = far;
 	}
 	return rows[na % 3][nb];
 }
@@ -85,7 +95,7 @@ static unsigned int near_name(const char *word, const char *name, size_t n)
 	if (!word)
 		return 0;
 	nw = strlen(word);
-	dist = resolve_distance(name, n, word, nw);
+	dist = resolve_distance(name, n, word, nw, 2);
 	if (dist <= (n <= 5 ? 1u : 2u))
 		return 1 + dist;
 	if (n >= 3 && n < nw && !strncasecmp(word, name, n))
@@ -105,7 +115,7 @@ static unsigned int near_id(const char *id, const char *name, size_t n)
 		return 0;
 	/* One edit: a character wrong, missing or extra, against as much of the id. */
 	for (size_t k = n - 1; k <= n + 1 && k <= nid; k++) {
-		unsigned int dist = resolve_distance(name, n, id, k);
+		unsigned int dist = resolve_distance(name, n, id, k, 1);
 
 		if (dist < best)
 			best = dist;

@@ -44,8 +44,10 @@ int resolve_owned_container(struct devwld *d, uid_t owner, const char *name,
 unsigned int resolve_nearness(const struct container *c, const char *name);
 
 /* The edit distance between a[0..na) and b[0..nb), ASCII case ignored, a transposition
- * one edit; UINT_MAX for a string longer than RESOLVE_NEAR_MAX. */
-unsigned int resolve_distance(const char *a, size_t na, const char *b, size_t nb);
+ * one edit, if at most max; else max + 1 (found in O(na * max) steps, as the loop thread
+ * asks it of every container). UINT_MAX for a string longer than RESOLVE_NEAR_MAX or a
+ * max that large. */
+unsigned int resolve_distance(const char *a, size_t na, const char *b, size_t nb, unsigned int max);
 
 /* The name c is shown by beside its id (its runtime's, else its Kubernetes name), or
  * NULL. */

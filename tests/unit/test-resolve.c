@@ -98,20 +98,80 @@ static void test_resolve_owned_container_refusals(void **state)
 
 static void test_resolve_distance_edits(void **state)
 {
-	(void)state;
-	assert_int_equal(resolve_distance("eager_tesla", 11, "eager_tesla", 11), 0);
-	assert_int_equal(resolve_distance("eager_tesl", 10, "eager_tesla", 11), 1);
-	assert_int_equal(resolve_distance("EAGER_TESLA", 11, "eager_tesla", 11), 0);
-	assert_int_equal(resolve_distance("eagre_tesla", 11, "eager_tesla", 11), 1);
-	assert_int_equal(resolve_distance("eager_tasla", 11, "eager_tesla", 11), 1);
-	assert_int_equal(resolve_distance("eger_tsla", 9, "eager_tesla", 11), 2);
-	assert_int_equal(resolve_distance("", 0, "web", 3), 3);
-	assert_int_equal(resolve_distance("4f1c", 4, "4f1c2a9b", 4), 0);
-	{
-		char big[RESOLVE_NEAR_MAX + 2];
+	char big[RESOLVE_NEAR_MAX + 2];
 
-		memset(big, 'a', sizeof(big));
-		assert_int_equal(resolve_distance(big, sizeof(big), "a", 1), UINT_MAX);
+	(void)state;
+	assert_int_equal(resolve_distance("eager_tesla", 11, "eager_tesla", 11, 2), 0);
+	assert_int_equal(resolve_distance("eager_tesl", 10, "eager_tesla", 11, 2), 1);
+	assert_int_equal(resolve_distance("EAGER_TESLA", 11, "eager_tesla", 11, 2), 0);
+	assert_int_equal(resolve_distance("eagre_tesla", 11, "eager_tesla", 11, 2), 1);
+	assert_int_equal(resolve_distance("eager_tasla", 11, "eager_tesla", 11, 2), 1);
+	assert_int_equal(resolve_distance("eger_tsla", 9, "eager_tesla", 11, 2), 2);
+	assert_int_equal(resolve_distance("4f1c", 4, "4f1c2a9b", 4, 1), 0);
+	/* Past max: max + 1, however far (the band is all that is computed). */
+	assert_int_equal(resolve_distance("eger_tsla", 9, "eager_tesla", 11, 1), 2);
+	assert_int_equal(resolve_distance("", 0, "web", 3, 2), 3);
+	assert_int_equal(resolve_distance("bold_curie", 10, "eager_tesla", 11, 2), 3);
+	assert_int_equal(resolve_distance("abcdefgh", 8, "badcfehg", 8, 3), 4);
+	assert_int_equal(resolve_distance("abcdefgh", 8, "badcfehg", 8, 4), 4);
+	assert_int_equal(resolve_distance("kitten", 6, "sitting", 7, 10), 3);
+	assert_int_equal(resolve_distance("xkitten", 7, "kitten", 6, 1), 1);
+	memset(big, 'a', sizeof(big));
+	assert_int_equal(resolve_distance(big, sizeof(big), "a", 1, 2), UINT_MAX);
+	assert_int_equal(resolve_distance(big, 8, big, 8, RESOLVE_NEAR_MAX), UINT_MAX);
+	assert_int_equal(resolve_distance(big, RESOLVE_NEAR_MAX, big, RESOLVE_NEAR_MAX, 2), 0);
+}
+
+/* The whole table, no band: what the banded distance must agree with up to max. */
+static unsigned int full_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	unsigned int t[16][16];
+
+	for (size_t i = 0; i <= na; i++)
+		for (size_t j = 0; j <= nb; j++) {
+			unsigned int cost = i && j && (a[i - 1] | 0x20) != (b[j - 1] | 0x20);
+
+			if (!i || !j) {
+				t[i][j] = (unsigned int)(i + j);
+				continue;
+			}
+			t[i][j] = t[i - 1][j - 1] + cost;
+			if (t[i - 1][j] + 1 < t[i][j])
+				t[i][j] = t[i - 1][j] + 1;
+			if (t[i][j - 1] + 1 < t[i][j])
+				t[i][j] = t[i][j - 1] + 1;
+			if (i > 1 && j > 1 && (a[i - 1] | 0x20) == (b[j - 2] | 0x20) &&
+			    (a[i - 2] | 0x20) == (b[j - 1] | 0x20) && t[i - 2][j - 2] + 1 < t[i][j])
+				t[i][j] = t[i - 2][j - 2] + 1;
+		}
+	return t[na][nb];
+}
+
+static void test_resolve_distance_band_agrees(void **state)
+{
+	static const char letters[] = "abAB";
+	unsigned int seed = 1;
+	char a[15], b[15];
+
+	(void)state;
+	for (int n = 0; n < 20000; n++) {
+		size_t na, nb;
+		unsigned int max, full;
+
+		seed = seed * 1103515245u + 12345u;
+		na = (seed >> 8) % 15;
+		nb = (seed >> 16) % 15;
+		max = (seed >> 24) % 5;
+		for (size_t i = 0; i < na; i++) {
+			seed = seed * 1103515245u + 12345u;
+			a[i] = letters[(seed >> 16) % 4];
+		}
+		for (size_t i = 0; i < nb; i++) {
+			seed = seed * 1103515245u + 12345u;
+			b[i] = letters[(seed >> 16) % 4];
+		}
+		full = full_distance(a, na, b, nb);
+		assert_int_equal(resolve_distance(a, na, b, nb, max), full <= max ? full : max + 1);
 	}
 }
 
@@ -217,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_owned_container_other_owner),
 		cmocka_unit_test(test_resolve_owned_container_refusals),
 		cmocka_unit_test(test_resolve_distance_edits),
+		cmocka_unit_test(test_resolve_distance_band_agrees),
 		cmocka_unit_test(test_resolve_nearness_ranks),
 		cmocka_unit_test(test_resolve_owned_container_near_matches),
 		cmocka_unit_test(test_resolve_full_id_forms),
