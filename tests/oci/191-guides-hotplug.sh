@@ -85,9 +85,10 @@ ctl containers --devices | grep -q "^$id " && fail "still attached: $(ctl contai
 pass "the guide's hot-plug block: $loop attached by ${id:0:12}, read in podman exec, detached and gone ($SECONDS s in)"
 
 # --- a near miss of its podman name --------------------------------------------------------
-name=$(pm inspect --format '{{.Name}}' "$id") && [ -n "$name" ] || fail "podman inspect $id"
-wait_until 30 sh -c "'$DEVWLCTL' --socket '$T/control.sock' containers | grep -q ' $name\$'" ||
-	fail "devwlctl containers does not name $name: $(ctl containers)"
+# The name podman gave it, as devwlctl containers shows it (its NAME column, last).
+name=$(ctl containers | awk -v id="$id" '$1 == id && NF == 7 {print $7}')
+[ -n "$name" ] && [ "$name" = "$(pm inspect --format '{{.Name}}' "$id")" ] ||
+	fail "devwlctl containers names $id \"$name\": $(ctl containers)"
 typo=${name%?}
 ctl attach "$typo" "$loop" >"$T/typo.out" 2>&1 && fail "attach to $typo: $(cat "$T/typo.out")"
 grep -qF "devwlctl: ENOENT: no container \"$typo\" of uid 0: did you mean $name (${id:0:12}...)?" \
