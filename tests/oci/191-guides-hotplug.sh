@@ -66,7 +66,7 @@ podman() {
 }
 devwlctl() { ctl "$@"; }
 losetup() { command losetup "$@" | tee -a "$T/loops"; }
-id= loop=
+id='' loop=''
 cd "$G" || fail "cd $G"
 eval "$text" >"$T/hotplug.out" 2>&1
 cd - >/dev/null || fail "cd back"
