@@ -121,11 +121,14 @@ for want in '"nope": not VENDOR/CLASS=NAME' '"": empty name' '"test.devwl.org/di
 	grep -qF "annotation cdi.k8s.io/bad: $want" "$T/refused.txt" ||
 		fail "no refusal '$want' in the audit: $(cat "$T/refused.txt")"
 done
-wait_until 60 jq -e -s --arg id "$a" --arg g "b 7:$M0 rw" '
+# The JSON lines: --follow says on stderr (here too) when it subscribes again.
+granted_event() {
+	grep '^{' "$T/events.out" | jq -e -s --arg id "$a" --arg g "b 7:$M0 rw" '
 	map(select(.event == "selector" and .container == $id and .node == "/lab/" + $id and
 		.binding == "allow" and .selector == "cdi:test.devwl.org/disk=d0" and
-		any(.granted[]; . == $g) and .cause == "cdi annotation")) | length >= 1' \
-	"$T/events.out" >/dev/null || fail "devwlctl events: $(cat "$T/events.out")"
+		any((.granted // [])[]; . == $g) and .cause == "cdi annotation")) | length >= 1' >/dev/null
+}
+wait_until 60 granted_event || fail "devwlctl events: $(cat "$T/events.out")"
 pass "$RT: the grant recorded with $a and cause \"cdi annotation\" (audit, devwlctl events); \"nope\", an empty name and a wildcard refused by reason, $a served all the same"
 
 start "$b" /lab/$b '{"io.example/other": "x"}'
