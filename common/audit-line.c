@@ -11,8 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "audit-line.h"
+#include "event.h"
 #include "fileio.h"
+#include "procstatus.h"
 #include "util.h"
 
 struct out {
@@ -125,26 +128,22 @@ static bool put_json_string(struct out *o, const char *str)
  * answer has gone out, so this read delays nobody's call. So does a CONTINUE that
  * carries a reason (a path devwl could not resolve, or looked up as the caller): it is
  * rare and worth following. A plain CONTINUE line (--audit-all) keeps pid null rather
- * than pay it for every file opened; so does a thread that has gone.
+ * than pay it for every file opened; so does a thread that has gone. Tgid is the
+ * fourth line: the first part of the file will do.
  */
-static pid_t tgid_of(pid_t tid)
+static pid_t pid_of(const struct devwl_event *ev, const char *reason)
 {
-	char path[40], buf[512];
+	char buf[512];
 	const char *p = NULL;
-	ssize_t n = 0;
-	int fd = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ev->pid > 0)
+		return ev->pid;
+	if ((ev->verdict == DEVWL_VERDICT_CONTINUE && !reason) || ev->tid <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
+	if (devwl_proc_status_read(AT_FDCWD, ev->tid, buf, sizeof(buf)) < 0)
 		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\nTgid:\t");
-	return p ? (pid_t)strtol(p + 7, NULL, 10) : 0;
+	p = devwl_proc_status_field(buf, "Tgid");
+	return p ? (pid_t)strtol(p, NULL, 10) : 0;
 }
 
 const char *audit_decision_name(enum devwl_verdict v)
@@ -162,17 +161,26 @@ const char *audit_decision_name(enum devwl_verdict v)
 	return "error";
 }
 
-void audit_why_of(const struct devwl_event *ev, const char *reason, const struct devwl_node *node,
-		  struct audit_why *ret, char rule[static EXPLAIN_MAX])
+void audit_decision_of(const struct devwl_event *ev, const char *container, const char *node,
+		       const char *reason, const struct devwl_node *decider,
+		       struct audit_decision *ret)
 {
-	*ret = (struct audit_why){.reason = reason};
+	ret->ev = ev;
+	ret->container = container;
+	ret->node = container && !node ? "" : node;
+	ret->why = (struct audit_why){.reason = reason};
+	ret->rule[0] = '\0';
 	/* A policy denial names the rule: what an operator changes to allow it. */
-	if (reason && node && (!strcmp(reason, "policy") || !strcmp(reason, AUDIT_KERNEL_REASON)) &&
+	if (reason && decider &&
+	    (!strcmp(reason, "policy") || !strcmp(reason, AUDIT_KERNEL_REASON)) &&
 	    ev->verdict == DEVWL_VERDICT_DENY &&
 	    (ev->type == DEVWL_DEV_CHAR || ev->type == DEVWL_DEV_BLOCK)) {
-		explain_denial(node, ev->type, ev->major, ev->minor, ev->access, rule, EXPLAIN_MAX);
-		ret->rule = rule;
+		explain_denial(decider, ev->type, ev->major, ev->minor, ev->access, ret->rule,
+			       EXPLAIN_MAX);
+		ret->why.rule = ret->rule;
 	}
+	ret->pid = pid_of(ev, reason);
+	audit_time(ret->time);
 }
 
 void audit_time(char buf[static AUDIT_TIME_MAX])
@@ -189,44 +197,33 @@ void audit_time(char buf[static AUDIT_TIME_MAX])
 
 void audit_event_of_denial(const struct devwl_denial *denial, struct devwl_event *ret)
 {
-	*ret = (struct devwl_event){
-		.pid = denial->pid,
-		.tid = denial->tid,
-		.syscall_nr = -1,
-		.type = denial->type,
-		.major = denial->major,
-		.minor = denial->minor,
-		.access = denial->access,
-		.verdict = DEVWL_VERDICT_DENY,
-		.error = EPERM,
-	};
+	devwl_event_init(ret, 0, denial->tid, -1, NULL);
+	ret->pid = denial->pid;
+	ret->type = denial->type;
+	ret->major = denial->major;
+	ret->minor = denial->minor;
+	ret->access = denial->access;
 }
 
-int audit_format(const struct devwl_event *ev, const char *container, const char *node,
-		 const struct audit_why *why, char *buf, size_t size)
+int audit_format(const struct audit_decision *d, char *buf, size_t size)
 {
+	const struct devwl_event *ev = d->ev;
 	struct out o = {.buf = buf, .size = size};
-	char tbuf[AUDIT_TIME_MAX];
 	const char *ename = NULL;
-	pid_t pid = 0;
+	char acc[4];
 
 	if (size == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
-	audit_time(tbuf);
-	printf_(&o, "{\"time\":\"%s\"", tbuf);
-	if (container) {
+	printf_(&o, "{\"time\":\"%s\"", d->time);
+	if (d->container) {
 		puts_(&o, ",\"container\":");
-		put_json_string(&o, container);
+		put_json_string(&o, d->container);
 		puts_(&o, ",\"node\":");
-		put_json_string(&o, node ? node : "");
+		put_json_string(&o, d->node);
 	}
-	if (ev->pid > 0)
-		pid = ev->pid;
-	else if (ev->verdict != DEVWL_VERDICT_CONTINUE || (why && why->reason))
-		pid = tgid_of(ev->tid);
-	if (pid > 0)
-		printf_(&o, ",\"pid\":%d", (int)pid);
+	if (d->pid > 0)
+		printf_(&o, ",\"pid\":%d", (int)d->pid);
 	else
 		puts_(&o, ",\"pid\":null");
 	printf_(&o, ",\"tid\":%d", (int)ev->tid);
@@ -253,9 +250,8 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 			ev->major, ev->minor);
 	else
 		puts_(&o, ",\"device\":null");
-	printf_(&o, ",\"access\":\"%s%s%s\",\"decision\":\"%s\"",
-		ev->access & DEVWL_ACC_READ ? "r" : "", ev->access & DEVWL_ACC_WRITE ? "w" : "",
-		ev->access & DEVWL_ACC_MKNOD ? "m" : "", audit_decision_name(ev->verdict));
+	printf_(&o, ",\"access\":\"%s\",\"decision\":\"%s\"",
+		devwl_access_text((unsigned int)ev->access, acc), audit_decision_name(ev->verdict));
 	if (ev->error != 0) {
 		ename = strerrorname_np(ev->error);
 		if (ename)
@@ -263,13 +259,13 @@ int audit_format(const struct devwl_event *ev, const char *container, const char
 		else
 			printf_(&o, ",\"errno\":\"%d\"", ev->error);
 	}
-	if (why && why->reason) {
+	if (d->why.reason) {
 		puts_(&o, ",\"reason\":");
-		put_json_string(&o, why->reason);
+		put_json_string(&o, d->why.reason);
 	}
-	if (why && why->rule) {
+	if (d->why.rule) {
 		puts_(&o, ",\"rule\":");
-		put_json_string(&o, why->rule);
+		put_json_string(&o, d->why.rule);
 	}
 	printf_(&o, ",\"handling_ns\":%llu}\n", (unsigned long long)ev->handling_ns);
 	return o.overflow ? -ENOSPC : (int)o.len;
@@ -306,11 +302,10 @@ int audit_mode_format(const struct audit_mode *m, char *buf, size_t size)
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
-int audit_line(const struct devwl_event *ev, const char *container, const char *node,
-	       const struct audit_why *why, char small[static AUDIT_LINE_SMALL], char **ret_big,
+int audit_line(const struct audit_decision *d, char small[static AUDIT_LINE_SMALL], char **ret_big,
 	       const char **ret_line)
 {
-	int n = audit_format(ev, container, node, why, small, AUDIT_LINE_SMALL);
+	int n = audit_format(d, small, AUDIT_LINE_SMALL);
 
 	*ret_line = small;
 	if (n != -ENOSPC)
@@ -319,21 +314,20 @@ int audit_line(const struct devwl_event *ev, const char *container, const char *
 	if (!*ret_big)
 		return -ENOMEM;
 	*ret_line = *ret_big;
-	return audit_format(ev, container, node, why, *ret_big, AUDIT_LINE_MAX);
+	return audit_format(d, *ret_big, AUDIT_LINE_MAX);
 }
 
 int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node,
 		const char *reason, const struct devwl_node *decider)
 {
-	char small[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
+	char small[AUDIT_LINE_SMALL];
 	_cleanup_free_ char *big = NULL;
 	const char *line = NULL;
-	struct audit_why why;
+	struct audit_decision d;
 	int n;
 
-	audit_why_of(ev, reason, decider, &why, rule);
-	n = audit_line(ev, container, node, &why, small, &big, &line);
-
+	audit_decision_of(ev, container, node, reason, decider, &d);
+	n = audit_line(&d, small, &big, &line);
 	if (n < 0)
 		return n;
 	return devwl_write_all(fd, line, (size_t)n);

@@ -23,12 +23,34 @@ struct audit_why {
 	const char *rule;
 };
 
+/* The "time" of a record: now, UTC, to the nanosecond ("2026-12-05T09:41:02.123456789Z"). */
+#define AUDIT_TIME_MAX 40
+void audit_time(char buf[static AUDIT_TIME_MAX]);
+
 /*
- * The why of ev, answered under node (may be NULL: no "rule"), from the reason libdevwl
- * gave (may be NULL); rule is the buffer "rule" is written to.
+ * One decision as every record of it shows it (the audit file, devwlctl events
+ * subscribers, devwl-run's and the plugin's audit): built once by audit_decision_of(),
+ * which reads all that the record needs beyond the event (the time, the rule, the
+ * caller's process from /proc/TID/status: at most one read), then formatted once by
+ * audit_line(), which reads nothing. Not to be copied: why.rule may point into rule.
  */
-void audit_why_of(const struct devwl_event *ev, const char *reason, const struct devwl_node *node,
-		  struct audit_why *ret, char rule[static EXPLAIN_MAX]);
+struct audit_decision {
+	const struct devwl_event *ev;
+	const char *container, *node; /* NULL container: no "container" and "node" */
+	struct audit_why why;
+	pid_t pid; /* the record's "pid" (0: null) */
+	char time[AUDIT_TIME_MAX];
+	char rule[EXPLAIN_MAX];
+};
+
+/*
+ * Build the record of ev in *ret: container and node (NULL: devwl-run's record, without
+ * them), reason as libdevwl gave it (may be NULL), decider the node that decided it, to
+ * name the rule of a policy denial (NULL: no "rule"). ev must outlive *ret.
+ */
+void audit_decision_of(const struct devwl_event *ev, const char *container, const char *node,
+		       const char *reason, const struct devwl_node *decider,
+		       struct audit_decision *ret);
 
 /*
  * The reason of a record of what a kernel-mode device program refused: no notification,
@@ -44,29 +66,22 @@ void audit_why_of(const struct devwl_event *ev, const char *reason, const struct
 void audit_event_of_denial(const struct devwl_denial *denial, struct devwl_event *ret);
 
 /*
- * Format ev as one JSON object and a newline into buf (NUL-terminated), with
- * "container" and "node" when container is not NULL, "reason" and "rule" as why says (why
- * may be NULL). Returns the length, or -ENOSPC if size is too small (AUDIT_LINE_MAX
- * always suffices for ids and nodes of sane length).
+ * Format d as one JSON object and a newline into buf (NUL-terminated). Returns the
+ * length, or -ENOSPC if size is too small (AUDIT_LINE_MAX always suffices for ids and
+ * nodes of sane length).
  */
-int audit_format(const struct devwl_event *ev, const char *container, const char *node,
-		 const struct audit_why *why, char *buf, size_t size);
-
-/* The "time" of a record: now, UTC, to the nanosecond ("2026-12-05T09:41:02.123456789Z"). */
-#define AUDIT_TIME_MAX 40
-void audit_time(char buf[static AUDIT_TIME_MAX]);
+int audit_format(const struct audit_decision *d, char *buf, size_t size);
 
 /* Escaped path (6 bytes per input byte at worst) + hex copy + the other fields, the
  * reason and rule included. */
 #define AUDIT_LINE_MAX (4096 * 8 + 8192 + 6 * EXPLAIN_MAX)
 
 /*
- * Format ev into small, or into a heap buffer (*ret_big, caller frees) when the line is
+ * Format d into small, or into a heap buffer (*ret_big, caller frees) when the line is
  * longer than a typical one; *ret_line is where it is. Returns the length or -ENOMEM.
  */
 #define AUDIT_LINE_SMALL 4096
-int audit_line(const struct devwl_event *ev, const char *container, const char *node,
-	       const struct audit_why *why, char small[static AUDIT_LINE_SMALL], char **ret_big,
+int audit_line(const struct audit_decision *d, char small[static AUDIT_LINE_SMALL], char **ret_big,
 	       const char **ret_line);
 
 /*
@@ -95,7 +110,7 @@ int audit_mode_format(const struct audit_mode *m, char *buf, size_t size);
 
 /*
  * Write ev to fd as one line, in one write(2) so lines of concurrent writers do not mix;
- * reason and decider (the node that decided it) as for audit_why_of().
+ * container, node, reason and decider as for audit_decision_of().
  */
 int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node,
 		const char *reason, const struct devwl_node *decider);

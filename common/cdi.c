@@ -345,6 +345,8 @@ static int load_dir(struct cdi_registry *reg, const char *dir, size_t index)
 	return r;
 }
 
+const char *const cdi_default_dirs[] = {"/etc/cdi", "/var/run/cdi"};
+
 int cdi_load(const char *const *dirs, size_t n, struct cdi_registry **ret)
 {
 	struct cdi_registry *reg = calloc(1, sizeof(*reg));

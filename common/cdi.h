@@ -19,6 +19,10 @@
 
 struct cdi_registry;
 
+/* The CDI specification's spec directories, where none are configured (devwld
+ * --cdi-dir, devwlctl's environment): later ones win. The one list of them. */
+extern const char *const cdi_default_dirs[2];
+
 /* Read every *.json and *.yaml file directly in dirs[0..n) (a missing directory has
  * none), in name order. 0, or -ENOMEM; what went wrong with a file is in its errors. */
 int cdi_load(const char *const *dirs, size_t n, struct cdi_registry **ret);

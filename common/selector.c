@@ -26,8 +26,6 @@ const struct selector_kind_info selector_kinds[SELECTOR_KIND_MAX] = {
 #define JOIN_PREFIX(k, prefix, arg) ", " prefix
 static const char prefix_list[] = SELECTOR_KINDS(JOIN_PREFIX);
 
-static const char *const default_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
-
 /* Where udev's by-id and by-path links live below /dev. */
 static const char *const link_dirs[] = {"disk", "serial", "input", "snd", "v4l"};
 
@@ -166,7 +164,7 @@ static int by_cdi(const struct selector_env *env, const char *sel, const char *a
 	else if (env->cdi_dirs)
 		r = cdi_load(env->cdi_dirs, env->n_cdi_dirs, &reg);
 	else
-		r = cdi_load(default_cdi_dirs, ARRAY_SIZE(default_cdi_dirs), &reg);
+		r = cdi_load(cdi_default_dirs, ARRAY_SIZE(cdi_default_dirs), &reg);
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "%s: %s", sel, strerror(-r));
 	for (size_t i = 0; reg && i < cdi_n_errors(reg); i++)

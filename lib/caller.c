@@ -27,6 +27,7 @@
 #include <linux/openat2.h>
 
 #include "caller.h"
+#include "procstatus.h"
 #include "util.h"
 
 /* Decimal without printf: the fast path does no formatting. Returns the end. */
@@ -272,13 +273,6 @@ void target_close(struct devwl_target *t)
 	t->root_fd = t->start_fd = -1;
 }
 
-static const char *status_field(const char *buf, const char *name)
-{
-	const char *p = strstr(buf, name);
-
-	return p ? p + strlen(name) : NULL;
-}
-
 /* The last whitespace-separated number on the line at p. */
 static long last_number(const char *p)
 {
@@ -295,63 +289,47 @@ static long last_number(const char *p)
 int target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 {
 	struct devwl_creds *cr = &t->creds;
-	_cleanup_close_ int fd = -1;
 	const char *p = NULL;
 	char path[64];
-	char *e = NULL;
 	struct stat st;
-	size_t len = 0;
 	unsigned long v[4];
+	ssize_t n = 0;
 
 	if (t->have_creds)
 		return 0;
-	e = put_uint(path, (unsigned long)t->tid);
-	memcpy(e, "/status", sizeof("/status"));
-	fd = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return negerrno();
-	for (;;) {
-		ssize_t n = read(fd, c->status + len, sizeof(c->status) - 1 - len);
+	n = devwl_proc_status_read(c->host_proc, t->tid, c->status, sizeof(c->status));
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n == sizeof(c->status) - 1)
+		return -E2BIG;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return negerrno();
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == sizeof(c->status) - 1)
-			return -E2BIG;
-	}
-	c->status[len] = '\0';
-
-	p = status_field(c->status, "\nUmask:\t");
+	p = devwl_proc_status_field(c->status, "Umask");
 	if (!p)
 		return -EIO;
 	cr->umask = (mode_t)strtoul(p, NULL, 8);
-	p = status_field(c->status, "\nTgid:\t");
+	p = devwl_proc_status_field(c->status, "Tgid");
 	if (!p)
 		return -EIO;
 	cr->tgid = (pid_t)strtol(p, NULL, 10);
-	p = status_field(c->status, "\nNStgid:\t");
+	p = devwl_proc_status_field(c->status, "NStgid");
 	cr->ns_tgid = p ? (pid_t)last_number(p) : cr->tgid;
-	p = status_field(c->status, "\nNSpid:\t");
+	p = devwl_proc_status_field(c->status, "NSpid");
 	cr->ns_tid = p ? (pid_t)last_number(p) : t->tid;
 	/* Uid:/Gid: real, effective, saved, filesystem. */
-	p = status_field(c->status, "\nUid:\t");
+	p = devwl_proc_status_field(c->status, "Uid");
 	if (!p || sscanf(p, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
 		return -EIO;
 	cr->fsuid = (uid_t)v[3];
-	p = status_field(c->status, "\nGid:\t");
+	p = devwl_proc_status_field(c->status, "Gid");
 	if (!p || sscanf(p, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
 		return -EIO;
 	cr->fsgid = (gid_t)v[3];
-	p = status_field(c->status, "\nCapEff:\t");
+	p = devwl_proc_status_field(c->status, "CapEff");
 	if (!p)
 		return -EIO;
 	cr->cap_eff = strtoull(p, NULL, 16);
 	cr->ngroups = 0;
-	p = status_field(c->status, "\nGroups:\t");
+	p = devwl_proc_status_field(c->status, "Groups");
 	if (!p)
 		return -EIO;
 	while (*p && *p != '\n') {
@@ -368,7 +346,7 @@ int target_read_creds(struct devwl_caller *c, struct devwl_target *t)
 			p++;
 	}
 	/* Which user namespace: its capabilities count only in ours (0.7 µs to ask). */
-	memcpy(e, "/ns/user", sizeof("/ns/user"));
+	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/user") = '\0';
 	if (fstatat(c->host_proc, path, &st, 0) < 0)
 		return negerrno();
 	cr->same_userns = st.st_dev == c->userns_dev && st.st_ino == c->userns_ino;
@@ -537,27 +515,14 @@ static bool is_number(const char *s, size_t len)
 static ssize_t own_entry_ns(struct devwl_caller *c, int proc_root, pid_t ns_tgid, char *buf,
 			    size_t size)
 {
-	_cleanup_close_ int fd = -1;
 	char path[48];
 	const char *p = NULL;
-	size_t len = 0;
+	ssize_t n = 0;
 
-	*put_str(put_uint(path, (unsigned long)ns_tgid), "/status") = '\0';
-	fd = openat(proc_root, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		ssize_t n = read(fd, c->status + len, sizeof(c->status) - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (len += (size_t)n) == sizeof(c->status) - 1)
-			return -1; /* unread, or a line cut short */
-		if (n == 0)
-			break;
-	}
-	c->status[len] = '\0';
-	p = status_field(c->status, "\nNSpid:\t");
+	n = devwl_proc_status_read(proc_root, ns_tgid, c->status, sizeof(c->status));
+	if (n < 0 || (size_t)n == sizeof(c->status) - 1)
+		return -1; /* unread, or a line cut short */
+	p = devwl_proc_status_field(c->status, "NSpid");
 	if (!p || strcspn(p, " \t\n") != strcspn(p, "\n"))
 		return -1;
 	*put_str(put_uint(path, (unsigned long)ns_tgid), "/ns/pid") = '\0';

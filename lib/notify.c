@@ -32,6 +32,7 @@
 #include "caller.h"
 #include "clock.h"
 #include "devwl.h"
+#include "event.h"
 #include "filter.h"
 #include "gate.h"
 #include "util.h"
@@ -1056,19 +1057,16 @@ static int handle_received(struct devwl_notify *n, int notify_fd, const struct d
 			   uint64_t start, struct devwl_event *ret_event)
 {
 	struct answer a = {.kind = ANSWER_CONTINUE, .fd = -1};
-	struct devwl_event e = {0};
 	const struct devwl_syscall *sc = NULL;
+	struct devwl_event e;
 	int r = 0;
 
 	n->path[0] = '\0';
 	n->forced = false;
 	n->reason = NULL;
-	e.id = n->req->id;
-	e.tid = (pid_t)n->req->pid;
-	e.syscall_nr = n->req->data.nr;
-	e.path = n->path;
 	sc = filter_syscall_lookup(n->req->data.arch, n->req->data.nr);
-	e.syscall = sc ? sc->name : "unknown";
+	devwl_event_init(&e, n->req->id, (pid_t)n->req->pid, n->req->data.nr, sc ? sc->name : NULL);
+	e.path = n->path;
 
 	/*
 	 * A number devwl does not trap (another filter's notify fd, an OCI profile that
@@ -1092,6 +1090,7 @@ static int handle_received(struct devwl_notify *n, int notify_fd, const struct d
 		case ANSWER_CONTINUE:
 			/* A granted device the kernel opens itself is a grant all the same. */
 			e.verdict = e.type ? DEVWL_VERDICT_ALLOW : DEVWL_VERDICT_CONTINUE;
+			e.error = 0;
 			r = send_resp(n, notify_fd, 0, 0, true);
 			break;
 		case ANSWER_ERROR:
@@ -1101,10 +1100,12 @@ static int handle_received(struct devwl_notify *n, int notify_fd, const struct d
 			break;
 		case ANSWER_VALUE:
 			e.verdict = DEVWL_VERDICT_ALLOW;
+			e.error = 0;
 			r = send_resp(n, notify_fd, 0, 0, false);
 			break;
 		case ANSWER_FD:
 			e.verdict = DEVWL_VERDICT_ALLOW;
+			e.error = 0;
 			r = inject(n, notify_fd, &a, &e);
 			break;
 		}

@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <json-c/json.h>
+#include <stdbool.h>
+
 #include "ctlmsg.h"
+#include "util.h"
 
 const char *ctl_socket_pick(const char *option, const char *env, enum socket_origin *ret_origin)
 {
@@ -68,4 +72,134 @@ char *ctl_socket_error(int r, const char *path, enum socket_origin origin, char 
 		snprintf(buf, size, "devwlctl: %s (%s): %s", path, origin_name(origin),
 			 name ? name : strerror(-r));
 	return buf;
+}
+
+/* A 64-hex container id, as Docker, containerd and podman make them. */
+static bool long_hex_id(const char *id)
+{
+	if (strlen(id) != 64)
+		return false;
+	for (; *id; id++)
+		if (!strchr("0123456789abcdef", *id))
+			return false;
+	return true;
+}
+
+/*
+ * The container and node words of an event line. A 64-hex id is shown as the 12 first
+ * characters, as docker ps does, and a node ending in it (the default /containers/{id})
+ * with {id} instead: else the one id fills 130 columns of every line.
+ */
+static void print_container_node(FILE *out, const char *container, const char *node)
+{
+	size_t n = strlen(node), c = strlen(container);
+
+	if (!long_hex_id(container)) {
+		fprintf(out, " %s %s", *container ? container : "-", *node ? node : "-");
+		return;
+	}
+	fprintf(out, " %.12s", container);
+	if (n > c && node[n - c - 1] == '/' && !strcmp(node + n - c, container))
+		fprintf(out, " %.*s{id}", (int)(n - c), node);
+	else
+		fprintf(out, " %s", *node ? node : "-");
+}
+
+/* A string field of an audit line, or "". */
+static const char *field(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+
+	return json_object_object_get_ex(obj, key, &v) && v ? json_object_get_string(v) : "";
+}
+
+/* The rules of an array member, after a label, or nothing when there are none. */
+static void print_rules(FILE *out, struct json_object *obj, const char *key, const char *label)
+{
+	struct json_object *v = NULL;
+	size_t n;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_array) ||
+	    !(n = json_object_array_length(v)))
+		return;
+	fprintf(out, " %s", label);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%s", i ? ", " : " ",
+			json_object_get_string(json_object_array_get_idx(v, i)));
+}
+
+/* A selector's devices changed: time, node, selector, granted and revoked, cause. */
+static void print_selector(FILE *out, struct json_object *obj)
+{
+	const char *t = field(obj, "time");
+	struct json_object *v = NULL;
+
+	fprintf(out, "%.12s", strlen(t) >= 23 ? t + 11 : t);
+	/* A binding made for a container's CDI annotations names it, as decisions do. */
+	if (json_object_object_get_ex(obj, "container", &v)) {
+		const char *id = json_object_get_string(v);
+
+		fprintf(out, " %.*s", long_hex_id(id) ? 12 : (int)strlen(id), id);
+	}
+	fprintf(out, " selector %s %s %s:", field(obj, "node"), field(obj, "binding"),
+		field(obj, "selector"));
+	if (json_object_object_get_ex(obj, "reason", &v))
+		fprintf(out, " refused: %s", json_object_get_string(v));
+	print_rules(out, obj, "revoked", "revoked");
+	print_rules(out, obj, "granted", "granted");
+	fprintf(out, " (%s)\n", field(obj, "cause"));
+}
+
+/*
+ * The words of a line for people after its time, container and node, column by column:
+ * a decision's keys, and a record's that is no decision ("event": attach, detach...).
+ * One table, so the two forms keep the same columns.
+ */
+static const struct {
+	const char *decision, *record;
+} columns[] = {
+	{"pid", "event"},     {"syscall", "path"},  {"path", "device"},
+	{"device", "access"}, {"access", "result"}, {"decision", NULL},
+};
+
+void ctl_event_print(FILE *out, struct json_object *obj)
+{
+	bool record = json_object_object_get_ex(obj, "event", NULL);
+	struct json_object *v = NULL;
+	const char *t;
+
+	if (!strcmp(field(obj, "event"), "selector")) {
+		print_selector(out, obj);
+		return;
+	}
+	t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
+	/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */
+	fprintf(out, "%.12s", strlen(t) >= 23 ? t + 11 : t);
+	print_container_node(out, field(obj, "container"), field(obj, "node"));
+	for (size_t i = 0; i < ARRAY_SIZE(columns); i++) {
+		const char *key = record ? columns[i].record : columns[i].decision;
+		const char *s = NULL;
+
+		if (!key)
+			break;
+		s = field(obj, key);
+		fprintf(out, " %s", *s ? s : "-");
+	}
+	if (json_object_object_get_ex(obj, "errno", &v))
+		fprintf(out, " %s", json_object_get_string(v));
+	/* An attachment by selector: what names it, and what it was before a replug. */
+	if (json_object_object_get_ex(obj, "selector", &v))
+		fprintf(out, " by %s", json_object_get_string(v));
+	if (json_object_object_get_ex(obj, "old_device", &v))
+		fprintf(out, ", was %s", json_object_get_string(v));
+	if (json_object_object_get_ex(obj, "cause", &v))
+		fprintf(out, " [%s]", json_object_get_string(v));
+	/* Which check said so: a policy denial and a missing CAP_MKNOD are both EPERM. */
+	if (json_object_object_get_ex(obj, "reason", &v)) {
+		fprintf(out, " (%s", json_object_get_string(v));
+		if (json_object_object_get_ex(obj, "rule", &v))
+			fprintf(out, ": %s", json_object_get_string(v));
+		fputc(')', out);
+	}
+	fputc('\n', out);
 }

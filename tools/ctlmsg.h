@@ -5,6 +5,7 @@
 #define DEVWLCTL_CTLMSG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Where the control socket's path came from: --socket, DEVWL_SOCKET or the default. */
 enum socket_origin {
@@ -28,5 +29,14 @@ const char *ctl_socket_pick(const char *option, const char *env, enum socket_ori
  * most size bytes into buf (truncated, always terminated); returns buf.
  */
 char *ctl_socket_error(int r, const char *path, enum socket_origin origin, char *buf, size_t size);
+
+/*
+ * A line of devwlctl events for people, from its JSON object, to out: a decision (time,
+ * container, node, pid, call, path, device, access, decision, errno, reason and rule), a
+ * record that is no decision (attach, detach: its event, path, device, access, result)
+ * or a selector's change (its node, binding, selector, what it revoked and granted).
+ */
+struct json_object;
+void ctl_event_print(FILE *out, struct json_object *obj);
 
 #endif

@@ -329,131 +329,18 @@ static int cmd_restart(int argc, char **argv)
 	}
 }
 
-/* A 64-hex container id, as Docker, containerd and podman make them. */
-static bool long_hex_id(const char *id)
-{
-	if (strlen(id) != 64)
-		return false;
-	for (; *id; id++)
-		if (!strchr("0123456789abcdef", *id))
-			return false;
-	return true;
-}
-
-/*
- * The container and node words of an event line. A 64-hex id is shown as the 12 first
- * characters, as docker ps does, and a node ending in it (the default /containers/{id})
- * with {id} instead: else the one id fills 130 columns of every line.
- */
-static void print_container_node(const char *container, const char *node)
-{
-	size_t n = strlen(node), c = strlen(container);
-
-	if (!long_hex_id(container)) {
-		printf(" %s %s", *container ? container : "-", *node ? node : "-");
-		return;
-	}
-	printf(" %.12s", container);
-	if (n > c && node[n - c - 1] == '/' && !strcmp(node + n - c, container))
-		printf(" %.*s{id}", (int)(n - c), node);
-	else
-		printf(" %s", *node ? node : "-");
-}
-
-/* A string field of an audit line, or "". */
-static const char *field(struct json_object *obj, const char *key)
-{
-	struct json_object *v = NULL;
-
-	return json_object_object_get_ex(obj, key, &v) && v ? json_object_get_string(v) : "";
-}
-
-/* The rules of an array member, after a label, or nothing when there are none. */
-static void print_rules(struct json_object *obj, const char *key, const char *label)
-{
-	struct json_object *v = NULL;
-	size_t n;
-
-	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_array) ||
-	    !(n = json_object_array_length(v)))
-		return;
-	printf(" %s", label);
-	for (size_t i = 0; i < n; i++)
-		printf("%s%s", i ? ", " : " ",
-		       json_object_get_string(json_object_array_get_idx(v, i)));
-}
-
-/* A selector's devices changed: time, node, selector, granted and revoked, cause. */
-static void print_selector(struct json_object *obj)
-{
-	const char *t = field(obj, "time");
-
-	struct json_object *v = NULL;
-
-	printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
-	/* A binding made for a container's CDI annotations names it, as decisions do. */
-	if (json_object_object_get_ex(obj, "container", &v)) {
-		const char *id = json_object_get_string(v);
-
-		printf(" %.*s", long_hex_id(id) ? 12 : (int)strlen(id), id);
-	}
-	printf(" selector %s %s %s:", field(obj, "node"), field(obj, "binding"),
-	       field(obj, "selector"));
-	if (json_object_object_get_ex(obj, "reason", &v))
-		printf(" refused: %s", json_object_get_string(v));
-	print_rules(obj, "revoked", "revoked");
-	print_rules(obj, "granted", "granted");
-	printf(" (%s)\n", field(obj, "cause"));
-}
-
-/* One decision as a line for people: time, container, node, pid, call, path, device. */
+/* One line of the stream: as it came (--json), or for people (ctl_event_print()). */
 static void print_event(const char *line, bool json)
 {
-	static const char *const decision[] = {"pid",	 "syscall", "path",
-					       "device", "access",  "decision"};
-	/* A record that is no decision ("event": attach, detach...) says what happened. */
-	static const char *const record[] = {"event", "path", "device", "access", "result", ""};
 	struct json_object *obj = json_tokener_parse(line), *v = NULL;
-	const char *const *keys = decision;
-	const char *t;
 
-	if (obj && json_object_object_get_ex(obj, "missed", &v)) {
+	if (obj && json_object_object_get_ex(obj, "missed", &v))
 		fprintf(stderr, "devwlctl: %s decisions missed (devwlctl did not keep up)\n",
 			json_object_get_string(v));
-	} else if (json || !obj) {
+	else if (json || !obj)
 		puts(line);
-	} else if (!strcmp(field(obj, "event"), "selector")) {
-		print_selector(obj);
-	} else {
-		t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
-		/* 2026-12-03T16:54:01.123456789Z → 16:54:01.123 */
-		printf("%.12s", strlen(t) >= 23 ? t + 11 : t);
-		print_container_node(field(obj, "container"), field(obj, "node"));
-		if (json_object_object_get_ex(obj, "event", NULL))
-			keys = record;
-		for (size_t i = 0; i < ARRAY_SIZE(decision) && keys[i][0]; i++) {
-			const char *s = field(obj, keys[i]);
-
-			printf(" %s", *s ? s : "-");
-		}
-		if (json_object_object_get_ex(obj, "errno", &v))
-			printf(" %s", json_object_get_string(v));
-		/* An attachment by selector: what names it, and what it was before a replug. */
-		if (json_object_object_get_ex(obj, "selector", &v))
-			printf(" by %s", json_object_get_string(v));
-		if (json_object_object_get_ex(obj, "old_device", &v))
-			printf(", was %s", json_object_get_string(v));
-		if (json_object_object_get_ex(obj, "cause", &v))
-			printf(" [%s]", json_object_get_string(v));
-		/* Which check said so: a policy denial and a missing CAP_MKNOD are both EPERM. */
-		if (json_object_object_get_ex(obj, "reason", &v)) {
-			printf(" (%s", json_object_get_string(v));
-			if (json_object_object_get_ex(obj, "rule", &v))
-				printf(": %s", json_object_get_string(v));
-			putchar(')');
-		}
-		putchar('\n');
-	}
+	else
+		ctl_event_print(stdout, obj);
 	fflush(stdout);
 	json_object_put(obj);
 }

@@ -10,8 +10,9 @@
  * loses records, counted in "dropped" (devwlctl stats: audit_dropped) and logged every
  * 10 s while it grows. audit_event() may be called from several threads at once: one
  * mutex guards the counters and the histogram, the sink has its own; the line is
- * formatted outside both. The rule of a policy denial is read from the node that
- * decided it, by the thread that owns the hierarchy (serve_completions(): the loop's).
+ * formatted outside both, once per decision for the file and every subscriber. The rule of a policy
+ * denial is read from the node that decided it, by the thread that owns the hierarchy
+ * (serve_completions(): the loop's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,16 +92,41 @@ void audit_close(struct audit *a)
 	tally_clear(a);
 }
 
+/*
+ * The record of one decision, built once and formatted once, to every subscriber that
+ * takes it and to the file when to_file: both get the same line, and what the line
+ * reads of the caller (/proc/TID/status) is read once.
+ */
+static void record(struct audit *a, const struct devwl_event *ev, uid_t owner,
+		   const char *container, const char *node, const char *reason,
+		   const struct devwl_node *decider, bool to_file)
+{
+	char small[AUDIT_LINE_SMALL];
+	_cleanup_free_ char *big = NULL;
+	const char *line = NULL;
+	struct audit_decision d;
+	bool cont = ev->verdict == DEVWL_VERDICT_CONTINUE;
+	int n;
+
+	to_file = to_file && a->out;
+	if (!to_file && !events_listening())
+		return;
+	audit_decision_of(ev, container, node, reason, decider, &d);
+	n = audit_line(&d, small, &big, &line);
+	if (n > 0)
+		events_publish_line(line, (size_t)n, owner, container, cont);
+	if (to_file && (n < 0 || !sink_write(a->out, line, (size_t)n))) {
+		pthread_mutex_lock(&a->lock);
+		a->dropped++;
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
 void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
 		 const char *reason, const struct devwl_node *decider)
 {
 	unsigned int b = bucket_of(ev->handling_ns);
-	char small[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
-	_cleanup_free_ char *big = NULL;
-	const char *line = NULL;
-	struct audit_why why;
-	bool record = true;
-	int n;
+	bool to_file = true;
 
 	pthread_mutex_lock(&a->lock);
 	a->notifications++;
@@ -109,7 +135,7 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	switch (ev->verdict) {
 	case DEVWL_VERDICT_CONTINUE:
 		a->continued++;
-		record = a->all;
+		to_file = a->all;
 		break;
 	case DEVWL_VERDICT_ALLOW:
 		a->allowed++;
@@ -122,18 +148,8 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 		break;
 	}
 	pthread_mutex_unlock(&a->lock);
-	audit_why_of(ev, reason, decider, &why, rule);
-	events_publish(ev, c ? c->owner_uid : EVENTS_ANY_OWNER, c ? c->id : "",
-		       c ? c->node_path : "", &why);
-	if (!record || !a->out)
-		return;
-	n = audit_line(ev, c ? c->id : "", c ? c->node_path : "", &why, small, &big, &line);
-	/* Whoever else takes records (a subscriber) takes this line, here. */
-	if (n < 0 || !sink_write(a->out, line, (size_t)n)) {
-		pthread_mutex_lock(&a->lock);
-		a->dropped++;
-		pthread_mutex_unlock(&a->lock);
-	}
+	record(a, ev, c ? c->owner_uid : EVENTS_ANY_OWNER, c ? c->id : "", c ? c->node_path : "",
+	       reason, decider, to_file);
 }
 
 void audit_record(struct audit *a, struct json_object *o, uid_t owner, const char *container)
@@ -147,7 +163,7 @@ void audit_record(struct audit *a, struct json_object *o, uid_t owner, const cha
 		return;
 	memcpy(line, s, n);
 	line[n] = '\n';
-	events_publish_line(line, n + 1, owner, container);
+	events_publish_line(line, n + 1, owner, container, false);
 	if (a->out && !sink_write(a->out, line, n + 1)) {
 		pthread_mutex_lock(&a->lock);
 		a->dropped++;
@@ -158,27 +174,13 @@ void audit_record(struct audit *a, struct json_object *o, uid_t owner, const cha
 void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
 			 const struct container *c)
 {
-	char small[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
-	_cleanup_free_ char *big = NULL;
-	const char *line = NULL;
 	struct devwl_event ev;
-	struct audit_why why;
-	int n;
 
 	audit_event_of_denial(denial, &ev);
 	pthread_mutex_lock(&a->lock);
 	a->kernel_denied++;
 	pthread_mutex_unlock(&a->lock);
-	audit_why_of(&ev, AUDIT_KERNEL_REASON, c->node, &why, rule);
-	events_publish(&ev, c->owner_uid, c->id, c->node_path, &why);
-	if (!a->out)
-		return;
-	n = audit_line(&ev, c->id, c->node_path, &why, small, &big, &line);
-	if (n < 0 || !sink_write(a->out, line, (size_t)n)) {
-		pthread_mutex_lock(&a->lock);
-		a->dropped++;
-		pthread_mutex_unlock(&a->lock);
-	}
+	record(a, &ev, c->owner_uid, c->id, c->node_path, AUDIT_KERNEL_REASON, c->node, true);
 }
 
 uint64_t audit_error(struct audit *a)

@@ -3,14 +3,14 @@
  * `devwlctl events`: a live stream of decisions, one audit line (common/audit-line.c) per
  * decision, to every control connection that asked for it.
  *
- * Nothing a subscriber does may slow devwld down. audit_event() hands each decision to
- * events_publish(), which, when anyone subscribes, formats it once and appends it to each
- * matching subscriber's buffer of EVENTS_BUFFER bytes under a mutex held for a memcpy;
- * a line that does not fit is dropped and counted, and the subscriber is told how many it
- * missed ({"missed":N}) as soon as there is room again. The sockets belong to one thread
- * of their own that sends without blocking and is woken through an eventfd: the
- * notification path never makes a system call for a subscriber, and whichever thread
- * handles notifications may publish.
+ * Nothing a subscriber does may slow devwld down. audit_event() formats each decision
+ * once, when anyone subscribes or an audit file takes it, and hands the line to
+ * events_publish_line(), which appends it to each matching subscriber's buffer of EVENTS_BUFFER
+ * bytes under a mutex held for a memcpy; a line that does not fit is dropped and counted, and the
+ * subscriber is told how many it missed ({"missed":N}) as soon as there is room again. The sockets
+ * belong to one thread of their own that sends without blocking and is woken through an eventfd:
+ * the notification path never makes a system call for a subscriber, and whichever thread handles
+ * notifications may publish.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,7 +24,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "audit-line.h"
 #include "events.h"
 #include "list.h"
 #include "log.h"
@@ -129,25 +128,16 @@ static void publish(const char *line, size_t n, uid_t owner, const char *contain
 		wake();
 }
 
-void events_publish(const struct devwl_event *e, uid_t owner, const char *container,
-		    const char *node, const struct audit_why *why)
+bool events_listening(void)
 {
-	char line[AUDIT_LINE_MAX];
-	int n;
-
-	if (atomic_load_explicit(&ev.nsubs, memory_order_relaxed) == 0)
-		return;
-	n = audit_format(e, container, node, why, line, sizeof(line));
-	if (n <= 0)
-		return;
-	publish(line, (size_t)n, owner, container, e->verdict == DEVWL_VERDICT_CONTINUE);
+	return atomic_load_explicit(&ev.nsubs, memory_order_relaxed) > 0;
 }
 
-void events_publish_line(const char *line, size_t n, uid_t owner, const char *container)
+void events_publish_line(const char *line, size_t n, uid_t owner, const char *container, bool cont)
 {
 	if (atomic_load_explicit(&ev.nsubs, memory_order_relaxed) == 0)
 		return;
-	publish(line, n, owner, container, false);
+	publish(line, n, owner, container, cont);
 }
 
 /* Send what a subscriber has; false when it is gone. Lock held. */

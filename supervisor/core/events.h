@@ -9,19 +9,18 @@
 
 #include "devwl.h"
 
-struct audit_why;
-
 /* A record whose container is known by its id alone (a selector binding's): a subscriber
  * of that id, whatever its owner, takes it. */
 #define EVENTS_ANY_OWNER ((uid_t)-1)
 
-/* A decision about owner's container, to every subscriber that wants it; never blocks,
+/* Whether anyone may take a record: when nobody does, a decision is not formatted for
+ * them. Any thread; a hint (a subscriber may come or go). */
+bool events_listening(void);
+/* One JSON line with its newline (a decision's, formatted once by the audit; or another
+ * record: a device attached, say) about owner's container, to every subscriber of it or
+ * of all; cont: a CONTINUE decision, for the subscribers of --all only. Never blocks,
  * never fails. */
-void events_publish(const struct devwl_event *ev, uid_t owner, const char *container,
-		    const char *node, const struct audit_why *why);
-/* A record that is not a decision (one JSON line with its newline: a device attached,
- * say) about owner's container, to every subscriber of it or of all. */
-void events_publish_line(const char *line, size_t n, uid_t owner, const char *container);
+void events_publish_line(const char *line, size_t n, uid_t owner, const char *container, bool cont);
 /* Stream decisions (CONTINUE ones too if all; only those of the container owner, id if
  * container is not NULL: a full id, resolved by the caller, resolve.h) to fd, taken over on
  * success, after an "ok" line. -EBUSY (too many), -ENOMEM. */

@@ -39,8 +39,6 @@ void follow_env(const struct devwld *d, struct selector_env *env)
 	};
 }
 
-static const char *const host_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
-
 bool follow_cdi_needed(const struct devwld *d, bool attached_cdi)
 {
 	bool any = attached_cdi;
@@ -54,7 +52,7 @@ int follow_cdi_load(const struct devwld *d, struct cdi_registry **ret)
 {
 	if (d->cfg.n_cdi_dirs)
 		return cdi_load(d->cfg.cdi_dirs, d->cfg.n_cdi_dirs, ret);
-	return cdi_load(host_cdi_dirs, ARRAY_SIZE(host_cdi_dirs), ret);
+	return cdi_load(cdi_default_dirs, ARRAY_SIZE(cdi_default_dirs), ret);
 }
 
 void follow_cdi_report(const struct cdi_registry *reg)

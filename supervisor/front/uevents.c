@@ -54,8 +54,6 @@
 	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF |   \
 	 IN_MOVE_SELF | IN_ONLYDIR)
 
-static const char *const default_cdi_dirs[] = {"/etc/cdi", "/var/run/cdi"};
-
 struct follow {
 	struct source *nl, *ino; /* NULL while closed */
 	int *wd;		 /* per CDI directory; -1: not watched (missing) */
@@ -76,12 +74,12 @@ struct follow {
 
 static size_t n_dirs(const struct devwld *d)
 {
-	return d->cfg.n_cdi_dirs ? d->cfg.n_cdi_dirs : ARRAY_SIZE(default_cdi_dirs);
+	return d->cfg.n_cdi_dirs ? d->cfg.n_cdi_dirs : ARRAY_SIZE(cdi_default_dirs);
 }
 
 static const char *dir_at(const struct devwld *d, size_t i)
 {
-	return d->cfg.n_cdi_dirs ? d->cfg.cdi_dirs[i] : default_cdi_dirs[i];
+	return d->cfg.n_cdi_dirs ? d->cfg.cdi_dirs[i] : cdi_default_dirs[i];
 }
 
 /* The specs read for the refreshes from now on (reg taken over; NULL: none). */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The handler threads: a job is one fd's turn on a thread (serve.c, top). */
+#include "event.h"
 #include "serve-internal.h"
 
 /* ---- jobs ------------------------------------------------------------------------------ */
@@ -107,15 +108,7 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 	memset(w->resp, 0, w->resp_size);
 	w->resp->id = w->req->id;
 	w->resp->error = -EPERM;
-	*ev = (struct devwl_event){
-		.id = w->req->id,
-		.tid = (pid_t)w->req->pid,
-		.syscall_nr = w->req->data.nr,
-		.syscall = "unknown",
-		.path = "",
-		.verdict = DEVWL_VERDICT_DENY,
-		.error = EPERM,
-	};
+	devwl_event_init(ev, w->req->id, (pid_t)w->req->pid, w->req->data.nr, NULL);
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, w->resp) < 0)
 		return negerrno();
 	ev->handling_ns = now_ns() - start;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The watchdog: spares, migrations and answers for stuck calls (serve.c, top). */
+#include "event.h"
 #include "serve-internal.h"
 
 /* ---- the watchdog ---------------------------------------------------------------------- */
@@ -38,14 +39,8 @@ static void take_over(struct serve *s, struct worker *w, uint64_t id, uint64_t s
 		/* A record job_continue() made is malloc'ed: nothing in it is NULL unless set. */
 		res->path = NULL;
 		res->reason = "watchdog: stuck past --handler-timeout";
-		res->ev = (struct devwl_event){
-			.id = id,
-			.syscall = "unknown",
-			.path = "",
-			.verdict = DEVWL_VERDICT_DENY,
-			.error = EPERM,
-			.handling_ns = now - start,
-		};
+		devwl_event_init(&res->ev, id, 0, 0, NULL);
+		res->ev.handling_ns = now - start;
 		j->n++;
 	}
 	snprintf(msg, size,

@@ -22,7 +22,7 @@ cat >"$T/policy.json" <<'JSON'
                 "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm"] } ] }
 JSON
 start_devwld
-"$DEVWLCTL" --socket "$T/control.sock" events >"$T/events.out" 2>"$T/events.err" &
+"$DEVWLCTL" --socket "$T/control.sock" events --json >"$T/events.out" 2>"$T/events.err" &
 CHILD_PIDS+=("$!")
 for _ in $(seq 100); do
 	[ "$(stat_of events_subscribers)" = 1 ] && break
@@ -84,16 +84,18 @@ want_pid=$pid
 host_can_record pid || want_pid=null
 grep -q "container $id: kernel mode: cgroup v2 .*denials recorded" "$T/devwld.log" ||
 	fail "the log does not say the denials are recorded: $(grep "$id" "$T/devwld.log")"
-line=" $id /km $want_pid - - c 1:7 r deny EPERM ($reason: no rule allows it (rules: c 1:3 rwm, "
-[ "$want_pid" = null ] && line=" $id /km - - - c 1:7 r deny EPERM ($reason: "
-wait_for "$T/events.out" "$line" || fail "devwlctl events: $(cat "$T/events.out")"
-pass "$RT: devwlctl events: $(grep -m1 -F "$reason" "$T/events.out" | cut -d' ' -f2-)"
-jq -e -s --arg id "$id" --arg r "$reason" --argjson pid "$want_pid" '
-	map(select(.container == $id and .decision == "deny")) | length == 1 and
+# The same record to devwlctl events and the audit: the device and rule, no call, no path.
+record='map(select(.container == $id and .decision == "deny")) | length == 1 and
 	(.[0] | .node == "/km" and .device == "c 1:7" and .access == "r" and .pid == $pid and
 		.reason == $r and .errno == "EPERM" and .syscall == null and .path == null and
-		(.rule | startswith("no rule allows it")))' "$T/audit.jsonl" >/dev/null ||
-	fail "the audit: $(grep "$id" "$T/audit.jsonl")"
+		(.rule | startswith("no rule allows it (rules: c 1:3 rwm, ")))'
+wait_for "$T/events.out" "\"reason\":\"$reason\"" || fail "devwlctl events: $(cat "$T/events.out")"
+jq -e -s --arg id "$id" --arg r "$reason" --argjson pid "$want_pid" "$record" "$T/events.out" \
+	>/dev/null || fail "devwlctl events: $(cat "$T/events.out")"
+pass "$RT: devwlctl events: $(grep -m1 -F "$reason" "$T/events.out")"
+wait_for "$T/audit.jsonl" "\"reason\":\"$reason\"" || fail "the audit: $(grep "$id" "$T/audit.jsonl")"
+jq -e -s --arg id "$id" --arg r "$reason" --argjson pid "$want_pid" "$record" "$T/audit.jsonl" \
+	>/dev/null || fail "the audit: $(grep "$id" "$T/audit.jsonl")"
 pass "$RT: the audit records the kernel's refusal of c 1:7 r by pid $want_pid, nothing for c 1:5"
 [ "$(stat_of kernel_denied)" = 1 ] || fail "stats: $(ctl stats | grep kernel)"
 [ "$(stat_of notifications)" = 0 ] && [ "$(stat_of denied)" = 0 ] ||

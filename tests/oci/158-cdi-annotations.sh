@@ -85,7 +85,7 @@ start() {
 		"$T/control.sock" "$1" || fail "$1 never reached devwld: $(cat "$T/$1.out")"
 }
 # devwlctl itself, not the ctl function: $! must be its pid, for the cleanup to kill it.
-"$DEVWLCTL" --socket "$T/control.sock" events --follow >"$T/events.txt" 2>&1 &
+"$DEVWLCTL" --socket "$T/control.sock" events --json --follow >"$T/events.out" 2>&1 &
 CHILD_PIDS+=("$!")
 
 a=cdi-a-$$ b=cdi-b-$$ c=cdi-c-$$
@@ -121,8 +121,14 @@ for want in '"nope": not VENDOR/CLASS=NAME' '"": empty name' '"test.devwl.org/di
 	grep -qF "annotation cdi.k8s.io/bad: $want" "$T/refused.txt" ||
 		fail "no refusal '$want' in the audit: $(cat "$T/refused.txt")"
 done
-wait_for "$T/events.txt" "$a selector /lab/$a allow cdi:test.devwl.org/disk=d0: granted b 7:$M0 rw (cdi annotation)" ||
-	fail "devwlctl events: $(cat "$T/events.txt")"
+# The JSON lines: --follow says on stderr (here too) when it subscribes again.
+granted_event() {
+	grep '^{' "$T/events.out" | jq -e -s --arg id "$a" --arg g "b 7:$M0 rw" '
+	map(select(.event == "selector" and .container == $id and .node == "/lab/" + $id and
+		.binding == "allow" and .selector == "cdi:test.devwl.org/disk=d0" and
+		any((.granted // [])[]; . == $g) and .cause == "cdi annotation")) | length >= 1' >/dev/null
+}
+wait_until 60 granted_event || fail "devwlctl events: $(cat "$T/events.out")"
 pass "$RT: the grant recorded with $a and cause \"cdi annotation\" (audit, devwlctl events); \"nope\", an empty name and a wildcard refused by reason, $a served all the same"
 
 start "$b" /lab/$b '{"io.example/other": "x"}'

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Audit records (common/audit-line.c): the mode record of devwl-run and devwld, and the
- * record of what a kernel-mode device program refused. */
+/* Audit records (common/audit-line.c): the mode record of devwl-run and devwld, the
+ * record of what a kernel-mode device program refused, and a decision's record read once
+ * and formatted without reading anything. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,27 @@
 #include <cmocka.h>
 
 #include "audit-line.h"
+#include "util.h"
+
+/* The opens of a /proc/TID/status (the link wraps openat: tests/unit/CMakeLists.txt). */
+static int status_opens;
+
+int __real_openat(int dirfd, const char *path, int flags, ...);
+int __wrap_openat(int dirfd, const char *path, int flags, ...);
+int __wrap_openat(int dirfd, const char *path, int flags, ...)
+{
+	size_t n = strlen(path);
+	mode_t mode = 0;
+	va_list ap;
+
+	if (n >= 7 && !strcmp(path + n - 7, "/status"))
+		status_opens++;
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = (mode_t)va_arg(ap, int);
+	va_end(ap);
+	return __real_openat(dirfd, path, flags, mode);
+}
 
 static void expect_mode(const struct audit_mode *m, const char *want)
 {
@@ -88,9 +112,9 @@ static void test_audit_event_of_denial(void **state)
 				       .pid = 4242,
 				       .tid = 4243};
 	struct devwl_policy *p = devwl_policy_new();
-	char buf[AUDIT_LINE_SMALL], rule[EXPLAIN_MAX];
+	char buf[AUDIT_LINE_SMALL];
+	struct audit_decision dec;
 	struct devwl_event ev;
-	struct audit_why why;
 	const char *tail;
 	int n;
 
@@ -100,9 +124,9 @@ static void test_audit_event_of_denial(void **state)
 	audit_event_of_denial(&d, &ev);
 	assert_int_equal(ev.verdict, DEVWL_VERDICT_DENY);
 	assert_int_equal(ev.error, EPERM);
-	audit_why_of(&ev, AUDIT_KERNEL_REASON, devwl_policy_find(p, "/"), &why, rule);
-	assert_non_null(why.rule);
-	n = audit_format(&ev, "ctr", "/", &why, buf, sizeof(buf));
+	audit_decision_of(&ev, "ctr", "/", AUDIT_KERNEL_REASON, devwl_policy_find(p, "/"), &dec);
+	assert_non_null(dec.why.rule);
+	n = audit_format(&dec, buf, sizeof(buf));
 	assert_true(n > 0);
 	/* After the time, which changes. */
 	tail = strstr(buf, ",\"container\"");
@@ -127,15 +151,53 @@ static void test_audit_format_continue_pid(void **state)
 				 .path = "/f",
 				 .access = DEVWL_ACC_READ,
 				 .verdict = DEVWL_VERDICT_CONTINUE};
-	struct audit_why why = {.reason = "not resolved by devwl"};
 	char buf[AUDIT_LINE_SMALL], want[64];
+	struct audit_decision d;
 
 	(void)state;
 	snprintf(want, sizeof(want), ",\"pid\":%d,\"tid\":%d,", (int)getpid(), (int)gettid());
-	assert_true(audit_format(&ev, "ctr", "/", &why, buf, sizeof(buf)) > 0);
+	audit_decision_of(&ev, "ctr", "/", "not resolved by devwl", NULL, &d);
+	assert_true(audit_format(&d, buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, want));
-	assert_true(audit_format(&ev, "ctr", "/", NULL, buf, sizeof(buf)) > 0);
+	status_opens = 0;
+	audit_decision_of(&ev, "ctr", "/", NULL, NULL, &d);
+	assert_int_equal(status_opens, 0);
+	assert_true(audit_format(&d, buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, ",\"pid\":null,"));
+}
+
+/*
+ * A denial whose event does not name the process (libdevwl read no credentials): the
+ * record reads /proc/TID/status once, when it is built, and formatting it again and again
+ * (for the file, for each subscriber) reads nothing and gives the same line, time and all.
+ */
+static void test_audit_decision_of_reads_once(void **state)
+{
+	struct devwl_event ev = {.tid = (int)gettid(),
+				 .syscall = "openat",
+				 .path = "/dev/x",
+				 .type = DEVWL_DEV_CHAR,
+				 .major = 1,
+				 .minor = 3,
+				 .access = DEVWL_ACC_READ,
+				 .verdict = DEVWL_VERDICT_DENY,
+				 .error = EPERM};
+	char one[AUDIT_LINE_SMALL], two[AUDIT_LINE_SMALL], want[64];
+	_cleanup_free_ char *big = NULL;
+	const char *line = NULL;
+	struct audit_decision d;
+
+	(void)state;
+	status_opens = 0;
+	audit_decision_of(&ev, "ctr", "/", "policy", NULL, &d);
+	assert_int_equal(status_opens, 1);
+	assert_true(audit_format(&d, one, sizeof(one)) > 0);
+	assert_true(audit_line(&d, two, &big, &line) > 0);
+	assert_int_equal(status_opens, 1);
+	assert_string_equal(one, line);
+	snprintf(want, sizeof(want), ",\"pid\":%d,\"tid\":%d,", (int)getpid(), (int)gettid());
+	assert_non_null(strstr(one, want));
+	assert_non_null(strstr(one, ",\"access\":\"r\",\"decision\":\"deny\","));
 }
 
 int main(void)
@@ -146,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_audit_mode_format_too_small),
 		cmocka_unit_test(test_audit_event_of_denial),
 		cmocka_unit_test(test_audit_format_continue_pid),
+		cmocka_unit_test(test_audit_decision_of_reads_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What devwlctl says when devwld cannot be reached (tools/ctlmsg.c): which socket it
- * tried and where that path came from, and for each cause what to do.
+ * What devwlctl says (tools/ctlmsg.c) when devwld cannot be reached: which socket it
+ * tried and where that path came from, and for each cause what to do; and the lines of
+ * devwlctl events for people, each kind of record column by column (the oci tests read
+ * --json; tests/oci/75-events.sh checks one decision's line end to end).
  */
 #include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,6 +77,79 @@ static void test_ctl_socket_error_other(void **state)
 	assert_int_equal(strlen(small), sizeof(small) - 1);
 }
 
+/* ctl_event_print() of the JSON line json, compared with want. */
+static void expect_event(const char *json, const char *want)
+{
+	struct json_object *obj = json_tokener_parse(json);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(obj);
+	assert_non_null(f);
+	ctl_event_print(f, obj);
+	fclose(f);
+	json_object_put(obj);
+	if (strcmp(text, want))
+		fail_msg("printed '%s', want '%s'", text, want);
+	free(text);
+}
+
+#define ID64 "4f1c2a9be07d1111111111111111111111111111111111111111111111111111"
+
+static void test_ctl_event_print_decision(void **state)
+{
+	(void)state;
+	expect_event("{\"time\":\"2026-12-03T16:54:01.123456789Z\",\"container\":\"ev-1\","
+		     "\"node\":\"/containers/ev-1\",\"pid\":42,\"tid\":43,\"syscall\":\"mknodat\","
+		     "\"path\":\"/tmp/mem\",\"device\":\"c 1:1\",\"access\":\"m\","
+		     "\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"policy\","
+		     "\"rule\":\"no rule allows it\",\"handling_ns\":9}",
+		     "16:54:01.123 ev-1 /containers/ev-1 42 mknodat /tmp/mem c 1:1 m deny EPERM "
+		     "(policy: no rule allows it)\n");
+	/* A long id as 12 characters, in its node too; null fields as "-" (a kernel denial). */
+	expect_event("{\"time\":\"2026-12-03T16:54:01.123456789Z\",\"container\":\"" ID64 "\","
+		     "\"node\":\"/containers/" ID64 "\",\"pid\":null,\"tid\":0,\"syscall\":null,"
+		     "\"path\":null,\"device\":\"c 1:7\",\"access\":\"r\",\"decision\":\"deny\","
+		     "\"errno\":\"EPERM\",\"reason\":\"kernel device program (kernel mode)\"}",
+		     "16:54:01.123 4f1c2a9be07d /containers/{id} - - - c 1:7 r deny EPERM "
+		     "(kernel device program (kernel mode))\n");
+	/* A plain allow: nothing after the decision. */
+	expect_event(
+		"{\"time\":\"2026-12-03T16:54:01.123456789Z\",\"container\":\"c\",\"node\":\"/n\","
+		"\"pid\":1,\"syscall\":\"openat\",\"path\":\"/dev/null\",\"device\":\"c 1:3\","
+		"\"access\":\"w\",\"decision\":\"allow\"}",
+		"16:54:01.123 c /n 1 openat /dev/null c 1:3 w allow\n");
+}
+
+static void test_ctl_event_print_record(void **state)
+{
+	(void)state;
+	expect_event("{\"time\":\"2026-12-03T16:54:01.123456789Z\",\"event\":\"attach\","
+		     "\"container\":\"a\",\"node\":\"/lab/a\",\"path\":\"/dev/loop3\","
+		     "\"device\":\"b 7:3\",\"access\":\"rw\",\"result\":\"attached\"}",
+		     "16:54:01.123 a /lab/a attach /dev/loop3 b 7:3 rw attached\n");
+	expect_event(
+		"{\"time\":\"2026-12-03T16:54:01.123456789Z\",\"event\":\"attach\","
+		"\"container\":\"a\",\"node\":\"/lab/a\",\"path\":\"/dev/xdisk\","
+		"\"device\":\"b 7:4\",\"old_device\":\"b 7:3\",\"access\":\"rw\","
+		"\"result\":\"back\",\"selector\":\"loop:/a.img\",\"cause\":\"uevent add\"}",
+		"16:54:01.123 a /lab/a attach /dev/xdisk b 7:4 rw back by loop:/a.img, was b 7:3 "
+		"[uevent add]\n");
+}
+
+static void test_ctl_event_print_selector(void **state)
+{
+	(void)state;
+	expect_event(
+		"{\"time\":\"2026-12-03T16:54:01.123456789Z\",\"event\":\"selector\","
+		"\"container\":\"a\",\"node\":\"/lab/a\",\"binding\":\"allow\","
+		"\"selector\":\"cdi:test.devwl.org/disk=d0\",\"revoked\":[],"
+		"\"granted\":[\"b 7:0 rw\"],\"cause\":\"cdi annotation\"}",
+		"16:54:01.123 a selector /lab/a allow cdi:test.devwl.org/disk=d0: granted b 7:0 rw "
+		"(cdi annotation)\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -79,6 +157,9 @@ int main(void)
 		cmocka_unit_test(test_ctl_socket_error_not_running),
 		cmocka_unit_test(test_ctl_socket_error_permission),
 		cmocka_unit_test(test_ctl_socket_error_other),
+		cmocka_unit_test(test_ctl_event_print_decision),
+		cmocka_unit_test(test_ctl_event_print_record),
+		cmocka_unit_test(test_ctl_event_print_selector),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
