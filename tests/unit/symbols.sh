@@ -21,18 +21,16 @@ trap 'rm -rf "$T"' EXIT
 
 declared=$(grep -ho 'devwl_[a-z_0-9]*(' "$header" | tr -d '(' | sort -u)
 globals() { awk 'NF == 3 && $3 !~ /^__/ { print $3 }' | sort -u; }
-in_archive=$(nm -g --defined-only "$archive" | globals)
+# same WHAT LIST: LIST is the header's functions, or fail naming WHAT.
+same() {
+	[ "$declared" = "$2" ] && return 0
+	echo "FAIL: the $1's global definitions differ from the header (< header, > $1):" >&2
+	diff <(echo "$declared") <(echo "$2") >&2 || true
+	exit 1
+}
+same archive "$(nm -g --defined-only "$archive" | globals)"
 # The shared library's version nodes (DEVWL_0.1...) are absolute symbols, not code.
-in_so=$(nm -D --defined-only "$so" | awk '$2 != "A"' | sed 's/@.*//' | globals)
-for what in archive so; do
-	var=in_$what
-	if [ "$declared" != "${!var}" ]; then
-		echo "FAIL: the $what's global definitions differ from the header" \
-			"(< header, > $what):" >&2
-		diff <(echo "$declared") <(echo "${!var}") >&2 || true
-		exit 1
-	fi
-done
+same so "$(nm -D --defined-only "$so" | awk '$2 != "A"' | sed 's/@.*//' | globals)"
 echo "ok - libdevwl.a and libdevwl.so define globally the $(echo "$declared" | wc -l)" \
 	"functions of devwl.h and nothing else"
 
