@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define DEVWL_VERSION_MAJOR 0
-#define DEVWL_VERSION_MINOR 1
+#define DEVWL_VERSION_MINOR 6
 #define DEVWL_VERSION_MICRO 0
 
 /* True when the headers are at least version a.b.c (unlike liburing's inverted check). */
@@ -39,7 +39,7 @@ extern "C" {
 	  (DEVWL_VERSION_MINOR > (b) ||                                                            \
 	   (DEVWL_VERSION_MINOR == (b) && DEVWL_VERSION_MICRO >= (c)))))
 
-/* The version of the library actually loaded, e.g. "0.1.0". Never NULL. */
+/* The version of the library actually loaded, e.g. "0.6.0". Never NULL. */
 const char *devwl_version(void);
 
 /* ---------------------------------------------------------------------------------- */

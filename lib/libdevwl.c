@@ -9,9 +9,18 @@
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 
+/* CMakeLists.txt's project(VERSION) is the version (doc/HACKING.md, "ABI and SONAME
+ * policy"); the header's macros are a copy an embedder compiles against, so a copy that
+ * disagrees does not build. */
+_Static_assert(DEVWL_VERSION_MAJOR == DEVWL_PROJECT_VERSION_MAJOR &&
+		       DEVWL_VERSION_MINOR == DEVWL_PROJECT_VERSION_MINOR &&
+		       DEVWL_VERSION_MICRO == DEVWL_PROJECT_VERSION_PATCH,
+	       "include/devwl.h's DEVWL_VERSION_* differ from CMakeLists.txt's project(VERSION)");
+
 DEVWL_EXPORT const char *devwl_version(void)
 {
-	return STR(DEVWL_VERSION_MAJOR) "." STR(DEVWL_VERSION_MINOR) "." STR(DEVWL_VERSION_MICRO);
+	return STR(DEVWL_PROJECT_VERSION_MAJOR) "." STR(DEVWL_PROJECT_VERSION_MINOR) "." STR(
+		DEVWL_PROJECT_VERSION_PATCH);
 }
 
 static devwl_log_fn log_fn;

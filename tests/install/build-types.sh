@@ -30,7 +30,7 @@ work=${2:?usage: build-types.sh [--all] SOURCE WORKDIR}
 
 types=(None Debug Release RelWithDebInfo MinSizeRel)
 # cc:type[:targets]; no targets is all of them.
-programs="devwl devwl_static devwlctl devwl-run devwld devwl-oci-hook"
+programs="devwl devwl_archive devwl_static devwlctl devwl-run devwld devwl-oci-hook"
 configs=()
 if $all; then
 	for t in "${types[@]}"; do configs+=("gcc:$t" "clang:$t"); done
