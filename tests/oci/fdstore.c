@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -66,6 +67,9 @@ static pid_t start(char **cmd, const char *sock)
 		char buf[32];
 		size_t len = 0;
 
+		/* A test that fails kills us: the service must not outlive its manager. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			_exit(127);
 		setenv("NOTIFY_SOCKET", sock, 1);
 		if (nstore) {
 			/* Out of the way first: a stored fd may sit where another must go. */
