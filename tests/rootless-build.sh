@@ -1,11 +1,14 @@
 # shellcheck shell=bash
-# Sourced by tests/live/82-buildah-build.sh and bench/imagebuild.sh: a rootless image build
-# by uid 65534 with buildah on fuse-overlayfs, set up once for both.
+# Sourced by tests/live/82-buildah-build.sh, tests/live/83-podman-build.sh and
+# bench/imagebuild.sh: a rootless image build by uid 65534 with buildah (or podman build,
+# the same library) on fuse-overlayfs, set up once for each.
 #
-#   rb_missing            print what this host lacks for it (nothing: it can run)
-#   rb_setup DIR BASE     the build context, the user's home and storage in DIR (0755,
+#   rb_missing [TOOL]     print what this host lacks for it (nothing: it can run)
+#   rb_setup DIR BASE [TOOL]
+#                         the build context, the user's home and storage in DIR (0755,
 #                         root's), subuid and subgid ranges BASE..BASE+65535 for uid 65534
-#                         added to /etc/subuid and /etc/subgid (rb_restore puts them back)
+#                         added to /etc/subuid and /etc/subgid (rb_restore puts them back);
+#                         TOOL buildah (the default) or podman
 #   rb_build OUT CMD...   one build as root runs it: CMD... (e.g. devwl-run ... --, or env)
 #                         runs the user's buildah; output in OUT, status returned (124: it
 #                         did not end within 150 s)
@@ -19,11 +22,13 @@
 # The image: FROM scratch, COPY a static busybox and a file, RUN busybox, which prints the
 # file, the root's filesystem type ("root: fuse.fuse-overlayfs") and its uid_map, in one
 # write: buildah's chroot isolation was seen to lose the lines after a RUN's first write
-# when the RUN ends at once.
+# when the RUN ends at once. podman builds the same way (--isolation=chroot), offline (FROM
+# scratch pulls nothing); its containers.conf keeps it from the systemd it does not have in
+# the user's session: its events to a file, its cgroups by cgroupfs.
 
 rb_missing() {
 	local p
-	for p in buildah fuse-overlayfs newuidmap newgidmap setpriv nsenter timeout file; do
+	for p in ${1:-buildah} fuse-overlayfs newuidmap newgidmap setpriv nsenter timeout file; do
 		command -v $p >/dev/null || {
 			echo "no $p (Debian packages buildah, fuse-overlayfs, uidmap)"
 			return
@@ -47,7 +52,7 @@ rb_missing() {
 
 RB_DIR=
 rb_setup() {
-	local d=$1 base=$2 h=$1/home f
+	local d=$1 base=$2 tool=${3:-buildah} h=$1/home f build
 	mkdir -p "$d" || return 1
 	RB_DIR=$d
 	for f in subuid subgid; do
@@ -76,6 +81,12 @@ graphroot = "$h/storage"
 [storage.options.overlay]
 mount_program = "$(command -v fuse-overlayfs)"
 EOF
+	build="buildah build --layers=false"
+	if [ "$tool" = podman ]; then
+		build="podman build --layers=false --isolation=chroot"
+		printf '%s\n' "[engine]" 'events_logger = "file"' 'cgroup_manager = "cgroupfs"' \
+			>"$h/.config/containers/containers.conf"
+	fi
 	chown -R 65534:65534 "$h" "$d/ctx"
 	chmod 700 "$h/run"
 	mknod -m 666 "$d/fuse" c 10 229 || return 1
@@ -96,7 +107,7 @@ done
 	XDG_RUNTIME_DIR=$h/run XDG_CONFIG_HOME=$h/.config XDG_DATA_HOME=$h/.local/share \
 	_CONTAINERS_USERNS_CONFIGURED=1 _CONTAINERS_ROOTLESS_UID=65534 \
 	_CONTAINERS_ROOTLESS_GID=65534 BUILDAH_ISOLATION=chroot \
-	buildah build --layers=false -t devwl-build -f $d/ctx/Containerfile $d/ctx
+	$build -t devwl-build -f $d/ctx/Containerfile $d/ctx
 SH
 }
 

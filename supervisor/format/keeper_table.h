@@ -25,6 +25,9 @@
 /* 2: slots carry records (rec_len, the record area). A version 1 table (no records, its
  * rec_len fields 0) a re-executed keeper grows into version 2 in place. */
 #define KEEPER_VERSION 2u
+/* flags: the table and every slot's fd are in systemd's file descriptor store (keeper.c),
+ * so a re-executed keeper need not hand them over again. */
+#define KEEPER_STORED 1u
 /* One slot per container process; the table's pages are only touched up to nslots. */
 #define KEEPER_SLOTS_MAX (1u << 20)
 /*
@@ -60,7 +63,7 @@ struct keeper_slot {
 struct keeper_table {
 	uint32_t magic, version;
 	uint32_t nslots; /* high-water mark, kept by the keeper: slots [0, nslots) were used */
-	uint32_t pad;
+	uint32_t flags;	 /* KEEPER_STORED; 0 in a table of a keeper before it */
 	struct keeper_slot slot[];
 };
 

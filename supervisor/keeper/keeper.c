@@ -19,7 +19,12 @@
  *     (a new binary after an upgrade), fds kept open across exec, and starts a worker;
  *   - forwards SIGHUP and SIGUSR2 to the worker, SIGTERM/SIGINT too (then exits with it),
  *     and the worker's sd_notify messages to $NOTIFY_SOCKET (only the main process may
- *     send them).
+ *     send them);
+ *   - under systemd, hands the table and a duplicate of every notify fd to systemd's file
+ *     descriptor store as it takes them, and drops them there as it lets them go, so that
+ *     a `systemctl restart` (a stop and a start: this process killed) loses no container:
+ *     the next keeper gets them back at its start (LISTEN_FDS) and goes on as a
+ *     re-executed one would. systemd flushes the store when the service stops for good.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +78,7 @@ struct keeper {
 	unsigned int gen;
 	bool ever_ready; /* some worker served: later failures are crashes, not bad config */
 	bool stopping;
+	bool fdstore; /* systemd started us: fds go to its store too */
 	uint64_t started_ms, next_start_ms;
 	unsigned int quick_crashes;
 	struct seccomp_notif_resp *resp;
@@ -155,10 +161,45 @@ static int table_map(struct keeper *k, bool fresh)
 	return 0;
 }
 
-static void slot_close(struct keeper *k, uint32_t i)
+/* The name of the table and of slot i's fd in systemd's store: the tag in it, so that a
+ * slot's earlier fd (one whose removal systemd missed) is never taken for its current one.
+ * At most 25 characters ("s1048575-" and 16 digits): the unit's FileDescriptorStoreMax= says
+ * why that matters. */
+#define STORE_TABLE_NAME "devwld-table"
+static void slot_name(uint32_t i, uint64_t tag, char buf[SERVICE_FDNAME_MAX])
+{
+	snprintf(buf, SERVICE_FDNAME_MAX, "s%u-%016llx", i, (unsigned long long)tag);
+}
+
+static void slot_store(struct keeper *k, uint32_t i)
+{
+	const struct keeper_slot *s = &k->table->slot[i];
+	char name[SERVICE_FDNAME_MAX];
+	int r;
+
+	if (!k->fdstore || s->fd < 0)
+		return;
+	slot_name(i, s->tag, name);
+	/* Polled: a container gone (its filter without tasks: POLLHUP) leaves the store. */
+	r = service_store_fd(s->fd, name, true);
+	if (r < 0)
+		log_msg("keeper: slot %u: cannot hand its fd to systemd (%s): a systemctl restart "
+			"loses its process",
+			i, strerror(-r));
+}
+
+/* forget: also drop it from systemd's store (not when we exit: the store keeps it for
+ * the next devwld). */
+static void slot_close(struct keeper *k, uint32_t i, bool forget)
 {
 	struct keeper_slot *s = &k->table->slot[i];
 
+	if (s->fd >= 0 && forget && k->fdstore) {
+		char name[SERVICE_FDNAME_MAX];
+
+		slot_name(i, s->tag, name);
+		service_forget_fd(name);
+	}
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
@@ -196,18 +237,19 @@ static void take_msg(struct keeper *k, const struct keeper_msg *m, int *fds, siz
 			 */
 			while (k->table->nslots <= m->slot)
 				k->table->slot[k->table->nslots++].fd = -1;
-			slot_close(k, m->slot);
+			slot_close(k, m->slot, true);
 			k->table->slot[m->slot].fd = fds[0];
 			k->table->slot[m->slot].tag = m->tag;
 			/* Whose the fd is, for the next worker: the bytes as they came. */
 			memcpy(KEEPER_REC(k->table, m->slot), m->data, m->len);
 			k->table->slot[m->slot].rec_len = m->len;
+			slot_store(k, m->slot);
 			used = 1;
 		}
 		break;
 	case KMSG_DEL:
 		if (m->slot < k->table->nslots)
-			slot_close(k, m->slot);
+			slot_close(k, m->slot, true);
 		break;
 	case KMSG_READY:
 		k->ever_ready = true;
@@ -449,6 +491,94 @@ static int parse_env(struct keeper *k, const char *v)
 	return 0;
 }
 
+/*
+ * A start by systemd after a stop, a restart or a crash of the whole service: what the
+ * last keeper handed to the file descriptor store comes back (LISTEN_FDS). Its table says
+ * whose process each slot holds; a slot gets the stored fd named for its slot and tag, or
+ * is let go. Returns the slots kept; k->table mapped from the store, or left unmapped.
+ */
+static uint32_t take_store(struct keeper *k)
+{
+	_cleanup_free_ struct stored_fd *fds = NULL;
+	char name[SERVICE_FDNAME_MAX];
+	uint32_t kept = 0, lost = 0;
+	size_t n = 0;
+	int r = service_stored_fds(&fds, &n);
+
+	if (r < 0)
+		log_msg("keeper: the fds systemd passed: %s; starting afresh", strerror(-r));
+	for (size_t j = 0; j < n && k->table_fd < 0; j++)
+		if (!strcmp(fds[j].name, STORE_TABLE_NAME)) {
+			k->table_fd = fds[j].fd;
+			fds[j].fd = -1;
+		}
+	if (k->table_fd >= 0) {
+		r = table_map(k, false);
+		if (r < 0) {
+			log_msg("keeper: the slot table in systemd's store is unusable (%s); "
+				"starting afresh",
+				strerror(-r));
+			if (k->table)
+				munmap(k->table, KEEPER_TABLE_SIZE);
+			k->table = NULL;
+			close(k->table_fd);
+			k->table_fd = -1;
+			service_forget_fd(STORE_TABLE_NAME);
+		}
+	}
+	for (uint32_t i = 0; k->table && i < k->table->nslots; i++) {
+		struct keeper_slot *s = &k->table->slot[i];
+		size_t j;
+
+		if (s->fd < 0)
+			continue;
+		slot_name(i, s->tag, name);
+		for (j = 0; j < n && (fds[j].fd < 0 || strcmp(fds[j].name, name)); j++)
+			;
+		/* The number is the last keeper's; ours is the one systemd passed, or none
+		 * (the store was full, or systemd saw the container go). */
+		s->fd = j < n ? fds[j].fd : -1;
+		if (j < n) {
+			fds[j].fd = -1;
+			kept++;
+		} else {
+			slot_close(k, i, false);
+			lost++;
+		}
+	}
+	/* Nothing of ours names them: systemd need not keep them either. */
+	for (size_t j = 0; j < n; j++)
+		if (fds[j].fd >= 0) {
+			close(fds[j].fd);
+			service_forget_fd(fds[j].name);
+		}
+	if (k->table)
+		log_msg("keeper: %u container processes taken back from systemd's file descriptor "
+			"store%s",
+			kept, lost ? " (some slots had no fd there: let go)" : "");
+	return kept;
+}
+
+/* Under systemd: the table and every fd not yet in its store handed to it. */
+static void store_all(struct keeper *k)
+{
+	int r;
+
+	if (!k->fdstore || (k->table->flags & KEEPER_STORED))
+		return;
+	/* Not polled: a memfd has nothing to report, and it must stay while we run. */
+	r = service_store_fd(k->table_fd, STORE_TABLE_NAME, false);
+	if (r < 0) {
+		log_msg("keeper: cannot hand the slot table to systemd (%s): a systemctl restart "
+			"loses the containers",
+			strerror(-r));
+		return;
+	}
+	for (uint32_t i = 0; i < k->table->nslots; i++)
+		slot_store(k, i);
+	k->table->flags |= KEEPER_STORED;
+}
+
 static int keeper_run(struct keeper *k)
 {
 	int r;
@@ -492,8 +622,17 @@ static int keeper_run(struct keeper *k)
 static void keeper_done(struct keeper *k)
 {
 	if (k->table) {
+		bool stored = k->fdstore && (k->table->flags & KEEPER_STORED);
+
+		/* systemd keeps its duplicates: then no worker answers what one had taken. */
+		if (stored && k->resp)
+			fail_inflight(k);
+		/* And the table, which the next keeper reads as we leave it: only our fds go. */
 		for (uint32_t i = 0; i < k->table->nslots; i++)
-			slot_close(k, i);
+			if (!stored)
+				slot_close(k, i, false);
+			else if (k->table->slot[i].fd >= 0)
+				close(k->table->slot[i].fd);
 		munmap(k->table, KEEPER_TABLE_SIZE);
 	}
 	if (k->table_fd >= 0)
@@ -518,7 +657,7 @@ static int keeper_start(struct keeper *k)
 	const char *env = secure_getenv(DEVWLD_ENV_KEEPER);
 	struct seccomp_notif_sizes sizes = {0};
 	sigset_t mask;
-	uint32_t kept = 0;
+	uint32_t kept = 0, taken = 0;
 	ssize_t n;
 	int r;
 
@@ -532,7 +671,10 @@ static int keeper_start(struct keeper *k)
 		log_msg("keeper: bad %s '%s'", DEVWLD_ENV_KEEPER, env);
 		return -EINVAL;
 	}
-	r = table_map(k, !env);
+	k->fdstore = service_fdstore();
+	if (!env && k->fdstore)
+		taken = take_store(k);
+	r = k->table ? 0 : table_map(k, !env);
 	unsetenv(DEVWLD_ENV_KEEPER);
 	if (r < 0) {
 		log_msg("keeper: slot table: %s", strerror(-r));
@@ -566,6 +708,11 @@ static int keeper_start(struct keeper *k)
 			kept += k->table->slot[i].fd >= 0;
 		log_msg("keeper: re-executed %s, %u container processes kept", k->self, kept);
 	}
+	/* The last keeper's worker was killed with it: what it had taken gets the answer of
+	 * a dead listener, as after a worker's crash. */
+	if (taken)
+		fail_inflight(k);
+	store_all(k);
 	return 0;
 }
 

@@ -11,9 +11,10 @@
 # nodes made with the caller's ids and capabilities; a hot-plug attach; a loop device
 # followed across a replug (uevents); the metrics on TCP and on a unix socket
 # (/etc/default/devwld); systemctl reload with a good and a bad policy; a planned restart
-# (every container served) and systemctl restart (a stop: the old containers' calls fail
-# closed, new ones are served) as devwld(8) EXAMPLES and RESTART describe them; devwld's
-# lines in the journal and its audit file. About 30 s after package-deb.
+# and systemctl restart (the fd store: a running container's own process served, granted
+# and refused, across it), then systemctl stop (the store flushed: fail closed), as
+# devwld(8) EXAMPLES and RESTART describe them; devwld's lines in the journal and its
+# audit file. About 70 s after package-deb (the restarts and the stop: about 7 s).
 set -euo pipefail
 
 skip() {
@@ -129,7 +130,9 @@ JSON
 			| .process.terminal = false
 			| .process.args = ["sh", "-c",
 				"n=0; while [ ! -e /tmp/stop-" + $id + " ]; do true </dev/zero || echo ERR $n;"
-				+ " n=$((n + 1)); [ $((n % 10)) = 0 ] && echo N $n; sleep 0.02; done"]
+				+ " n=$((n + 1)); [ $((n % 10)) = 0 ] && echo N $n;"
+				+ " if [ -e /tmp/cmd-" + $id + " ]; then sh /tmp/cmd-" + $id + " >/tmp/out-" + $id
+				+ " 2>&1; rm /tmp/cmd-" + $id + "; fi; sleep 0.02; done"]
 			| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW",
 				listenerPath: "/run/devwl/listen.sock",
 				architectures: ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
@@ -143,6 +146,18 @@ JSON
 			die "$1 never reached devwld: $(devwlctl containers)"
 	}
 	probe() { timeout 30 runc exec "$1" sh -c "$2" </dev/null 2>&1 || true; }
+	# in_proc ID CMD: CMD run by ID's own process, as a child of it (its seccomp filter,
+	# the notify fd devwld got at its start, not a runc exec's new one), and its output.
+	in_proc() {
+		rm -f "rootfs/tmp/out-$1"
+		printf '%s\n' "$2" >"rootfs/tmp/new-$1" && mv "rootfs/tmp/new-$1" "rootfs/tmp/cmd-$1"
+		until_ok 30 sh -c '[ ! -e "$0" ]' "rootfs/tmp/cmd-$1" || return 1
+		cat "rootfs/tmp/out-$1"
+	}
+	# The command of served(): c 1:3 granted (mknod, write), c 1:1 refused.
+	SERVED='rm -f /tmp/p1 /tmp/p2; mknod /tmp/p1 c 1 3 && echo x >/tmp/p1 && echo MADE; mknod /tmp/p2 c 1 1 || echo REFUSED'
+	served() { [ "$(in_proc "$1" "$SERVED" | grep -v 'Operation not permitted')" = "MADE
+REFUSED" ] && in_proc "$1" "$SERVED" | grep -q 'p2: Operation not permitted'; }
 	# ticks ID: how many times its loop has reported.
 	ticks() { grep -c '^N ' "$1.out" || true; }
 	# going ID: it reports 3 more times, with no failed open.
@@ -160,6 +175,7 @@ JSON
 	out=$(probe c1 'mknod /tmp/null c 1 3 && echo x >/tmp/null && head -c 4 /dev/zero | wc -c')
 	[ "$out" = 4 ] || die "c1: c 1:3 made and written, /dev/zero read: '$out'"
 	going c1 || die "c1's own process: $(tail -3 c1.out)"
+	served c1 || die "c1's own process, c 1:3 and c 1:1: '$(in_proc c1 "$SERVED")'"
 	out=$(probe c1 'mknod /tmp/mem c 1 1 && echo MADE')
 	[[ $out = *"Operation not permitted"* ]] || die "c1: mknod c 1:1 (not in /lab): '$out'"
 	pass "runc container c1 on /lab/c1 ($mode mode): c 1:3 granted (mknod, write), c 1:1 refused (EPERM)"
@@ -263,21 +279,26 @@ MADE" ] || die "c1 after the planned restart: '$out'"
 	going c1 || die "c1's own process after the planned restart: $(grep -m3 ERR c1.out)"
 	pass "planned restart (systemctl kill -s USR2): main pid $pid kept, worker generation $((gen + 1)), c1's process served throughout ($(ticks c1)0 opens, none failed), its attach kept"
 
-	# systemctl restart: a stop and a start. devwld(8) EXAMPLES and RESTART: the new devwld keeps the
-	# hierarchy, not the containers the old one served (their trapped calls fail closed,
-	# ENOSYS); a container started afterwards is served. The metrics move to a unix socket.
+	# systemctl restart: a stop and a start, the keeper killed. devwld(8) EXAMPLES and
+	# RESTART: the notify fds wait in systemd's file descriptor store, and the new devwld
+	# takes them back; c1's own process is served throughout (its calls wait), granted
+	# and refused as before. A container started afterwards is served. The metrics move
+	# to a unix socket.
 	cp policy.good /etc/devwl/policy.json
 	echo "DEVWLD_OPTIONS=\"--metrics unix:/run/devwl/metrics.sock\"" >/etc/default/devwld
+	t0=$(date +%s%N)
 	systemctl restart devwld.service || die "systemctl restart devwld"
 	active || die "devwld.service $(systemctl is-active devwld.service) after systemctl restart"
 	[ "$(mainpid)" != "$pid" ] || die "systemctl restart kept main pid $pid"
-	until_ok 30 grep -q 'ERR.*\|Function not implemented' c1.out ||
-		die "c1's process after systemctl restart: $(tail -2 c1.out) (devwld(8): ENOSYS, fail closed)"
-	grep -q 'Function not implemented' c1.out || die "c1's failed open: $(grep -m2 ERR -A1 c1.out)"
+	until_ok 10 sh -c "journalctl -q -o cat -u devwld.service | grep -q 'keeper: [1-9][0-9]* container processes taken back from systemd.s file descriptor store'" ||
+		die "the new devwld took nothing from the fd store: $(journal | grep -m1 'taken back')"
+	going c1 || die "c1's own process after systemctl restart: $(grep -m2 ERR -A1 c1.out) (the fd store)"
+	served c1 || die "c1's own process after systemctl restart: '$(in_proc c1 "$SERVED")'"
+	pass "systemctl restart: new main pid $(mainpid); c1's own process served throughout ($(ticks c1)0 opens, none failed), c 1:3 granted, c 1:1 refused (EPERM): its notify fd kept in systemd's fd store ($(journal | grep 'taken back' | tail -1 | sed 's/.*keeper: //'); $((($(date +%s%N) - t0) / 1000000)) ms)"
 	start_ct c2
 	out=$(probe c2 'rm -f /tmp/null /tmp/mem; mknod /tmp/null c 1 3 && echo x >/tmp/null && echo OK; mknod /tmp/mem c 1 1')
 	[[ $out = *OK* && $out = *"mem: Operation not permitted"* ]] || die "c2 after systemctl restart: '$out'"
-	pass "systemctl restart: new main pid $(mainpid); c1 fails closed (ENOSYS), c2 granted and refused"
+	pass "a container started after systemctl restart: c2 granted and refused"
 
 	[ "$(stat -c %a /run/devwl/metrics.sock)" = 600 ] ||
 		die "/run/devwl/metrics.sock: mode $(stat -c %a /run/devwl/metrics.sock)"
@@ -296,6 +317,17 @@ MADE" ] || die "c1 after the planned restart: '$out'"
 	done
 	grep -q c2 /var/log/devwl/audit.jsonl || die "no record of c2 in /var/log/devwl/audit.jsonl"
 	pass "journalctl -u devwld: $(wc -l <journal.out) lines of devwld's; c2's records in /var/log/devwl/audit.jsonl"
+
+	# systemctl stop flushes the store: c1's process then fails closed (ENOSYS), and
+	# the devwld started afterwards has nothing of it to take back.
+	t0=$(date +%s%N) taken=$(journal | grep -c 'taken back') || true
+	systemctl stop devwld.service || die "systemctl stop devwld"
+	until_ok 30 grep -q 'Function not implemented' c1.out ||
+		die "c1's process after systemctl stop: $(tail -2 c1.out) (devwld(8): ENOSYS, fail closed)"
+	systemctl start devwld.service || die "systemctl start devwld"
+	[ "$(journal | grep -c 'taken back')" = "$taken" ] ||
+		die "the store survived systemctl stop: $(journal | grep 'taken back' | tail -1)"
+	pass "systemctl stop: the fd store flushed, c1's process fails closed (ENOSYS); started again afresh ($((($(date +%s%N) - t0) / 1000000)) ms)"
 	echo INSIDE-PASS
 }
 
