@@ -144,10 +144,11 @@ static bool names_device(const struct selector_env *env, const char *name, uint8
 {
 	struct selector_env quiet = env ? *env : (struct selector_env){0};
 	_cleanup_free_ struct devwl_rule *rules = NULL;
+	struct devwl_error err = {0}; /* selector_resolve() writes it on failure */
 	size_t n = 0;
 
 	quiet.warn = NULL; /* a candidate that matches nothing is no news */
-	if (selector_resolve_rule(&quiet, name, strlen(name), &rules, &n, NULL) < 0)
+	if (selector_resolve_rule(&quiet, name, strlen(name), &rules, &n, &err) < 0)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (rule_covers(&rules[i], type, major, minor))
@@ -437,9 +438,10 @@ static int cmp_rule(const void *a, const void *b)
 static bool within(struct devwl_node *check, const struct selector_env *env, const char *text)
 {
 	_cleanup_free_ struct devwl_rule *rules = NULL;
+	struct devwl_error err = {0};
 	size_t n = 0;
 
-	if (selector_resolve_rule(env, text, strlen(text), &rules, &n, NULL) < 0 || n == 0)
+	if (selector_resolve_rule(env, text, strlen(text), &rules, &n, &err) < 0 || n == 0)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (devwl_node_update(check, DEVWL_FILE_ALLOW, &rules[i]) < 0)
