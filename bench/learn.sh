@@ -45,12 +45,12 @@ now_ns() { date +%s%N; }
 # row SLUG NAME UNIT CMD...: CMD's figure (its output's ns_per_op, or the run's wall time in
 # ms) learning, then enforced (auto, authoritative), ROUNDS times interleaved.
 row() {
-	local slug=$1 name=$2 unit=$3 i m t0 fig
+	local slug=$1 name=$2 unit=$3 m t0 fig
 	shift 3
 	: >"$T/learn" && : >"$T/auto" && : >"$T/auth" && : >"$T/r_auto" && : >"$T/r_auth"
 	"$RUN" --policy "$T/ceiling.json" --node /job --learn="$T/$slug.json" -- "$@" \
 		>/dev/null 2>"$T/err" || { cat "$T/err" >&2; return 1; }
-	for i in $(seq "$ROUNDS"); do
+	for _ in $(seq "$ROUNDS"); do
 		for m in learn auto auth; do
 			local args=(--policy "$T/$slug.json" --node /job)
 			case $m in
