@@ -190,6 +190,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	const char *env = secure_getenv("DEVWL_BASELINE");
 	const char *mode_env = secure_getenv("DEVWL_MODE");
+	bool kernel_asked = false; /* --mode=kernel itself, not DEVWL_MODE */
 	int c;
 
 	if (mode_env && *mode_env && mode_parse(mode_env, &o->mode) < 0) {
@@ -258,6 +259,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 					optarg);
 				return EXIT_USAGE;
 			}
+			kernel_asked = o->mode == MODE_KERNEL;
 			break;
 		case OPT_NO_BASELINE:
 			o->baseline = BASELINE_NONE;
@@ -296,7 +298,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		      stderr);
 		return EXIT_USAGE;
 	}
-	if (o->learn && (o->connect || o->n_rules > 0 || o->mode == MODE_KERNEL)) {
+	if (o->learn && (o->connect || o->n_rules > 0 || kernel_asked)) {
 		/* The ceiling is the policy's, and every open must trap to be seen. */
 		fputs("devwl-run: --learn runs under the node's parent as the policy defines it, "
 		      "every open trapped: --connect, --allow, --deny and --mode=kernel do not "
@@ -304,7 +306,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		      stderr);
 		return EXIT_USAGE;
 	}
-	if (o->learn)
+	if (o->learn) /* whatever DEVWL_MODE says */
 		o->mode = MODE_AUTHORITATIVE;
 	if (o->id && !o->connect) {
 		fputs("devwl-run: --id only applies with --connect\n", stderr);

@@ -125,4 +125,9 @@ for bad in "--allow c\ 1:7\ rw" "--mode=kernel"; do
 	[ $? = 2 ] || fail "--learn $bad: not a usage error"
 done
 [ ! -e "$T/bad.json" ] || fail "a refused --learn wrote a policy"
+# DEVWL_MODE=kernel, a default, gives way: learning traps every open.
+out=$(DEVWL_MODE=kernel "$RUN" --learn=- -- head -c0 /dev/null 2>/dev/null) ||
+	fail "DEVWL_MODE=kernel --learn"
+jq -e '.nodes[0].rules == ["deny a", "allow /dev/null r"]' <<<"$out" >/dev/null ||
+	fail "DEVWL_MODE=kernel --learn: '$out'"
 echo PASS
