@@ -473,13 +473,34 @@ static int load_devices(struct devwl_node *node, struct json_object *devices, co
 }
 
 /* A node's keys, for the message that names one it does not know. */
-#define NODE_KEYS "path, rules, devices, mknod_needs_cap, cdi_annotations"
+#define NODE_KEYS "path, rules, devices, mknod_needs_cap, cdi_annotations, why"
+
+/* A node's "why": an object of strings, a rule's reason under its text. A malformed one
+ * is refused as any malformed key is, though it grants nothing. */
+static int check_why(struct json_object *why, const char *where, struct devwl_error *err)
+{
+	if (!why)
+		return 0;
+	if (!json_object_is_type(why, json_type_object))
+		return devwl_error_set(err, -EINVAL, 0, "%s: \"why\": must be an object, not %s",
+				       where, json_type_word(why));
+	json_object_object_foreach (why, key, val) {
+		char q[QUOTE_MAX + 8];
+
+		if (!json_object_is_type(val, json_type_string))
+			return devwl_error_set(
+				err, -EINVAL, 0, "%s: \"why\": \"%s\": must be a string, not %s",
+				where, quote(key, strlen(key), q, sizeof(q)), json_type_word(val));
+	}
+	return 0;
+}
 
 /* One element of "nodes": create it (or take "/") and replay its rules. */
 static int load_node(struct devwl_policy *policy, struct json_object *obj, size_t index,
 		     const char *name, bool *root_seen, struct devwl_error *err)
 {
 	struct json_object *path = NULL, *rules = NULL, *devices = NULL, *cap = NULL, *cdi = NULL;
+	struct json_object *why = NULL;
 	char where[512], q[QUOTE_MAX + 8];
 	const char *p, *unknown = NULL;
 	struct devwl_node *node;
@@ -500,6 +521,8 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 			cap = val;
 		else if (!strcmp(key, "cdi_annotations")) /* devwld's: it reads it itself */
 			cdi = val;
+		else if (!strcmp(key, "why")) /* words for people: checked, never applied */
+			why = val;
 		else if (!unknown)
 			unknown = key;
 	}
@@ -549,6 +572,9 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 		return devwl_error_set(err, -EINVAL, 0,
 				       "%s: \"cdi_annotations\": must be a boolean, not %s", where,
 				       json_type_word(cdi));
+	r = check_why(why, where, err);
+	if (r < 0)
+		return r;
 	if (cap) {
 		if (!json_object_is_type(cap, json_type_boolean))
 			return devwl_error_set(err, -EINVAL, 0,

@@ -31,6 +31,8 @@
 #include "devwl.h"
 #include "audit-line.h"
 #include "fds.h"
+#include "fileio.h"
+#include "learn.h"
 #include "policysel.h"
 #include "selector.h"
 #include "util.h"
@@ -86,8 +88,13 @@ struct options {
 	bool keep_caps;
 	bool allow_io_uring;
 	bool verbose;
+	bool learn;
+	const char *learn_file; /* where --learn writes the policy */
 	char **argv;
 };
+
+/* Where --learn writes without a FILE: not stdout, which is the command's. */
+#define LEARN_FILE_DEFAULT "devwl-learned.json"
 
 static void usage(FILE *f)
 {
@@ -116,6 +123,10 @@ static void usage(FILE *f)
 	      "      --keep-caps        leave COMMAND every capability and a writable cgroup\n"
 	      "                         hierarchy: run as root, it can leave its baseline\n"
 	      "      --allow-io-uring   do not refuse io_uring_setup (io_uring bypasses devwl)\n"
+	      "      --learn[=FILE]     run under the node's parent (the root: itself), every\n"
+	      "                         open trapped, and write the policy granting the node\n"
+	      "                         just the devices the command used to FILE (- for\n"
+	      "                         stdout; default " LEARN_FILE_DEFAULT ")\n"
 	      "  -v, --verbose          print the rules each name or selector resolves to\n"
 	      "  -h, --help             show this help\n"
 	      "  -V, --version          show the version\n"
@@ -151,6 +162,7 @@ enum {
 	OPT_KEEP_CAPS,
 	OPT_ID,
 	OPT_MODE,
+	OPT_LEARN,
 };
 
 /* Returns -1 to go on, or an exit status. */
@@ -170,6 +182,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"allow-io-uring", no_argument, NULL, OPT_ALLOW_IO_URING},
 		{"keep-caps", no_argument, NULL, OPT_KEEP_CAPS},
+		{"learn", optional_argument, NULL, OPT_LEARN},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -177,6 +190,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	const char *env = secure_getenv("DEVWL_BASELINE");
 	const char *mode_env = secure_getenv("DEVWL_MODE");
+	bool kernel_asked = false; /* --mode=kernel itself, not DEVWL_MODE */
 	int c;
 
 	if (mode_env && *mode_env && mode_parse(mode_env, &o->mode) < 0) {
@@ -245,6 +259,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 					optarg);
 				return EXIT_USAGE;
 			}
+			kernel_asked = o->mode == MODE_KERNEL;
 			break;
 		case OPT_NO_BASELINE:
 			o->baseline = BASELINE_NONE;
@@ -254,6 +269,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_KEEP_CAPS:
 			o->keep_caps = true;
+			break;
+		case OPT_LEARN:
+			o->learn = true;
+			o->learn_file = optarg && *optarg ? optarg : LEARN_FILE_DEFAULT;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -279,6 +298,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		      stderr);
 		return EXIT_USAGE;
 	}
+	if (o->learn && (o->connect || o->n_rules > 0 || kernel_asked)) {
+		/* The ceiling is the policy's, and every open must trap to be seen. */
+		fputs("devwl-run: --learn runs under the node's parent as the policy defines it, "
+		      "every open trapped: --connect, --allow, --deny and --mode=kernel do not "
+		      "apply\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
+	if (o->learn) /* whatever DEVWL_MODE says */
+		o->mode = MODE_AUTHORITATIVE;
 	if (o->id && !o->connect) {
 		fputs("devwl-run: --id only applies with --connect\n", stderr);
 		return EXIT_USAGE;
@@ -656,6 +685,7 @@ struct supervisor {
 	const char *no_baseline_why; /* set when running without a baseline */
 	bool warned_userns;
 	unsigned warned;
+	struct learn *learn; /* --learn: every device access recorded here */
 };
 
 static int status_to_exit(int status)
@@ -781,6 +811,15 @@ static void handle_notification(struct supervisor *s)
 		return;
 	}
 	warn_userns_node(s, &ev);
+	if (s->learn && ev.type) {
+		struct learn_program prog;
+
+		/* Now, while the caller waits no more but most likely still lives. */
+		learn_program_of(ev.pid, ev.tid, &prog);
+		r = learn_record(s->learn, &ev, &prog, NULL);
+		if (r < 0 && s->warned++ < 10)
+			fprintf(stderr, "devwl-run: learning: %s\n", strerror(-r));
+	}
 	if (s->audit_fd >= 0) {
 		r = audit_write(s->audit_fd, &ev, NULL, NULL, devwl_notify_reason(s->notify),
 				s->node);
@@ -997,11 +1036,14 @@ static int choose_mode(struct supervisor *s)
 	return -1;
 }
 
-static int run_supervised(const struct options *o, struct devwl_node *node)
+/* Serve node to the command; *ret_ran says whether it ran (was handed its filter). */
+static int run_supervised(const struct options *o, struct devwl_node *node, struct learn *learn,
+			  bool *ret_ran)
 {
 	struct supervisor s = {
 		.o = o,
 		.node = node,
+		.learn = learn,
 		.baseline = BASELINE_INIT,
 		.notify_fd = -1,
 		.signal_fd = -1,
@@ -1114,6 +1156,7 @@ static int run_supervised(const struct options *o, struct devwl_node *node)
 		goto out_kill;
 	}
 	s.notify_fd = fd;
+	*ret_ran = true;
 	close(TAKE_FD(sock_parent));
 
 	if (supervise(&s) < 0)
@@ -1211,12 +1254,63 @@ static int run_connected(const struct options *o)
 	return r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
 }
 
+/* ---- --learn -------------------------------------------------------------------------- */
+
+static void warn_learn(void *userdata, const char *msg)
+{
+	(void)userdata;
+	fprintf(stderr, "devwl-run: learn: %s\n", msg);
+}
+
+/*
+ * The node a learning run is served with: the node's parent, which bounds what the node
+ * could ever be given; the root, which has none, is its own (devwl-run(1), LEARN MODE).
+ */
+static struct devwl_node *learn_ceiling(struct devwl_node *node)
+{
+	struct devwl_node *parent = devwl_node_parent(node);
+
+	return parent ? parent : node;
+}
+
+/* Write what was learnt. Returns -1 on success, or an exit status. */
+static int write_learned(const struct options *o, const struct learn *learn,
+			 struct devwl_policy *policy, struct devwl_node *node)
+{
+	struct devwl_node *ceiling = learn_ceiling(node);
+	_cleanup_free_ char *json = NULL;
+	int r;
+
+	r = learn_advise(learn, policy, ceiling, devwl_node_path(node), NULL, warn_learn, NULL,
+			 &json);
+	if (r < 0) {
+		fprintf(stderr, "devwl-run: learn: %s\n", strerror(-r));
+		return EXIT_FAILURE;
+	}
+	if (strcmp(o->learn_file, "-") == 0) {
+		fflush(stdout);
+		r = devwl_write_all(STDOUT_FILENO, json, strlen(json));
+	} else {
+		r = devwl_write_file_atomic(o->learn_file, json, 0644);
+	}
+	if (r < 0) {
+		fprintf(stderr, "devwl-run: learn: writing %s: %s\n", o->learn_file, strerror(-r));
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr, "devwl-run: learn: %zu device%s, the policy of node %s written to %s\n",
+		learn_count(learn), learn_count(learn) == 1 ? "" : "s", devwl_node_path(node),
+		strcmp(o->learn_file, "-") ? o->learn_file : "stdout");
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
 	struct devwl_policy *policy = NULL;
 	struct devwl_node *node = NULL;
-	int ret;
+	struct learn *learn = NULL;
+	bool ran = false;
+	int ret, r;
 
 	ret = parse_args(argc, argv, &o);
 	if (ret >= 0)
@@ -1235,8 +1329,25 @@ int main(int argc, char **argv)
 	ret = build_policy(&o, &policy, &node);
 	if (ret >= 0)
 		goto out;
-	ret = run_supervised(&o, node);
+	if (o.learn) {
+		learn = learn_new();
+		if (!learn) {
+			fputs("devwl-run: out of memory\n", stderr);
+			ret = EXIT_FAILURE;
+			goto out;
+		}
+		fprintf(stderr,
+			"devwl-run: learn: the command runs under %s, the ceiling of node %s, "
+			"every "
+			"open trapped (authoritative mode)\n",
+			devwl_node_path(learn_ceiling(node)), devwl_node_path(node));
+	}
+	ret = run_supervised(&o, learn ? learn_ceiling(node) : node, learn, &ran);
+	/* What the command used is worth writing down however it ended, once it ran. */
+	if (learn && ran && (r = write_learned(&o, learn, policy, node)) >= 0 && ret == 0)
+		ret = r;
 out:
+	learn_free(learn);
 	devwl_policy_free(policy);
 	free(o.rules);
 	free(o.drop_caps);

@@ -205,6 +205,12 @@ static void test_devwl_policy_load_string_minimal(void **state)
 		    "\"rules\":[\"deny a\"]},{\"path\":\"/x/y\",\"cdi_annotations\":false}]}");
 	assert_show(p, "/x/y", "behavior deny\n");
 	devwl_policy_free(p);
+	/* "why" (devwl-run --learn writes it): words only, the node as without it. */
+	p = load_ok("{\"version\":1,\"nodes\":[{\"path\":\"/x\",\"rules\":[\"deny a\","
+		    "\"allow c 1:3 rw\"],\"why\":{\"allow c 1:3 rw\":\"openat rw by sh\","
+		    "\"not a rule\":\"\"}}]}");
+	assert_show(p, "/x", "behavior deny\nallow c 1:3 rw\n");
+	devwl_policy_free(p);
 }
 
 /* The kernel grammar's corners come through as the kernel reads them. */
@@ -348,7 +354,7 @@ static void test_devwl_policy_load_string_error_place(void **state)
 	r = devwl_policy_load_string(text, "bad.json", &p, &err);
 	assert_error(r, &err, -EINVAL,
 		     "bad.json:5:5: node /a/b: unknown key \"rulez\" (known: path, rules, devices, "
-		     "mknod_needs_cap, cdi_annotations)",
+		     "mknod_needs_cap, cdi_annotations, why)",
 		     NULL);
 	assert_int_equal(err.offset, strstr(text, "    {\n") - text + 4);
 	load_bad("{\"version\": 1, \"nodez\": []}", -EINVAL,
@@ -413,6 +419,11 @@ static void test_devwl_policy_load_string_bad_content(void **state)
 	/* devwld's key: libdevwl checks its type and ignores it. */
 	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"cdi_annotations\": \"yes\"}]}",
 		 -EINVAL, "node /a: \"cdi_annotations\": must be a boolean, not a string", NULL,
+		 NULL);
+	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"why\": [\"x\"]}]}", -EINVAL,
+		 "node /a: \"why\": must be an object, not an array", NULL, NULL);
+	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"why\": {\"allow a\": 1}}]}",
+		 -EINVAL, "node /a: \"why\": \"allow a\": must be a string, not an integer", NULL,
 		 NULL);
 	load_bad("{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"rules\": \"deny a\"}]}",
 		 -EINVAL, "node /a: \"rules\": must be an array", NULL, NULL);
