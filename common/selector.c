@@ -171,13 +171,13 @@ static int by_cdi(const struct selector_env *env, const char *sel, const char *a
 		warn(env, "CDI: %s", cdi_error(reg, i));
 	r = cdi_resolve(env->cdi ? env->cdi : reg, kind, eq + 1, access, rv, err);
 	cdi_free(reg);
-	if (r < 0) {
+	if (r < 0 && err) {
 		char why[sizeof(err->msg)];
 
 		snprintf(why, sizeof(why), "%s", err->msg);
 		return devwl_error_set(err, r, 0, "%s: %s", sel, why);
 	}
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 /* sel (NUL-terminated, no access; a selector of kind) with access into rv. */
@@ -224,13 +224,13 @@ static int resolve(const struct selector_env *env, enum selector_kind kind, cons
 		return devwl_error_set(err, -EINVAL, 0, "%s: nothing after the ':'", sel);
 	r = sysfsid_find(env->sysfs ? env->sysfs : "/sys", env->udev ? env->udev : "/run/udev/data",
 			 env->dev ? env->dev : "/dev", &q, access, rv, err);
-	if (r < 0) {
+	if (r < 0 && err) {
 		char why[sizeof(err->msg)];
 
 		snprintf(why, sizeof(why), "%s", err->msg);
 		return devwl_error_set(err, r, 0, "%s: %s", sel, why);
 	}
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int selector_resolve(const struct selector_env *env, const char *text, size_t len,

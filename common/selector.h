@@ -88,7 +88,8 @@ extern const struct selector_kind_info selector_kinds[SELECTOR_KIND_MAX];
  * last word is the access wherever the text holds a blank). env may be NULL (the host's
  * roots). 0 with *ret_rules (caller frees; NULL when none matched) and *ret_n, or a
  * negative errno with ret_err naming the selector: -EINVAL (malformed), -ENOENT (a CDI
- * device no spec defines), -ENOMEM, others from reading sysfs or a node.
+ * device no spec defines), -ENOMEM, others from reading sysfs or a node. ret_err may be
+ * NULL.
  */
 int selector_resolve(const struct selector_env *env, const char *text, size_t len,
 		     struct devwl_rule **ret_rules, size_t *ret_n, struct devwl_error *ret_err);
