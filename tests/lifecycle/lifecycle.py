@@ -722,9 +722,14 @@ def check(args, d, m, seen_nodes):
     for line in d.ours(out).splitlines():
         w = line.split()
         if len(w) >= 5:
-            sel = w[6] if len(w) > 6 and not w[6].startswith("(") else None
-            gatt.add((w[0], w[1] + " " + w[2], w[3], w[4], "(lapsed)" in line,
-                      "(waiting)" in line, sel))
+            # ID TYPE NUMBERS ACCESS PATH [(lapsed)] [(waiting)] OPEN-BY [SELECTOR]
+            rest = w[5:]
+            flags = []
+            while rest and rest[0].startswith("("):
+                flags.append(rest.pop(0))
+            sel = " ".join(rest[1:]) or None
+            gatt.add((w[0], w[1] + " " + w[2], w[3], w[4], "(lapsed)" in flags,
+                      "(waiting)" in flags, sel))
     watt = {(c.id, "- -" if a.absent else M.key_text(a.minor), a.access, a.path, a.lapsed,
              a.absent, a.selector)
             for c in m.containers.values() for a in c.attached}
