@@ -6,12 +6,13 @@
                  [--minimize SECS] [--verbose] [--keep]
 
 Each seed is a sequence of operations (containers started on a shared node or a node of
-their own, in kernel or authoritative mode, and gone; attach and detach; devwlctl allow,
-deny, mkdir, rmdir; selector bindings, subsystem: and cdi:; reload; reset; planned
-restart; SIGKILL of the worker) applied to a fresh devwld and to the model (model.py).
-After every operation each live workload opens every device of the universe, and every
-path attached to it, for reading and for writing: the kernel's answers must be the
-model's. devwlctl containers, containers --devices and list
+their own, in kernel or authoritative mode, and gone; attach and detach, by number and by
+selector, cdi: and loop:; devwlctl allow, deny, mkdir, rmdir; selector bindings,
+subsystem:, cdi: and loop:, and unbind; a loop file bound again under another number;
+a new process in a live workload; reload; reset; planned restart; SIGKILL of the worker)
+applied to a fresh devwld and to the model (model.py). After every operation each live
+workload opens every device of the universe, and every path attached to it, for reading
+and for writing: the kernel's answers must be the model's. devwlctl containers, containers --devices and list
 and selectors must agree with the model too, attached nodes exist in the workload while
 detached ones are gone, and after a restart or a crash the state file holds exactly the
 model's state. A divergence is reported with the seed, the operation prefix and a
@@ -83,7 +84,7 @@ def describe(op):
         return "start %s %s %s" % op[1:]
     if k == "attach":
         return "attach %s %s %s --access %s" % (op[1], dev_text(op[2]), op[4], op[3])
-    if k in ("exit", "detach", "replug", "exec"):
+    if k in ("exit", "detach", "replug", "unplug", "plug", "exec"):
         return " ".join(op)
     if k in ("unbind-allow", "unbind-deny"):
         return "unbind %s %s %s %s" % (op[1], k[7:], op[2], op[3])
@@ -108,7 +109,7 @@ def parse(line):
         return ("attach", w[1], "b7:" + w[3].split(":", 1)[1], w[6], w[4])
     if w[0] == "attach":
         return ("attach", w[1], w[2], w[5], w[3])
-    if w[0] in ("exit", "replug", "exec"):
+    if w[0] in ("exit", "replug", "unplug", "plug", "exec"):
         return (w[0], w[1])
     if w[0] == "unbind":
         return ("unbind-" + w[2], w[1], w[3], w[4])
@@ -139,6 +140,10 @@ def applicable(m, op):
         return op[1] not in m.containers
     if k in ("exit", "attach", "detach", "exec"):
         return op[1] in m.containers
+    if k in ("replug", "unplug"):
+        return m.loops[op[1]] is not None
+    if k == "plug":
+        return m.loops[op[1]] is None
     return True
 
 
@@ -157,7 +162,7 @@ def generate(rng, m, serial):
     choices += ["allow"] * 9 + ["deny"] * 7 + ["mkdir"] * 4 + ["rmdir"] * 3
     choices += ["bind"] * 6 + ["deny-all"] * 2
     choices += ["reload"] * 5 + ["reset"] * 1 + ["restart"] * 4 + ["crash"] * 3
-    choices += ["unbind"] * 4 + ["replug"] * 4
+    choices += ["unbind"] * 4 + ["replug"] * 3 + ["unplug"] * 2
     k = rng.choice(choices)
     if k == "start":
         kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]
@@ -177,8 +182,10 @@ def generate(rng, m, serial):
         return ("attach", rng.choice(live), dev, rng.choice(["r", "rw", "rw", "w"]), path)
     if k == "exec":
         return ("exec", rng.choice(live))
-    if k == "replug":
-        return ("replug", rng.choice(M.LOOP_FILES))
+    if k in ("replug", "unplug"):
+        # A file unplugged is plugged again instead.
+        f = rng.choice(M.LOOP_FILES)
+        return (k if m.loops[f] is not None else "plug", f)
     if k == "detach":
         if rng.random() < 0.1:
             return ("detach", rng.choice(live), "/dev/none")
@@ -233,8 +240,10 @@ def model_apply(m, op):
         return m.change(k, op[1], None, None)
     if k in ("bind-allow", "bind-deny", "unbind-allow", "unbind-deny"):
         return m.change(k, op[1], op[2], op[3])
-    if k == "replug":  # generating: a number no loop file has (the driver's are real)
-        return m.replug(op[1], max(m.loops.values()) + 1)
+    if k in ("replug", "plug"):  # generating: a new number (the driver's are real)
+        return getattr(m, k)(op[1], max(m.last.values()) + 1)
+    if k == "unplug":
+        return m.unplug(op[1])
     if k == "reload":
         return m.reload()
     if k == "reset":
@@ -281,11 +290,12 @@ class Daemon:
         self.log = open(os.path.join(tmp, "devwld.log"), "ab")
         with open(os.path.join(tmp, "policy.json"), "w") as f:
             f.write(POLICY)
-        self.loops = {}
+        self.loops = {}  # loop file -> its loop device's number, None while unplugged
         for f in M.LOOP_FILES:
             with open(self.path(f), "wb") as out:
                 out.truncate(1 << 20)
             self.loops[f] = self.losetup(f)
+        self.last = dict(self.loops)  # the number each had last (b 7:@L1)
         os.mkdir(self.path("cdi"), 0o755)
         with open(self.path("cdi/devwl-test.json"), "w") as f:
             f.write(M.CDI_SPEC)
@@ -328,9 +338,10 @@ class Daemon:
         for _ in range(20):
             free = subprocess.run(["losetup", "-f"], capture_output=True, text=True).stdout.strip()
             number = int(re.search(r"(\d+)$", free).group(1))
-            subprocess.run(["losetup", "-d", "/dev/loop%d" % old], capture_output=True)
+            if old is not None:
+                subprocess.run(["losetup", "-d", "/dev/loop%d" % old], capture_output=True)
             try:
-                self.loops[f] = self.losetup(f, number)
+                self.loops[f] = self.last[f] = self.losetup(f, number)
                 return self.loops[f]
             except Skip:
                 old = None  # someone else took it: the next free one
@@ -338,8 +349,17 @@ class Daemon:
                                    capture_output=True, text=True)
                 if p.returncode == 0:
                     self.loops[f] = int(re.search(r"(\d+)$", p.stdout.strip()).group(1))
+                    self.last[f] = self.loops[f]
                     return self.loops[f]
         raise Divergence("replug %s: no loop device" % f)
+
+    def unplug(self, f):
+        subprocess.run(["losetup", "-d", "/dev/loop%d" % self.loops[f]], capture_output=True)
+        self.loops[f] = None
+
+    def plug(self, f):
+        self.loops[f] = self.last[f] = self.losetup(f)
+        return self.loops[f]
 
     def tail(self, n=30):
         try:
@@ -506,7 +526,8 @@ class Daemon:
             w.sock.close()
         self.workloads = {}
         for f, number in self.loops.items():
-            subprocess.run(["losetup", "-d", "/dev/loop%d" % number], capture_output=True)
+            if number is not None:
+                subprocess.run(["losetup", "-d", "/dev/loop%d" % number], capture_output=True)
         self.loops = {}
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -537,7 +558,7 @@ def real_apply(d, op):
     if k == "attach":
         dev = op[2]
         if isinstance(dev, str) and dev.startswith("b7:@"):
-            dev = "b 7:%d" % d.loops[dev[4:]]
+            dev = "b 7:%d" % d.last[dev[4:]]
         argv = ["attach", op[1], d.real(dev_text(dev)), op[4], "--access", op[3]]
     elif k == "detach":
         argv = ["detach", op[1], d.real(op[2])]
@@ -577,12 +598,14 @@ def parse_list(text):
     return got
 
 
-def verdict(answer, key, allowed):
-    """Does an open's answer agree with what the node allows? A loop device its file
-    left (an attachment by number after a replug) opens ENXIO where it is allowed."""
+def verdict(answer, key, allowed, m):
+    """Does an open's answer agree with what the node allows? A loop device no file of
+    the run is bound to (an attachment by number after a replug) opens ENXIO where it
+    is allowed."""
     if not allowed:
         return answer == "EPERM"
-    return answer == "ok" or (M.is_block(key) and answer == "ENXIO")
+    ours = {"b7:%d" % n for n in m.loops.values() if n is not None}
+    return answer == "ok" or (M.is_block(key) and key not in ours and answer == "ENXIO")
 
 
 def compare_probe(what, c, m, paths, key_of, answer):
@@ -591,7 +614,7 @@ def compare_probe(what, c, m, paths, key_of, answer):
     for i, p in enumerate(paths):
         acc = m.h.access(c.node, key_of[p])
         rd, wr = answer[3 * i + 1], answer[3 * i + 2]
-        if not verdict(rd, key_of[p], "r" in acc) or not verdict(wr, key_of[p], "w" in acc):
+        if not verdict(rd, key_of[p], "r" in acc, m) or not verdict(wr, key_of[p], "w" in acc, m):
             return (p, rd, wr, acc)
     return None
 
@@ -754,7 +777,7 @@ def check(args, d, m, seen_nodes):
             continue
         gsel.append(g.groups())
     wsel = [(node, verb, "%s %s" % (sel, acc), "devwlctl",
-             ", ".join("%s %s" % (M.key_text(mi), acc) for mi in M.SELECTORS[sel]))
+             ", ".join("%s %s" % (M.key_text(mi), acc) for mi in M.SELECTORS[sel]) or "-")
             for node, verb, sel, acc in m.bindings
             if not ("reload-keeps-rmdir-binding" in m.known and node in m.stale)]
     if gsel != wsel:
@@ -860,10 +883,13 @@ def run_ops(args, ops, verbose=False):
         for i, op in enumerate(ops):
             if not applicable(m, op):
                 continue
-            if op[0] == "replug":
+            if op[0] in ("replug", "plug"):
                 # The host first: the model is told the number the file has now.
                 got = None
-                want = m.replug(op[1], d.replug(op[1]))
+                want = getattr(m, op[0])(op[1], getattr(d, op[0])(op[1]))
+            elif op[0] == "unplug":
+                d.unplug(op[1])
+                got = want = m.unplug(op[1])
             else:
                 if op[0] == "detach" and op[1] in d.workloads:
                     c = m.containers[op[1]]
@@ -877,7 +903,7 @@ def run_ops(args, ops, verbose=False):
                 raise Divergence("%s: devwld answered %s, the model %s" % (describe(op), got or "ok", want or "ok"))
             if op[0] == "start" and want:
                 continue
-            if op[0] == "replug":
+            if op[0] in ("replug", "unplug", "plug"):
                 # devwld follows the uevents as they come: settled within seconds.
                 until = time.time() + 15
                 while True:

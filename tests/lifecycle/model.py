@@ -241,25 +241,28 @@ class Model:
         self.bindings = []
         self.stale = set()  # nodes removed with bindings (reload-keeps-rmdir-binding)
         self.ruled_now = set()
-        self.loops = {}  # loop file (L1, L2) -> the number of its loop device now
+        self.loops = {}  # loop file (L1, L2) -> the number of its loop device now, or None
+        self.last = {}  # loop file -> the number it had last (what b 7:@L1 names)
         for i, f in enumerate(LOOP_FILES):
             self.set_loop(f, 900 + i)  # the generator's; the driver sets the host's
 
     def set_loop(self, f, number):
         """The host bound loop file f to b 7:number (the driver's losetup)."""
         self.loops[f] = number
-        SELECTORS["loop:" + f] = ["b7:%d" % number]
+        if number is not None:
+            self.last[f] = number
+        SELECTORS["loop:" + f] = ["b7:%d" % number] if number is not None else []
 
     def device(self, dev):
         """What attach's DEVICE names now: (key, selector or None), or an errno name."""
         if isinstance(dev, int):
             return dev, None
-        if dev.startswith("b7:@"):  # b 7:N, N the number of a loop file's device now
-            return "b7:%d" % self.loops[dev[4:]], None
+        if dev.startswith("b7:@"):  # b 7:N, N the number of a loop file's device (last)
+            return "b7:%d" % self.last[dev[4:]], None
         if dev in CDI_ONE:
             return CDI_ONE[dev], dev
         if dev.startswith("loop:"):
-            return SELECTORS[dev][0], dev
+            return (SELECTORS[dev] or [None])[0], dev
         return "EINVAL"
 
     # ---- helpers -------------------------------------------------------------------------
@@ -322,6 +325,8 @@ class Model:
     def attach(self, cid, dev, acc, path):
         c = self.containers[cid]
         minor, selector = self.device(dev)
+        if minor is None:
+            return "ENOENT"  # the selector names no device now
         if c.find(minor=minor) or c.find(path=path):
             return "EEXIST"
         old = None
@@ -356,7 +361,7 @@ class Model:
             a = next((x for x in c.attached if x.selector == what), None)
             if not a:
                 got = self.device(what)
-                a = c.find(minor=got[0]) if isinstance(got, tuple) else None
+                a = c.find(minor=got[0]) if isinstance(got, tuple) and got[0] else None
         if not a:
             return "ENOENT"
         if a.added and not a.lapsed and not a.absent:
@@ -364,21 +369,36 @@ class Model:
         c.attached.remove(a)
         return None
 
-    def replug(self, f, number):
-        """Loop file f detached from its loop device and bound to b 7:number
-        (devwld(8) DEVICES BY IDENTITY, HOT-PLUG; front/uevents.c): the selector bindings
-        first (follow_refresh: each allow binding's old device revoked, then every binding
-        of the file writes its new device, in order, an allow the parent refuses
-        skipped), then the attachments by selector (attach_follow: the old grant revoked,
-        the new one granted; refused, or the device attached at another path already,
-        absent)."""
-        old = SELECTORS["loop:" + f][0]
+    def unplug(self, f):
+        """Loop file f detached from its loop device (devwld(8) DEVICES BY IDENTITY,
+        HOT-PLUG; front/uevents.c: the bindings first, then the attachments): each allow
+        binding of the file revokes the device; each attachment by it loses its grant and
+        node and waits."""
+        sel = "loop:" + f
+        old = SELECTORS[sel]
+        self.set_loop(f, None)
+        for node, verb, s, acc in self.bindings:
+            if s == sel and verb == "allow":
+                for k in old:
+                    self.h.deny(node, k, acc)
+        for c in self.containers.values():
+            for a in c.attached:
+                if a.selector != sel or a.absent:
+                    continue
+                if not a.lapsed and a.added:
+                    self.h.deny(c.node, a.minor, a.added)
+                a.added, a.lapsed, a.absent = "", False, True
+        return None
+
+    def plug(self, f, number):
+        """Loop file f bound to b 7:number: every binding of the file writes it, in order
+        (an allow the parent refuses skipped); every attachment by it waiting gets the new
+        numbers granted on its node and its node made again, unless the grant is refused
+        or the device is attached at another path of the container already (it waits
+        on, with the numbers it had)."""
         sel = "loop:" + f
         self.set_loop(f, number)
         new = SELECTORS[sel][0]
-        for node, verb, s, acc in self.bindings:
-            if s == sel and verb == "allow":
-                self.h.deny(node, old, acc)
         for node, verb, s, acc in self.bindings:
             if s == sel:
                 if verb == "deny":
@@ -389,21 +409,23 @@ class Model:
             for a in c.attached:
                 if a.selector != sel:
                     continue
-                if not a.absent and not a.lapsed and a.added:
-                    self.h.deny(c.node, a.minor, a.added)
-                a.added, a.lapsed = "", False
                 if any(o is not a and not o.absent and o.minor == new for o in c.attached):
-                    a.absent = True  # the device is attached at another path already
                     continue
                 a.minor = new
                 before = self.h.access(c.node, new)
                 if self.h.allow(c.node, new, a.access) or \
                         not set(a.access) <= set(self.h.access(c.node, new)):
-                    a.absent = True
                     continue
                 a.absent = False
                 a.added = norm("".join(x for x in a.access if x not in before))
         return None
+
+    def replug(self, f, number):
+        """f detached and bound to b 7:number at once: devwld may see both in one burst of
+        uevents (the old grant revoked, then the new one granted) or one after the other;
+        either way what an unplug and a plug do."""
+        self.unplug(f)
+        return self.plug(f, number)
 
     def change(self, verb, node, minor, acc):
         err = self.run_change(self.h, self.bindings, verb, node, minor, acc)
