@@ -47,7 +47,7 @@ POLICY = """{ "version": 1,
   "containers": { "container_rules": [%s] } }
 """ % (
     ", ".join('"allow %s %s"' % (M.key_text(m), a) for m, a in M.FILE_RULES),
-    ", ".join('"%s c 1:%d %s"' % (v, m, a) for v, m, a in M.CONTAINER_RULES),
+    ", ".join('"%s %s %s"' % (v, M.key_text(m), a) for v, m, a in M.CONTAINER_RULES),
 )
 
 
@@ -156,13 +156,13 @@ def generate(rng, m, serial):
     if len(live) < 4:
         choices += ["start"] * 12
     if live:
-        choices += ["exit"] * 5 + ["attach"] * 18 + ["attach-sel"] * 8 + ["exec"] * 3
+        choices += ["exit"] * 5 + ["attach"] * 18 + ["attach-sel"] * 12 + ["exec"] * 3
     if atts:
         choices += ["detach"] * 10
     choices += ["allow"] * 9 + ["deny"] * 7 + ["mkdir"] * 4 + ["rmdir"] * 3
     choices += ["bind"] * 6 + ["deny-all"] * 2
     choices += ["reload"] * 5 + ["reset"] * 1 + ["restart"] * 4 + ["crash"] * 3
-    choices += ["unbind"] * 4 + ["replug"] * 3 + ["unplug"] * 2
+    choices += ["unbind"] * 4 + ["replug"] * 5 + ["unplug"] * 3
     k = rng.choice(choices)
     if k == "start":
         kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]

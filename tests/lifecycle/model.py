@@ -39,7 +39,11 @@ def is_block(key):
 def key_text(key):
     """The kernel's words for a key: "c 1:5", "b 7:3", "b 7:*"."""
     return "b 7:%s" % key[3:] if is_block(key) else "c 1:%d" % key
-CONTAINER_RULES = [("deny", 7, "rw"), ("deny", 9, "w")]
+# A container's node also loses the wildcard "b 7:*" (an exact deny of it, as the v1
+# controller takes an exception away): a loop device is granted to it by the attach alone,
+# on its own node, whose parent /containers allows it (a leaf below a shared node is
+# refused), and a detach or a replug has that grant to take back.
+CONTAINER_RULES = [("deny", 7, "rw"), ("deny", 9, "w"), ("deny", "b7:*", "rw")]
 
 # The selectors bindings use, each with the minors (major 1) it names: class mem as sysfs
 # says on this host (the driver reads it before a run), and the CDI devices of the spec
