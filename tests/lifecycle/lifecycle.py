@@ -59,6 +59,11 @@ class Skip(Exception):
     pass
 
 
+class Disturbed(Exception):
+    """Another process took a loop file of the run away (a test that detaches loop devices
+    by number: one it gave up may be ours by then): no verdict on devwld."""
+
+
 def ename(text):
     m = re.search(r"\b(E[A-Z0-9]{2,})\b", text)
     return m.group(1) if m else "error"
@@ -331,6 +336,32 @@ class Daemon:
             raise Skip("losetup %s: %s" % (f, p.stderr.strip()))
         return int(re.search(r"(\d+)$", p.stdout.strip()).group(1))
 
+    def disturbed(self):
+        """Why the host no longer binds the loop files as the run did, or None."""
+        for f, number in self.loops.items():
+            if number is None:
+                continue
+            try:
+                with open("/sys/block/loop%d/loop/backing_file" % number) as b:
+                    back = b.read().strip()
+            except OSError:
+                back = None
+            if back != self.path(f):
+                return "loop file %s no longer on /dev/loop%d (%s) by the driver's doing" % (
+                    f, number, back or "detached")
+        return None
+
+    def detach_ours(self, number):
+        """losetup -d of loop device NUMBER while a file of this run backs it: a number
+        given up is anyone's (another test's loop device by now)."""
+        try:
+            with open("/sys/block/loop%d/loop/backing_file" % number) as b:
+                back = b.read().strip()
+        except OSError:
+            return
+        if back.startswith(self.t + "/"):
+            subprocess.run(["losetup", "-d", "/dev/loop%d" % number], capture_output=True)
+
     def replug(self, f):
         """losetup -d of f's loop device, then f bound again to another number (the first
         free one, taken before the old one is free): the number it has now."""
@@ -339,7 +370,7 @@ class Daemon:
             free = subprocess.run(["losetup", "-f"], capture_output=True, text=True).stdout.strip()
             number = int(re.search(r"(\d+)$", free).group(1))
             if old is not None:
-                subprocess.run(["losetup", "-d", "/dev/loop%d" % old], capture_output=True)
+                self.detach_ours(old)
             try:
                 self.loops[f] = self.last[f] = self.losetup(f, number)
                 return self.loops[f]
@@ -354,7 +385,7 @@ class Daemon:
         raise Divergence("replug %s: no loop device" % f)
 
     def unplug(self, f):
-        subprocess.run(["losetup", "-d", "/dev/loop%d" % self.loops[f]], capture_output=True)
+        self.detach_ours(self.loops[f])
         self.loops[f] = None
 
     def plug(self, f):
@@ -527,7 +558,7 @@ class Daemon:
         self.workloads = {}
         for f, number in self.loops.items():
             if number is not None:
-                subprocess.run(["losetup", "-d", "/dev/loop%d" % number], capture_output=True)
+                self.detach_ours(number)
         self.loops = {}
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -922,6 +953,9 @@ def run_ops(args, ops, verbose=False):
                 check_state(d, m)
         return None
     except Divergence as e:
+        why = d.disturbed() if d else None
+        if why:
+            raise Disturbed("after op %d: %s (instead: %s)" % (i, why, e))
         return (i, str(e))
     finally:
         if d:
@@ -954,6 +988,14 @@ def kind(what):
     return " ".join(re.sub(r"\d+", "N", what).split()[:5])
 
 
+def quiet_run(args, ops):
+    """run_ops, a disturbed run (Disturbed) counting as no divergence."""
+    try:
+        return run_ops(args, ops)
+    except Disturbed:
+        return None
+
+
 def minimise(args, ops, deadline, what):
     """Drop operations (halves, then chunks, then single ones) while a replay from scratch
     still diverges the same way."""
@@ -963,7 +1005,7 @@ def minimise(args, ops, deadline, what):
         i = len(ops) - chunk
         while i >= 0 and time.time() < deadline:
             trial = ops[:i] + ops[i + chunk:]
-            r = run_ops(args, trial) if trial else None
+            r = quiet_run(args, trial) if trial else None
             if r and kind(r[1]) == want:
                 ops = trial
             i -= chunk
@@ -991,12 +1033,12 @@ def report(args, seed, ops, where, what):
         print("  %3d %s" % (i, describe(op)))
     if args.minimize <= 0:
         return
-    again = run_ops(args, prefix)
+    again = quiet_run(args, prefix)
     if not again:
         print("minimised: the prefix did not diverge again (timing?); not minimised")
         return
     small = minimise(args, prefix, time.time() + args.minimize, what)
-    final = run_ops(args, small, verbose=False)
+    final = quiet_run(args, small)
     print("minimised reproducer (%d ops; lifecycle.py --replay FILE):" % len(small))
     for op in small:
         print("  " + describe(op))
@@ -1078,7 +1120,11 @@ def main():
     if args.replay:
         with open(args.replay) as f:
             ops = [parse(line.strip()) for line in f if line.strip() and not line.startswith("#")]
-        r = run_ops(args, ops, verbose=True)
+        try:
+            r = run_ops(args, ops, verbose=True)
+        except Disturbed as e:
+            print("SKIP: disturbed %s" % e)
+            return 77
         print("diverged after op %d: %s" % r if r else "no divergence")
         return 1 if r else 0
     seeds = [args.seed] if args.seed is not None else None
@@ -1086,6 +1132,7 @@ def main():
           % (args.kernel_mode, ",".join(map(str, M.SELECTORS["subsystem:mem"]))))
     t0 = time.time()
     failed = 0
+    disturbed = 0
     n = 0
     seed = 0
     while True:
@@ -1104,7 +1151,13 @@ def main():
         n += 1
         ops = gen_ops(args, seed, args.ops)
         s0 = time.time()
-        r = run_ops(args, ops, verbose=args.verbose)
+        try:
+            r = run_ops(args, ops, verbose=args.verbose)
+        except Disturbed as e:
+            disturbed += 1
+            print("seed %d: %d ops, %.1f s, disturbed %s" % (seed, len(ops), time.time() - s0, e))
+            sys.stdout.flush()
+            continue
         print("seed %d: %d ops, %.1f s, %s" % (seed, len(ops), time.time() - s0,
                                                  "DIVERGED" if r else "agreed"))
         sys.stdout.flush()
@@ -1113,7 +1166,7 @@ def main():
             report(args, seed, ops, r[0], r[1])
             if not args.all:
                 break
-    print("%d seeds, %d diverged, %.0f s" % (n, failed, time.time() - t0))
+    print("%d seeds, %d diverged, %d disturbed, %.0f s" % (n, failed, disturbed, time.time() - t0))
     return 1 if failed else 0
 
 
