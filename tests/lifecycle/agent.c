@@ -9,7 +9,13 @@
  * agent serve FD
  *	Answer the driver on the socket FD, one line per command:
  *	"probe PATH..." -> "PATH RD WR..." (open(2) O_RDONLY and O_WRONLY: "ok" or the
- *	errno's name), "ping" -> "pong", "exit" -> exit 0 (so does EOF).
+ *	errno's name), "ping" -> "pong", "pid" -> its pid, "exec probe PATH..." -> the
+ *	same answer from a new process (fork and exec of this program, which inherits
+ *	the seccomp filter, the cgroup and the namespaces: a process the container
+ *	starts later), "exit" -> exit 0 (so does EOF).
+ * agent once PATH...
+ *	The answer to "probe PATH..." on standard output, then exit (what "exec" runs, and
+ *	what the driver runs in a workload's namespaces and cgroup from outside).
  *
  * The kernel (or devwld on the kernel's behalf) is the ground truth: every answer is the
  * result of a real open of a real node, nothing is inferred.
@@ -23,6 +29,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *result(const char *path, int flags, char buf[static 32])
@@ -66,6 +73,46 @@ static int setup(char *nodes, char **argv)
 	return 127;
 }
 
+static void probe(FILE *out, char **save)
+{
+	const char *sep = "";
+	char *word;
+
+	while ((word = strtok_r(NULL, " ", save))) {
+		char a[32], b[32];
+
+		fprintf(out, "%s%s %s %s", sep, word, result(word, O_RDONLY, a),
+			result(word, O_WRONLY, b));
+		sep = " ";
+	}
+	fputc('\n', out);
+}
+
+/* "exec probe PATH...": a new program answers (on the same socket), this one waits. */
+static void exec_probe(FILE *out, int fd, char *rest)
+{
+	char *argv[256] = {"agent", "once"};
+	char *save = NULL;
+	size_t n = 2;
+	pid_t pid;
+	int status;
+
+	for (char *w = strtok_r(rest, " ", &save); w && n < 255; w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	fflush(out);
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(fd, 1) < 0)
+			_exit(126);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		fprintf(out, "error exec %s\n", pid < 0 ? strerror(errno) : "failed");
+}
+
 static int serve(int fd)
 {
 	FILE *in = fdopen(fd, "r");
@@ -87,17 +134,13 @@ static int serve(int fd)
 			return 0;
 		if (!strcmp(word, "ping")) {
 			fputs("pong\n", out);
+		} else if (!strcmp(word, "pid")) {
+			fprintf(out, "%d\n", (int)getpid());
 		} else if (!strcmp(word, "probe")) {
-			const char *sep = "";
-
-			while ((word = strtok_r(NULL, " ", &save))) {
-				char a[32], b[32];
-
-				fprintf(out, "%s%s %s %s", sep, word, result(word, O_RDONLY, a),
-					result(word, O_WRONLY, b));
-				sep = " ";
-			}
-			fputc('\n', out);
+			probe(out, &save);
+		} else if (!strcmp(word, "exec") && (word = strtok_r(NULL, " ", &save)) &&
+			   !strcmp(word, "probe")) {
+			exec_probe(out, fileno(out), save ? save : (char *)"");
 		} else {
 			fprintf(out, "error %s\n", word);
 		}
@@ -110,8 +153,22 @@ int main(int argc, char **argv)
 {
 	if (argc >= 5 && !strcmp(argv[1], "setup") && !strcmp(argv[3], "--"))
 		return setup(argv[2], argv + 4);
+	if (argc >= 2 && !strcmp(argv[1], "once")) {
+		const char *sep = "";
+
+		for (int i = 2; i < argc; i++) {
+			char a[32], b[32];
+
+			printf("%s%s %s %s", sep, argv[i], result(argv[i], O_RDONLY, a),
+			       result(argv[i], O_WRONLY, b));
+			sep = " ";
+		}
+		putchar('\n');
+		return fflush(stdout) ? 1 : 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "serve"))
 		return serve(atoi(argv[2]));
-	fputs("usage: agent setup NODES -- COMMAND... | agent serve FD\n", stderr);
+	fputs("usage: agent setup NODES -- COMMAND... | agent serve FD | agent once PATH...\n",
+	      stderr);
 	return 2;
 }

@@ -6,12 +6,13 @@
                  [--minimize SECS] [--verbose] [--keep]
 
 Each seed is a sequence of operations (containers started on a shared node or a node of
-their own, in kernel or authoritative mode, and gone; attach and detach; devwlctl allow,
-deny, mkdir, rmdir; selector bindings, subsystem: and cdi:; reload; reset; planned
-restart; SIGKILL of the worker) applied to a fresh devwld and to the model (model.py).
-After every operation each live workload opens every device of the universe, and every
-path attached to it, for reading and for writing: the kernel's answers must be the
-model's. devwlctl containers, containers --devices and list
+their own, in kernel or authoritative mode, and gone; attach and detach, by number and by
+selector, cdi: and loop:; devwlctl allow, deny, mkdir, rmdir; selector bindings,
+subsystem:, cdi: and loop:, and unbind; a loop file bound again under another number;
+a new process in a live workload; reload; reset; planned restart; SIGKILL of the worker)
+applied to a fresh devwld and to the model (model.py). After every operation each live
+workload opens every device of the universe, and every path attached to it, for reading
+and for writing: the kernel's answers must be the model's. devwlctl containers, containers --devices and list
 and selectors must agree with the model too, attached nodes exist in the workload while
 detached ones are gone, and after a restart or a crash the state file holds exactly the
 model's state. A divergence is reported with the seed, the operation prefix and a
@@ -45,8 +46,8 @@ POLICY = """{ "version": 1,
   "nodes": [ { "path": "/containers", "rules": ["deny a", %s] } ],
   "containers": { "container_rules": [%s] } }
 """ % (
-    ", ".join('"allow c 1:%d %s"' % (m, a) for m, a in M.FILE_RULES),
-    ", ".join('"%s c 1:%d %s"' % (v, m, a) for v, m, a in M.CONTAINER_RULES),
+    ", ".join('"allow %s %s"' % (M.key_text(m), a) for m, a in M.FILE_RULES),
+    ", ".join('"%s %s %s"' % (v, M.key_text(m), a) for v, m, a in M.CONTAINER_RULES),
 )
 
 
@@ -58,6 +59,11 @@ class Skip(Exception):
     pass
 
 
+class Disturbed(Exception):
+    """Another process took a loop file of the run away (a test that detaches loop devices
+    by number: one it gave up may be ours by then): no verdict on devwld."""
+
+
 def ename(text):
     m = re.search(r"\b(E[A-Z0-9]{2,})\b", text)
     return m.group(1) if m else "error"
@@ -67,14 +73,26 @@ def ename(text):
 # An operation is a tuple; its text (describe) is what reports print and --replay reads.
 
 
+def dev_text(dev):
+    """attach's DEVICE: c 1:N, b 7:@L1 (the number of L1's loop device when it runs), or a
+    selector."""
+    if isinstance(dev, int):
+        return "c 1:%d" % dev
+    if dev.startswith("b7:@"):
+        return "b 7:" + dev[3:]
+    return dev
+
+
 def describe(op):
     k = op[0]
     if k == "start":
         return "start %s %s %s" % op[1:]
     if k == "attach":
-        return "attach %s c 1:%d %s --access %s" % (op[1], op[2], op[4], op[3])
-    if k in ("exit", "detach"):
+        return "attach %s %s %s --access %s" % (op[1], dev_text(op[2]), op[4], op[3])
+    if k in ("exit", "detach", "replug", "unplug", "plug", "exec"):
         return " ".join(op)
+    if k in ("unbind-allow", "unbind-deny"):
+        return "unbind %s %s %s %s" % (op[1], k[7:], op[2], op[3])
     if k in ("allow", "deny"):
         return "%s %s c 1:%d %s" % op
     if k in ("mkdir", "rmdir"):
@@ -90,10 +108,16 @@ def parse(line):
     w = line.split()
     if w[0] == "start":
         return ("start", w[1], w[2], w[3])
-    if w[0] == "attach":
+    if w[0] == "attach" and w[2] == "c":
         return ("attach", w[1], int(w[3].split(":")[1]), w[6], w[4])
-    if w[0] in ("exit",):
-        return ("exit", w[1])
+    if w[0] == "attach" and w[2] == "b":
+        return ("attach", w[1], "b7:" + w[3].split(":", 1)[1], w[6], w[4])
+    if w[0] == "attach":
+        return ("attach", w[1], w[2], w[5], w[3])
+    if w[0] in ("exit", "replug", "unplug", "plug", "exec"):
+        return (w[0], w[1])
+    if w[0] == "unbind":
+        return ("unbind-" + w[2], w[1], w[3], w[4])
     if w[0] == "detach":
         return ("detach", w[1], w[2])
     if w[0] in ("allow", "deny") and w[2] in M.SELECTORS:
@@ -119,8 +143,12 @@ def applicable(m, op):
     k = op[0]
     if k == "start":
         return op[1] not in m.containers
-    if k in ("exit", "attach", "detach"):
+    if k in ("exit", "attach", "detach", "exec"):
         return op[1] in m.containers
+    if k in ("replug", "unplug"):
+        return m.loops[op[1]] is not None
+    if k == "plug":
+        return m.loops[op[1]] is None
     return True
 
 
@@ -133,12 +161,13 @@ def generate(rng, m, serial):
     if len(live) < 4:
         choices += ["start"] * 12
     if live:
-        choices += ["exit"] * 5 + ["attach"] * 18
+        choices += ["exit"] * 5 + ["attach"] * 18 + ["attach-sel"] * 12 + ["exec"] * 3
     if atts:
         choices += ["detach"] * 10
     choices += ["allow"] * 9 + ["deny"] * 7 + ["mkdir"] * 4 + ["rmdir"] * 3
     choices += ["bind"] * 6 + ["deny-all"] * 2
     choices += ["reload"] * 5 + ["reset"] * 1 + ["restart"] * 4 + ["crash"] * 3
+    choices += ["unbind"] * 4 + ["replug"] * 5 + ["unplug"] * 3
     k = rng.choice(choices)
     if k == "start":
         kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]
@@ -149,10 +178,34 @@ def generate(rng, m, serial):
         minor = rng.choice(MINORS)
         path = "/dev/a%d" % minor if rng.random() < 0.8 else "/dev/b%d" % rng.choice(MINORS)
         return ("attach", rng.choice(live), minor, rng.choice(["r", "rw", "rw", "w"]), path)
+    if k == "attach-sel":
+        # By selector (followed by identity), or a loop file's device by its number now
+        # (not followed).
+        r = rng.random()
+        dev = rng.choice(M.ATTACH_SELECTORS) if r < 0.7 else "b7:@" + rng.choice(M.LOOP_FILES)
+        path = "/dev/s%d" % rng.randrange(4)
+        return ("attach", rng.choice(live), dev, rng.choice(["r", "rw", "rw", "w"]), path)
+    if k == "exec":
+        return ("exec", rng.choice(live))
+    if k in ("replug", "unplug"):
+        # A file unplugged is plugged again instead.
+        f = rng.choice(M.LOOP_FILES)
+        return (k if m.loops[f] is not None else "plug", f)
     if k == "detach":
         if rng.random() < 0.1:
             return ("detach", rng.choice(live), "/dev/none")
-        return ("detach",) + rng.choice(atts)
+        cid, path = rng.choice(atts)
+        sel = [a.selector for a in m.containers[cid].attached if a.path == path][0]
+        if sel and rng.random() < 0.5:
+            return ("detach", cid, sel)
+        return ("detach", cid, path)
+    if k == "unbind":
+        if m.bindings and rng.random() < 0.85:
+            node, verb, sel, acc = rng.choice(m.bindings)
+        else:
+            node, verb, sel, acc = (rng.choice(nodes + [M.TOP]), rng.choice(["allow", "deny"]),
+                                    rng.choice(sorted(M.SELECTORS)), rng.choice(ACCESSES))
+        return ("unbind-" + verb, node, sel, acc)
     candidates = [M.SHARED, M.TOP + "/x", M.TOP + "/x/y", M.SHARED + "/x",
                   "%s/c%d" % (M.TOP, serial), M.TOP + "/z1"]
     r = rng.random()
@@ -190,13 +243,17 @@ def model_apply(m, op):
         return m.change(k, op[1], op[2], op[3])
     if k in ("mkdir", "rmdir", "deny-all"):
         return m.change(k, op[1], None, None)
-    if k in ("bind-allow", "bind-deny"):
+    if k in ("bind-allow", "bind-deny", "unbind-allow", "unbind-deny"):
         return m.change(k, op[1], op[2], op[3])
+    if k in ("replug", "plug"):  # generating: a new number (the driver's are real)
+        return getattr(m, k)(op[1], max(m.last.values()) + 1)
+    if k == "unplug":
+        return m.unplug(op[1])
     if k == "reload":
         return m.reload()
     if k == "reset":
         return m.reload(replay=False)
-    return None  # restart, crash: everything stays
+    return None  # restart, crash, exec: everything stays
 
 
 # ---- the real side ---------------------------------------------------------------------
@@ -206,6 +263,7 @@ class Workload:
     def __init__(self, cid, proc, sock):
         self.id, self.proc, self.sock = cid, proc, sock
         self.buf = b""
+        self.pid = None  # the agent's, once asked
         self.gone_paths = set()  # detached: must not exist
 
     def line(self, timeout):
@@ -237,6 +295,12 @@ class Daemon:
         self.log = open(os.path.join(tmp, "devwld.log"), "ab")
         with open(os.path.join(tmp, "policy.json"), "w") as f:
             f.write(POLICY)
+        self.loops = {}  # loop file -> its loop device's number, None while unplugged
+        for f in M.LOOP_FILES:
+            with open(self.path(f), "wb") as out:
+                out.truncate(1 << 20)
+            self.loops[f] = self.losetup(f)
+        self.last = dict(self.loops)  # the number each had last (b 7:@L1)
         os.mkdir(self.path("cdi"), 0o755)
         with open(self.path("cdi/devwl-test.json"), "w") as f:
             f.write(M.CDI_SPEC)
@@ -254,6 +318,79 @@ class Daemon:
 
     def path(self, name):
         return os.path.join(self.t, name)
+
+    def real(self, text):
+        """An operation's words as devwld gets them: loop:L1 is the file L1 here."""
+        return text.replace("loop:L", "loop:%s/L" % self.t)
+
+    def ours(self, text):
+        return text.replace("%s/" % self.t, "")
+
+    def losetup(self, f, number=None):
+        """Bind loop file f to a loop device (/dev/loopNUMBER, or the first free one);
+        its number."""
+        argv = ["losetup", "--show"] + (["/dev/loop%d" % number] if number is not None
+                                        else ["-f"]) + [self.path(f)]
+        p = subprocess.run(argv, capture_output=True, text=True)
+        if p.returncode:
+            raise Skip("losetup %s: %s" % (f, p.stderr.strip()))
+        return int(re.search(r"(\d+)$", p.stdout.strip()).group(1))
+
+    def disturbed(self):
+        """Why the host no longer binds the loop files as the run did, or None."""
+        for f, number in self.loops.items():
+            if number is None:
+                continue
+            try:
+                with open("/sys/block/loop%d/loop/backing_file" % number) as b:
+                    back = b.read().strip()
+            except OSError:
+                back = None
+            if back != self.path(f):
+                return "loop file %s no longer on /dev/loop%d (%s) by the driver's doing" % (
+                    f, number, back or "detached")
+        return None
+
+    def detach_ours(self, number):
+        """losetup -d of loop device NUMBER while a file of this run backs it: a number
+        given up is anyone's (another test's loop device by now)."""
+        try:
+            with open("/sys/block/loop%d/loop/backing_file" % number) as b:
+                back = b.read().strip()
+        except OSError:
+            return
+        if back.startswith(self.t + "/"):
+            subprocess.run(["losetup", "-d", "/dev/loop%d" % number], capture_output=True)
+
+    def replug(self, f):
+        """losetup -d of f's loop device, then f bound again to another number (the first
+        free one, taken before the old one is free): the number it has now."""
+        old = self.loops[f]
+        for _ in range(20):
+            free = subprocess.run(["losetup", "-f"], capture_output=True, text=True).stdout.strip()
+            number = int(re.search(r"(\d+)$", free).group(1))
+            if old is not None:
+                self.detach_ours(old)
+            try:
+                self.loops[f] = self.last[f] = self.losetup(f, number)
+                return self.loops[f]
+            except Skip:
+                old = None  # someone else took it: the next free one
+                p = subprocess.run(["losetup", "--show", "-f", self.path(f)],
+                                   capture_output=True, text=True)
+                if p.returncode == 0:
+                    self.loops[f] = int(re.search(r"(\d+)$", p.stdout.strip()).group(1))
+                    self.last[f] = self.loops[f]
+                    return self.loops[f]
+        raise Divergence("replug %s: no loop device" % f)
+
+    def unplug(self, f):
+        self.detach_ours(self.loops[f])
+        self.loops[f] = None
+
+    def plug(self, f):
+        self.loops[f] = self.last[f] = self.losetup(f)
+        return self.loops[f]
 
     def tail(self, n=30):
         try:
@@ -419,6 +556,10 @@ class Daemon:
                 pass
             w.sock.close()
         self.workloads = {}
+        for f, number in self.loops.items():
+            if number is not None:
+                self.detach_ours(number)
+        self.loops = {}
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -443,10 +584,17 @@ def real_apply(d, op):
     if k == "crash":
         d.crash()
         return None
+    if k == "exec":
+        return None  # what it shows is checked after the step (check_exec)
     if k == "attach":
-        argv = ["attach", op[1], "c 1:%d" % op[2], op[4], "--access", op[3]]
+        dev = op[2]
+        if isinstance(dev, str) and dev.startswith("b7:@"):
+            dev = "b 7:%d" % d.last[dev[4:]]
+        argv = ["attach", op[1], d.real(dev_text(dev)), op[4], "--access", op[3]]
     elif k == "detach":
-        argv = ["detach", op[1], op[2]]
+        argv = ["detach", op[1], d.real(op[2])]
+    elif k in ("unbind-allow", "unbind-deny"):
+        argv = ["unbind", op[1], k[7:], d.real(op[2]), op[3]]
     elif k in ("allow", "deny"):
         argv = [k, op[1], "c 1:%d %s" % (op[2], op[3])]
     elif k in ("mkdir", "rmdir"):
@@ -454,22 +602,117 @@ def real_apply(d, op):
     elif k == "deny-all":
         argv = ["deny", op[1], "a"]
     elif k in ("bind-allow", "bind-deny"):
-        argv = [k[5:], op[1], "%s %s" % (op[2], op[3])]
+        argv = [k[5:], op[1], "%s %s" % (d.real(op[2]), op[3])]
     else:
         argv = [k]
     rc, out, err = d.ctl(*argv)
     return ename(err) if rc else None
 
 
+def rule_key(text):
+    """The model's key and access of a rule "c 1:N ACC" / "b 7:N|* ACC", or None."""
+    g = re.fullmatch(r"(c 1|b 7):(\d+|\*) ([rwm]+)", text.strip())
+    if not g or (g.group(1) == "c 1" and g.group(2) == "*"):
+        return None
+    key = int(g.group(2)) if g.group(1) == "c 1" else "b7:" + g.group(2)
+    return key, M.norm(g.group(3))
+
+
 def parse_list(text):
     got = {}
     for line in text.splitlines():
-        m = re.fullmatch(r"c 1:(\d+) ([rwm]+)", line.strip())
-        if not m:
+        r = rule_key(line)
+        if not r:
             got.setdefault("other", []).append(line.strip())
             continue
-        got[int(m.group(1))] = M.norm(m.group(2))
+        got[r[0]] = r[1]
     return got
+
+
+def verdict(answer, key, allowed, m):
+    """Does an open's answer agree with what the node allows? A loop device no file of
+    the run is bound to (an attachment by number after a replug) opens ENXIO where it
+    is allowed."""
+    if not allowed:
+        return answer == "EPERM"
+    ours = {"b7:%d" % n for n in m.loops.values() if n is not None}
+    return answer == "ok" or (M.is_block(key) and key not in ours and answer == "ENXIO")
+
+
+def compare_probe(what, c, m, paths, key_of, answer):
+    if len(answer) != 3 * len(paths):
+        raise Divergence("container %s: %s answered %r" % (c.id, what, answer))
+    for i, p in enumerate(paths):
+        acc = m.h.access(c.node, key_of[p])
+        rd, wr = answer[3 * i + 1], answer[3 * i + 2]
+        if not verdict(rd, key_of[p], "r" in acc, m) or not verdict(wr, key_of[p], "w" in acc, m):
+            return (p, rd, wr, acc)
+    return None
+
+
+def probe_set(c):
+    """The paths a workload of c probes and the device each is: the universe, and every
+    attached device that is there (not waiting for its device)."""
+    paths = ["/dev/%s" % n for n, _ in UNIVERSE] + [a.path for a in c.attached if not a.absent]
+    key_of = {"/dev/%s" % n: mi for n, mi in UNIVERSE}
+    for a in c.attached:
+        key_of[a.path] = a.minor
+    return paths, key_of
+
+
+def cgroup_procs(pid):
+    """The cgroup.procs files of pid's device cgroups (v1 devices, and cgroup2), as this
+    process sees the hierarchies."""
+    mounts = {}
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            fs = right.split()
+            if fs[0] == "cgroup2":
+                mounts["0"] = left.split()[4]
+            elif fs[0] == "cgroup" and "devices" in fs[2].split(","):
+                mounts["devices"] = left.split()[4]
+    out = []
+    with open("/proc/%d/cgroup" % pid) as f:
+        for line in f:
+            hid, ctrls, path = line.rstrip("\n").split(":", 2)
+            key = "0" if hid == "0" else "devices" if "devices" in ctrls.split(",") else None
+            if key in mounts:
+                out.append(os.path.join(mounts[key], path.lstrip("/"), "cgroup.procs"))
+    return out
+
+
+def check_exec(args, d, m, cid):
+    """exec: a new process in the live workload must open what the workload opens. One
+    started by the workload (fork and exec: its seccomp filter, cgroup and namespaces),
+    and one that joins its mount namespace and device cgroups from outside (as runc exec
+    does, but with no seccomp filter: the kernel alone decides, and a root runtime's
+    workload has its device cgroup programmed in either mode, devwld(8) KERNEL MODE)."""
+    c = m.containers[cid]
+    w = d.workloads[cid]
+    paths, key_of = probe_set(c)
+    bad = compare_probe("exec probe", c, m, paths, key_of, w.ask("exec probe " + " ".join(paths)).split())
+    how = "a process it started"
+    if not bad:
+        if w.pid is None:
+            w.pid = int(w.ask("pid"))
+        procs = cgroup_procs(w.pid)
+
+        def join():
+            for f in procs:
+                with open(f, "w") as out:
+                    out.write("0")
+        p = subprocess.run(["nsenter", "-t", str(w.pid), "-m", "--", args.agent, "once"] + paths,
+                           capture_output=True, text=True, preexec_fn=join, timeout=30)
+        if p.returncode:
+            raise Divergence("container %s: nsenter into it: %s" % (cid, p.stderr.strip()))
+        how = "a process that joined its namespace and cgroups (%s)" % ", ".join(procs)
+        bad = compare_probe("nsenter probe", c, m, paths, key_of, p.stdout.split())
+    if bad:
+        p, rd, wr, acc = bad
+        raise Divergence("container %s (%s, node %s): %s: %s (%s) opens read %s write %s;"
+                         " the model's access %r" % (cid, c.mode, c.node, how, p,
+                                                     M.key_text(key_of[p]), rd, wr, acc))
 
 
 def check(args, d, m, seen_nodes):
@@ -478,36 +721,40 @@ def check(args, d, m, seen_nodes):
     # says.
     for c in m.containers.values():
         w = d.workloads[c.id]
-        paths = ["/dev/%s" % n for n, _ in UNIVERSE] + [a.path for a in c.attached]
-        minor_of = {"/dev/%s" % n: mi for n, mi in UNIVERSE}
+        paths, minor_of = probe_set(c)
         for a in c.attached:
-            minor_of[a.path] = a.minor
+            where = "/proc/%d/root%s" % (w.proc.pid, a.path)
+            if a.absent:
+                # Waiting for its device (or refused its new numbers): no node there.
+                if os.path.lexists(where):
+                    raise Divergence("container %s: %s (%s, waiting) still exists in the workload"
+                                     % (c.id, a.path, a.selector))
+                continue
             st = None
             try:
-                st = os.stat("/proc/%d/root%s" % (w.proc.pid, a.path))
+                st = os.stat(where)
             except OSError as e:
                 raise Divergence("container %s: attached %s missing in the workload: %s"
                                  % (c.id, a.path, e.strerror))
-            if not stat.S_ISCHR(st.st_mode) or os.major(st.st_rdev) != 1 or os.minor(st.st_rdev) != a.minor:
-                raise Divergence("container %s: %s is not c 1:%d" % (c.id, a.path, a.minor))
+            blk = M.is_block(a.minor)
+            want = (7, int(a.minor[3:])) if blk else (1, a.minor)
+            if (not (stat.S_ISBLK if blk else stat.S_ISCHR)(st.st_mode)
+                    or (os.major(st.st_rdev), os.minor(st.st_rdev)) != want):
+                raise Divergence("container %s: %s is not %s (%s)"
+                                 % (c.id, a.path, M.key_text(a.minor), a.selector or "by number"))
         for p in sorted(w.gone_paths - {a.path for a in c.attached}):
             if os.path.lexists("/proc/%d/root%s" % (w.proc.pid, p)):
                 raise Divergence("container %s: detached %s still exists in the workload" % (c.id, p))
         answer = w.ask("probe " + " ".join(paths)).split()
-        if len(answer) != 3 * len(paths):
-            raise Divergence("container %s: probe answered %r" % (c.id, answer))
-        for i, p in enumerate(paths):
-            acc = m.h.access(c.node, minor_of[p])
-            rd, wr = answer[3 * i + 1], answer[3 * i + 2]
-            want_rd = "ok" if "r" in acc else "EPERM"
-            want_wr = "ok" if "w" in acc else "EPERM"
-            if (rd, wr) != (want_rd, want_wr):
-                rc, out, _ = d.ctl("list", c.node)
-                raise Divergence(
-                    "container %s (%s, node %s): %s (c 1:%d): the kernel opens read %s write %s;"
-                    " the model's access %r wants read %s write %s; devwlctl list %s: %s"
-                    % (c.id, c.mode, c.node, p, minor_of[p], rd, wr, acc, want_rd, want_wr,
-                       c.node, out.strip().replace("\n", "|") if rc == 0 else "(error)"))
+        bad = compare_probe("probe", c, m, paths, minor_of, answer)
+        if bad:
+            p, rd, wr, acc = bad
+            rc, out, _ = d.ctl("list", c.node)
+            raise Divergence(
+                "container %s (%s, node %s): %s (%s): the kernel opens read %s write %s;"
+                " the model's access %r; devwlctl list %s: %s"
+                % (c.id, c.mode, c.node, p, M.key_text(minor_of[p]), rd, wr, acc,
+                   c.node, out.strip().replace("\n", "|") if rc == 0 else "(error)"))
     # devwlctl containers: the same containers, each on the model's node, in its mode.
     got = d.containers()
     want = {c.id: (c.node, c.mode) for c in m.containers.values()}
@@ -526,11 +773,19 @@ def check(args, d, m, seen_nodes):
     # devwlctl containers --devices: the attachments, lapsed ones marked.
     rc, out, err = d.ctl("containers", "--devices")
     gatt = set()
-    for line in out.splitlines():
+    for line in d.ours(out).splitlines():
         w = line.split()
         if len(w) >= 5:
-            gatt.add((w[0], w[2], w[3], w[4], "(lapsed)" in line))
-    watt = {(c.id, "1:%d" % a.minor, a.access, a.path, a.lapsed)
+            # ID TYPE NUMBERS ACCESS PATH [(lapsed)] [(waiting)] OPEN-BY [SELECTOR]
+            rest = w[5:]
+            flags = []
+            while rest and rest[0].startswith("("):
+                flags.append(rest.pop(0))
+            sel = " ".join(rest[1:]) or None
+            gatt.add((w[0], w[1] + " " + w[2], w[3], w[4], "(lapsed)" in flags,
+                      "(waiting)" in flags, sel))
+    watt = {(c.id, "- -" if a.absent else M.key_text(a.minor), a.access, a.path, a.lapsed,
+             a.absent, a.selector)
             for c in m.containers.values() for a in c.attached}
     if gatt != watt:
         raise Divergence("devwlctl containers --devices: devwld %s, the model %s"
@@ -546,14 +801,14 @@ def check(args, d, m, seen_nodes):
         raise Divergence("devwlctl selectors: %s" % err)
     gsel = []
     for line in out:
-        g = re.fullmatch(r"(\S+) (allow|deny) (.*?) \[(\w+)\]: (.*)", line.strip())
+        g = re.fullmatch(r"(\S+) (allow|deny) (.*?) \[(\w+)\]: (.*)", d.ours(line).strip())
         if not g:
             raise Divergence("devwlctl selectors: cannot read %r" % line)
         if "reload-keeps-rmdir-binding" in m.known and g.group(1) in m.stale:
             continue
         gsel.append(g.groups())
     wsel = [(node, verb, "%s %s" % (sel, acc), "devwlctl",
-             ", ".join("c 1:%d %s" % (mi, acc) for mi in M.SELECTORS[sel]))
+             ", ".join("%s %s" % (M.key_text(mi), acc) for mi in M.SELECTORS[sel]) or "-")
             for node, verb, sel, acc in m.bindings
             if not ("reload-keeps-rmdir-binding" in m.known and node in m.stale)]
     if gsel != wsel:
@@ -582,15 +837,16 @@ def rules_of(node, nodes):
     up = M.parent_of(node["path"])
     got = dict(nodes.get(up, {})) if up != M.ROOT else {"other": ["allow a"]}
     for r in node.get("rules", []):
-        g = re.fullmatch(r"(allow|deny) c 1:(\d+) ([rwm]+)", r)
+        verb, _, rule = r.partition(" ")
+        g = rule_key(rule) if verb in ("allow", "deny") else None
         if r == "deny a":
             got = {}
-        elif g and g.group(1) == "allow":
-            minor = int(g.group(2))
-            got[minor] = M.norm(got.get(minor, "") + g.group(3))
+        elif g and verb == "allow":
+            minor = g[0]
+            got[minor] = M.norm(got.get(minor, "") + g[1])
         elif g:
-            minor = int(g.group(2))
-            left = M.norm("".join(c for c in got.get(minor, "") if c not in g.group(3)))
+            minor = g[0]
+            left = M.norm("".join(c for c in got.get(minor, "") if c not in g[1]))
             if left:
                 got[minor] = left
             else:
@@ -624,16 +880,19 @@ def check_state(d, m):
         raise Divergence("state file: made on demand %s, the model %s"
                          % (sorted(st.get("ondemand", [])), sorted(m.ondemand)))
     look_past = m.stale if "reload-keeps-rmdir-binding" in m.known else set()
-    gb = [(b["node"], "allow" if b["allow"] else "deny", b["selector"])
+    gb = [(b["node"], "allow" if b["allow"] else "deny", d.ours(b["selector"]))
           for b in st.get("bindings", []) if b["node"] not in look_past]
     wb = [(node, verb, "%s %s" % (sel, acc)) for node, verb, sel, acc in m.bindings
           if node not in look_past]
     if gb != wb:
         raise Divergence("state file: bindings %s, the model %s" % (gb, wb))
-    gc = {c["id"]: (c["node"], sorted((a["minor"], a["path"], bool(a.get("lapsed")))
+    gc = {c["id"]: (c["node"], sorted(("%s %d:%d" % (a["type"], a["major"], a["minor"]),
+                                       a["path"], bool(a.get("lapsed")), bool(a.get("absent")),
+                                       d.ours(a.get("selector", "-")))
                                       for a in c.get("attached", [])))
           for c in st.get("containers", [])}
-    wc = {c.id: (c.node, sorted((a.minor, a.path, a.lapsed) for a in c.attached))
+    wc = {c.id: (c.node, sorted((M.key_text(a.minor), a.path, a.lapsed, a.absent,
+                                 a.selector or "-") for a in c.attached))
           for c in m.containers.values()}
     if gc != wc:
         raise Divergence("state file: containers %s, the model %s" % (gc, wc))
@@ -649,25 +908,54 @@ def run_ops(args, ops, verbose=False):
     i = -1
     try:
         d = Daemon(args, tmp)
+        for f, number in d.loops.items():
+            m.set_loop(f, number)
         seen = set()
         for i, op in enumerate(ops):
             if not applicable(m, op):
                 continue
-            want = model_apply(m, op)
-            if op[0] == "detach" and op[1] in d.workloads:
-                d.workloads[op[1]].gone_paths.add(op[2])
-            got = real_apply(d, op)
+            if op[0] in ("replug", "plug"):
+                # The host first: the model is told the number the file has now.
+                got = None
+                want = getattr(m, op[0])(op[1], getattr(d, op[0])(op[1]))
+            elif op[0] == "unplug":
+                d.unplug(op[1])
+                got = want = m.unplug(op[1])
+            else:
+                if op[0] == "detach" and op[1] in d.workloads:
+                    c = m.containers[op[1]]
+                    d.workloads[op[1]].gone_paths |= {a.path for a in c.attached
+                                                      if op[2] in (a.path, a.selector)}
+                want = model_apply(m, op)
+                got = real_apply(d, op)
             if verbose:
                 print("  %3d %-50s model %-7s devwld %s" % (i, describe(op), want or "ok", got or "ok"))
             if (want is None) != (got is None) or (want and got != want and got != "error"):
                 raise Divergence("%s: devwld answered %s, the model %s" % (describe(op), got or "ok", want or "ok"))
             if op[0] == "start" and want:
                 continue
-            check(args, d, m, seen)
+            if op[0] in ("replug", "unplug", "plug"):
+                # devwld follows the uevents as they come: settled within seconds.
+                until = time.time() + 15
+                while True:
+                    try:
+                        check(args, d, m, seen)
+                        break
+                    except Divergence:
+                        if time.time() > until:
+                            raise
+                        time.sleep(0.2)
+            else:
+                check(args, d, m, seen)
+            if op[0] == "exec":
+                check_exec(args, d, m, op[1])
             if op[0] in ("restart", "crash"):
                 check_state(d, m)
         return None
     except Divergence as e:
+        why = d.disturbed() if d else None
+        if why:
+            raise Disturbed("after op %d: %s (instead: %s)" % (i, why, e))
         return (i, str(e))
     finally:
         if d:
@@ -700,6 +988,14 @@ def kind(what):
     return " ".join(re.sub(r"\d+", "N", what).split()[:5])
 
 
+def quiet_run(args, ops):
+    """run_ops, a disturbed run (Disturbed) counting as no divergence."""
+    try:
+        return run_ops(args, ops)
+    except Disturbed:
+        return None
+
+
 def minimise(args, ops, deadline, what):
     """Drop operations (halves, then chunks, then single ones) while a replay from scratch
     still diverges the same way."""
@@ -709,7 +1005,7 @@ def minimise(args, ops, deadline, what):
         i = len(ops) - chunk
         while i >= 0 and time.time() < deadline:
             trial = ops[:i] + ops[i + chunk:]
-            r = run_ops(args, trial) if trial else None
+            r = quiet_run(args, trial) if trial else None
             if r and kind(r[1]) == want:
                 ops = trial
             i -= chunk
@@ -737,12 +1033,12 @@ def report(args, seed, ops, where, what):
         print("  %3d %s" % (i, describe(op)))
     if args.minimize <= 0:
         return
-    again = run_ops(args, prefix)
+    again = quiet_run(args, prefix)
     if not again:
         print("minimised: the prefix did not diverge again (timing?); not minimised")
         return
     small = minimise(args, prefix, time.time() + args.minimize, what)
-    final = run_ops(args, small, verbose=False)
+    final = quiet_run(args, small)
     print("minimised reproducer (%d ops; lifecycle.py --replay FILE):" % len(small))
     for op in small:
         print("  " + describe(op))
@@ -784,6 +1080,11 @@ def can_run(args):
             raise Skip("%s not built" % f)
     if not os.path.exists("/proc/self/ns/mnt"):
         raise Skip("no mount namespaces")
+    for tool in ("losetup", "nsenter"):
+        if not shutil.which(tool):
+            raise Skip("no %s (loop files, exec into a workload)" % tool)
+    if subprocess.run(["losetup", "-f"], capture_output=True).returncode:
+        raise Skip("no free loop device (losetup -f)")
 
 
 def main():
@@ -805,6 +1106,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
     args = ap.parse_args()
     args.known_set = {k for k in args.known.split(",") if k}
+    args.agent = os.path.abspath(args.agent)  # run in a workload's mount namespace too
     M.SELECTORS["subsystem:mem"] = mem_class()
     args.kernel_mode = kernel_mode()
     if args.known_set - M.KNOWN:
@@ -818,7 +1120,11 @@ def main():
     if args.replay:
         with open(args.replay) as f:
             ops = [parse(line.strip()) for line in f if line.strip() and not line.startswith("#")]
-        r = run_ops(args, ops, verbose=True)
+        try:
+            r = run_ops(args, ops, verbose=True)
+        except Disturbed as e:
+            print("SKIP: disturbed %s" % e)
+            return 77
         print("diverged after op %d: %s" % r if r else "no divergence")
         return 1 if r else 0
     seeds = [args.seed] if args.seed is not None else None
@@ -826,6 +1132,7 @@ def main():
           % (args.kernel_mode, ",".join(map(str, M.SELECTORS["subsystem:mem"]))))
     t0 = time.time()
     failed = 0
+    disturbed = 0
     n = 0
     seed = 0
     while True:
@@ -844,7 +1151,13 @@ def main():
         n += 1
         ops = gen_ops(args, seed, args.ops)
         s0 = time.time()
-        r = run_ops(args, ops, verbose=args.verbose)
+        try:
+            r = run_ops(args, ops, verbose=args.verbose)
+        except Disturbed as e:
+            disturbed += 1
+            print("seed %d: %d ops, %.1f s, disturbed %s" % (seed, len(ops), time.time() - s0, e))
+            sys.stdout.flush()
+            continue
         print("seed %d: %d ops, %.1f s, %s" % (seed, len(ops), time.time() - s0,
                                                  "DIVERGED" if r else "agreed"))
         sys.stdout.flush()
@@ -853,7 +1166,7 @@ def main():
             report(args, seed, ops, r[0], r[1])
             if not args.all:
                 break
-    print("%d seeds, %d diverged, %.0f s" % (n, failed, time.time() - t0))
+    print("%d seeds, %d diverged, %d disturbed, %.0f s" % (n, failed, disturbed, time.time() - t0))
     return 1 if failed else 0
 
 

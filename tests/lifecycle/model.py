@@ -22,14 +22,39 @@ SHARED = "/containers/shared"
 # (verb, minor, access). 1:7 and 1:9 w are the parent's but not a container node's, so
 # an attach of them works on a container's own node and is refused on a leaf under a
 # shared node devwld made (its container_rules bound the leaf).
-FILE_RULES = [(3, "rwm"), (5, "rw"), (7, "rw"), (8, "r"), (9, "rw")]
-CONTAINER_RULES = [("deny", 7, "rw"), ("deny", 9, "w")]
+FILE_RULES = [(3, "rwm"), (5, "rw"), (7, "rw"), (8, "r"), (9, "rw"), ("b7:*", "rw")]
+
+# A device is a key: an int for c 1:MINOR, "b7:N" for the loop device b 7:N, "b7:*" the
+# policy's "b 7:* rw" (so that a loop device can be attached whatever its number). The
+# loop files are named L1 and L2 in operations; which loop device each is bound to now
+# is the host's (Model.loops, set by the driver from losetup), not devwld's.
+LOOP_FILES = ["L1", "L2"]
+WILD = "b7:*"
+
+
+def is_block(key):
+    return isinstance(key, str) and key.startswith("b7:")
+
+
+def key_text(key):
+    """The kernel's words for a key: "c 1:5", "b 7:3", "b 7:*"."""
+    return "b 7:%s" % key[3:] if is_block(key) else "c 1:%d" % key
+# A container's node also loses the wildcard "b 7:*" (an exact deny of it, as the v1
+# controller takes an exception away): a loop device is granted to it by the attach alone,
+# on its own node, whose parent /containers allows it (a leaf below a shared node is
+# refused), and a detach or a replug has that grant to take back.
+CONTAINER_RULES = [("deny", 7, "rw"), ("deny", 9, "w"), ("deny", "b7:*", "rw")]
 
 # The selectors bindings use, each with the minors (major 1) it names: class mem as sysfs
 # says on this host (the driver reads it before a run), and the CDI devices of the spec
 # the driver writes (CDI_SPEC), one and both.
 SELECTORS = {"subsystem:mem": [3, 5, 7, 8, 9, 11], "cdi:devwl.test/mem=zero": [5],
-             "cdi:devwl.test/mem=*": [3, 5]}
+             "cdi:devwl.test/mem=*": [3, 5], "loop:L1": None, "loop:L2": None}
+# What an attach by selector may name (one device each): the CDI devices one by one, and
+# the loop files.
+ATTACH_SELECTORS = ["cdi:devwl.test/mem=zero", "cdi:devwl.test/mem=null", "loop:L1",
+                    "loop:L2"]
+CDI_ONE = {"cdi:devwl.test/mem=zero": 5, "cdi:devwl.test/mem=null": 3}
 CDI_SPEC = """{ "cdiVersion": "0.6.0", "kind": "devwl.test/mem",
   "devices": [
     { "name": "null", "containerEdits": { "deviceNodes": [
@@ -49,9 +74,11 @@ def norm(acc):
 
 
 class Attachment:
-    def __init__(self, minor, access, path, added):
+    def __init__(self, minor, access, path, added, selector=None):
         self.minor, self.access, self.path, self.added = minor, access, path, added
+        self.selector = selector  # the text attach was given, followed by identity
         self.lapsed = False
+        self.absent = False  # by selector: its device went, or its new numbers refused
 
 
 class Container:
@@ -61,7 +88,8 @@ class Container:
 
     def find(self, minor=None, path=None):
         for a in self.attached:
-            if (path is not None and a.path == path) or (minor is not None and a.minor == minor):
+            if (path is not None and a.path == path) or \
+                    (minor is not None and a.minor == minor and not a.absent):
                 return a
         return None
 
@@ -73,7 +101,21 @@ class Hierarchy:
         self.nodes = {TOP: {m: a for m, a in FILE_RULES}}
 
     def access(self, path, minor):
-        return "rwm" if path == ROOT else self.nodes[path].get(minor, "")
+        """What a process on path may do with the device: every exception matching it."""
+        if path == ROOT:
+            return "rwm"
+        got = self.nodes[path].get(minor, "")
+        if is_block(minor):
+            got = norm(got + self.nodes[path].get(WILD, ""))
+        return got
+
+    def covers(self, path, minor, acc):
+        """Does one exception of path allow all of acc (the kernel's match_exception, what
+        an allow below it needs)?"""
+        if path == ROOT:
+            return True
+        keys = [minor, WILD] if is_block(minor) else [minor]
+        return any(set(acc) <= set(self.nodes[path].get(k, "")) for k in keys)
 
     def children(self, path):
         return [p for p in self.nodes if parent_of(p) == path]
@@ -81,9 +123,9 @@ class Hierarchy:
     def allow(self, path, minor, acc):
         if path not in self.nodes:
             return "ENOENT"
-        if not set(acc) <= set(self.access(parent_of(path), minor)):
+        if not self.covers(parent_of(path), minor, acc):
             return "EPERM"
-        self.nodes[path][minor] = norm(self.access(path, minor) + acc)
+        self.nodes[path][minor] = norm(self.nodes[path].get(minor, "") + acc)
         return None
 
     def deny(self, path, minor, acc):
@@ -91,7 +133,7 @@ class Hierarchy:
             return "ENOENT"
         for p in self.nodes:
             if p == path or p.startswith(path + "/"):
-                left = norm("".join(c for c in self.access(p, minor) if c not in acc))
+                left = norm("".join(c for c in self.nodes[p].get(minor, "") if c not in acc))
                 if left:
                     self.nodes[p][minor] = left
                 else:
@@ -115,7 +157,7 @@ class Hierarchy:
             return "ENOENT"
         if allow:
             up = parent_of(path)
-            if any(not set(acc) <= set(self.access(up, m)) for m in SELECTORS[selector]):
+            if any(not self.covers(up, m, acc) for m in SELECTORS[selector]):
                 return "EPERM"
             for m in SELECTORS[selector]:
                 self.allow(path, m, acc)
@@ -123,6 +165,21 @@ class Hierarchy:
             for m in SELECTORS[selector]:
                 self.deny(path, m, acc)
         return None
+
+    def unbind(self, path, allow, selector, acc, others):
+        """devwlctl unbind (follow_unbind): what an allow binding named is denied on the
+        node (and so below it); then the node's other bindings (others, in order) are
+        written again, each rule on its own, one the parent refuses skipped."""
+        if allow:
+            for m in SELECTORS[selector]:
+                self.deny(path, m, acc)
+        up = parent_of(path)
+        for verb, sel, a in others:
+            for m in SELECTORS[sel]:
+                if verb == "deny":
+                    self.deny(path, m, a)
+                elif self.covers(up, m, a):
+                    self.allow(path, m, a)
 
     def mkdir(self, path):
         if path in self.nodes:
@@ -188,6 +245,29 @@ class Model:
         self.bindings = []
         self.stale = set()  # nodes removed with bindings (reload-keeps-rmdir-binding)
         self.ruled_now = set()
+        self.loops = {}  # loop file (L1, L2) -> the number of its loop device now, or None
+        self.last = {}  # loop file -> the number it had last (what b 7:@L1 names)
+        for i, f in enumerate(LOOP_FILES):
+            self.set_loop(f, 900 + i)  # the generator's; the driver sets the host's
+
+    def set_loop(self, f, number):
+        """The host bound loop file f to b 7:number (the driver's losetup)."""
+        self.loops[f] = number
+        if number is not None:
+            self.last[f] = number
+        SELECTORS["loop:" + f] = ["b7:%d" % number] if number is not None else []
+
+    def device(self, dev):
+        """What attach's DEVICE names now: (key, selector or None), or an errno name."""
+        if isinstance(dev, int):
+            return dev, None
+        if dev.startswith("b7:@"):  # b 7:N, N the number of a loop file's device (last)
+            return "b7:%d" % self.last[dev[4:]], None
+        if dev in CDI_ONE:
+            return CDI_ONE[dev], dev
+        if dev.startswith("loop:"):
+            return (SELECTORS[dev] or [None])[0], dev
+        return "EINVAL"
 
     # ---- helpers -------------------------------------------------------------------------
     def in_use(self, path):
@@ -246,8 +326,11 @@ class Model:
         self.forget(c.node)
         return None
 
-    def attach(self, cid, minor, acc, path):
+    def attach(self, cid, dev, acc, path):
         c = self.containers[cid]
+        minor, selector = self.device(dev)
+        if minor is None:
+            return "ENOENT"  # the selector names no device now
         if c.find(minor=minor) or c.find(path=path):
             return "EEXIST"
         old = None
@@ -268,18 +351,85 @@ class Model:
                 leaf, c.node, c.own = c.node, old, False
                 self.forget(leaf)
             return err
-        c.attached.append(Attachment(minor, acc, path, norm("".join(x for x in acc if x not in before))))
+        c.attached.append(Attachment(minor, acc, path, norm("".join(x for x in acc if x not in before)),
+                                     selector))
         return None
 
-    def detach(self, cid, path):
+    def detach(self, cid, what):
+        """By path, by the selector text it was attached with, or by what the text names
+        now (attach.c detach_device)."""
         c = self.containers[cid]
-        a = c.find(path=path)
+        if what.startswith("/"):
+            a = c.find(path=what)
+        else:
+            a = next((x for x in c.attached if x.selector == what), None)
+            if not a:
+                got = self.device(what)
+                a = c.find(minor=got[0]) if isinstance(got, tuple) and got[0] else None
         if not a:
             return "ENOENT"
-        if a.added and not a.lapsed:
+        if a.added and not a.lapsed and not a.absent:
             self.h.deny(c.node, a.minor, a.added)
         c.attached.remove(a)
         return None
+
+    def unplug(self, f):
+        """Loop file f detached from its loop device (devwld(8) DEVICES BY IDENTITY,
+        HOT-PLUG; front/uevents.c: the bindings first, then the attachments): each allow
+        binding of the file revokes the device; each attachment by it loses its grant and
+        node and waits."""
+        sel = "loop:" + f
+        old = SELECTORS[sel]
+        self.set_loop(f, None)
+        for node, verb, s, acc in self.bindings:
+            if s == sel and verb == "allow":
+                for k in old:
+                    self.h.deny(node, k, acc)
+        for c in self.containers.values():
+            for a in c.attached:
+                if a.selector != sel or a.absent:
+                    continue
+                if not a.lapsed and a.added:
+                    self.h.deny(c.node, a.minor, a.added)
+                a.added, a.lapsed, a.absent = "", False, True
+        return None
+
+    def plug(self, f, number):
+        """Loop file f bound to b 7:number: every binding of the file writes it, in order
+        (an allow the parent refuses skipped); every attachment by it waiting gets the new
+        numbers granted on its node and its node made again, unless the grant is refused
+        or the device is attached at another path of the container already (it waits
+        on, with the numbers it had)."""
+        sel = "loop:" + f
+        self.set_loop(f, number)
+        new = SELECTORS[sel][0]
+        for node, verb, s, acc in self.bindings:
+            if s == sel:
+                if verb == "deny":
+                    self.h.deny(node, new, acc)
+                elif self.h.covers(parent_of(node), new, acc):
+                    self.h.allow(node, new, acc)
+        for c in self.containers.values():
+            for a in c.attached:
+                if a.selector != sel:
+                    continue
+                if any(o is not a and not o.absent and o.minor == new for o in c.attached):
+                    continue
+                a.minor = new
+                before = self.h.access(c.node, new)
+                if self.h.allow(c.node, new, a.access) or \
+                        not set(a.access) <= set(self.h.access(c.node, new)):
+                    continue
+                a.absent = False
+                a.added = norm("".join(x for x in a.access if x not in before))
+        return None
+
+    def replug(self, f, number):
+        """f detached and bound to b 7:number at once: devwld may see both in one burst of
+        uevents (the old grant revoked, then the new one granted) or one after the other;
+        either way what an unplug and a plug do."""
+        self.unplug(f)
+        return self.plug(f, number)
 
     def change(self, verb, node, minor, acc):
         err = self.run_change(self.h, self.bindings, verb, node, minor, acc)
@@ -296,6 +446,17 @@ class Model:
             return h.mkdir(node)
         if verb == "deny-all":
             return h.deny_all(node)
+        if verb in ("unbind-allow", "unbind-deny"):
+            if node not in h.nodes:
+                return "ENOENT"
+            want = (node, verb[7:], minor, acc)
+            at = [i for i, b in enumerate(bindings) if b == want]
+            if not at:
+                return "ENOENT"
+            del bindings[at[-1]]
+            h.unbind(node, verb == "unbind-allow", minor, acc,
+                     [(b[1], b[2], b[3]) for b in bindings if b[0] == node])
+            return None
         if verb in ("bind-allow", "bind-deny"):
             err = h.bind(node, verb == "bind-allow", minor, acc)
             if not err:
@@ -365,6 +526,8 @@ class Model:
                 c.own = alone or "reset-own-shared" in self.known
         for c in self.containers.values():
             for a in c.attached:
+                if a.absent:
+                    continue  # nothing to grant until its device is back
                 before = h.access(c.node, a.minor)
                 if h.allow(c.node, a.minor, a.access):
                     a.lapsed = True
