@@ -18,54 +18,12 @@
 #include <cmocka.h>
 
 #include "devwl.h"
+#include "faketree.h"
 #include "fileio.h"
 #include "learn.h"
 #include "policysel.h"
 
-static char root[PATH_MAX];
-static char sysfs[PATH_MAX + 8], udev[PATH_MAX + 8], dev[PATH_MAX + 8];
 static char warned[4096];
-
-static void put(const char *rel, const char *text)
-{
-	char path[PATH_MAX * 2];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	assert_int_equal(devwl_mkdir_parents(path), 0);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-/* A symlink at rel to target (inside the tree unless it starts with '!'). */
-static void link_to(const char *rel, const char *target)
-{
-	char path[PATH_MAX * 2], to[PATH_MAX * 2];
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	if (target[0] == '!')
-		snprintf(to, sizeof(to), "%s", target + 1);
-	else
-		snprintf(to, sizeof(to), "%s/%s", root, target);
-	assert_int_equal(devwl_mkdir_parents(path), 0);
-	assert_int_equal(symlink(to, path), 0);
-}
-
-static void device(const char *dir, const char *mm, const char *subsystem)
-{
-	char rel[PATH_MAX], to[PATH_MAX];
-
-	snprintf(rel, sizeof(rel), "sys/%s/dev", dir);
-	put(rel, mm);
-	snprintf(rel, sizeof(rel), "sys/%s/subsystem", dir);
-	snprintf(to, sizeof(to), "sys/class/%s", subsystem);
-	link_to(rel, to);
-	snprintf(rel, sizeof(rel), "sys/dev/char/%s", mm);
-	snprintf(to, sizeof(to), "sys/%s", dir);
-	link_to(rel, to);
-}
 
 #define USB "devices/pci0000:00/0000:00:14.0/usb1/1-1"
 
@@ -74,30 +32,17 @@ static int build_tree(void **state)
 	char tmpl[] = "/tmp/devwl-learn-XXXXXX";
 
 	(void)state;
-	assert_non_null(mkdtemp(tmpl));
-	snprintf(root, sizeof(root), "%s", tmpl);
-	snprintf(sysfs, sizeof(sysfs), "%s/sys", root);
-	snprintf(udev, sizeof(udev), "%s/udev", root);
-	snprintf(dev, sizeof(dev), "%s/dev", root);
+	tree_make(tmpl);
 	/* An FTDI adapter (189:1) and its tty (188:0). */
-	device(USB, "189:1", "usb");
+	device(USB, "char", "189:1", "usb");
 	put("sys/" USB "/idVendor", "0403\n");
 	put("sys/" USB "/idProduct", "6001\n");
 	put("sys/" USB "/serial", "A12345\n");
-	device(USB "/1-1:1.0/ttyUSB0/tty/ttyUSB0", "188:0", "tty");
+	device(USB "/1-1:1.0/ttyUSB0/tty/ttyUSB0", "char", "188:0", "tty");
 	put("sys/dev/block/.keep", "");
 	/* udev's link to a real node of the host (c 1:5), so that stat finds a device. */
 	link_to("dev/serial/by-id/zero-port0", "!/dev/zero");
 	return 0;
-}
-
-static int remove_tree(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd);
 }
 
 static void note(void *userdata, const char *msg)

@@ -27,54 +27,11 @@
 
 #include "batch.h"
 #include "devwl.h"
+#include "faketree.h"
 #include "fileio.h"
 #include "selector.h"
 
-static char root[PATH_MAX];
-static char sysfs[PATH_MAX + 8], udev[PATH_MAX + 8], dev[PATH_MAX + 8];
 static char warned[4096];
-
-static void put(const char *rel, const char *text)
-{
-	char path[PATH_MAX * 2];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	assert_int_equal(devwl_mkdir_parents(path), 0);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-/* A symlink at rel to target (inside the tree unless it starts with '!'). */
-static void link_to(const char *rel, const char *target)
-{
-	char path[PATH_MAX * 2], to[PATH_MAX * 2];
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	if (target[0] == '!')
-		snprintf(to, sizeof(to), "%s", target + 1);
-	else
-		snprintf(to, sizeof(to), "%s/%s", root, target);
-	assert_int_equal(devwl_mkdir_parents(path), 0);
-	assert_int_equal(symlink(to, path), 0);
-}
-
-/* A device directory with its dev file, subsystem link and /sys/dev/TYPE/M:m link. */
-static void device(const char *dir, const char *type, const char *mm, const char *subsystem)
-{
-	char rel[PATH_MAX], to[PATH_MAX];
-
-	snprintf(rel, sizeof(rel), "sys/%s/dev", dir);
-	put(rel, mm);
-	snprintf(rel, sizeof(rel), "sys/%s/subsystem", dir);
-	snprintf(to, sizeof(to), "sys/class/%s", subsystem);
-	link_to(rel, to);
-	snprintf(rel, sizeof(rel), "sys/dev/%s/%s", type, mm);
-	snprintf(to, sizeof(to), "sys/%s", dir);
-	link_to(rel, to);
-}
 
 #define USB1 "devices/pci0000:00/0000:00:14.0/usb1"
 
@@ -83,11 +40,7 @@ static int build_tree(void **state)
 	char tmpl[] = "/tmp/devwl-selector-XXXXXX";
 
 	(void)state;
-	assert_non_null(mkdtemp(tmpl));
-	snprintf(root, sizeof(root), "%s", tmpl);
-	snprintf(sysfs, sizeof(sysfs), "%s/sys", root);
-	snprintf(udev, sizeof(udev), "%s/udev", root);
-	snprintf(dev, sizeof(dev), "%s/dev", root);
+	tree_make(tmpl);
 	/* The root hub, an FTDI adapter on it, and its tty below its interface. */
 	device(USB1, "char", "189:0", "usb");
 	put("sys/" USB1 "/idVendor", "1d6b\n");
@@ -150,15 +103,6 @@ static int build_tree(void **state)
 	link_to("dev/disk/by-path/pci-0000:00:1f.2-ata-1", "!/dev/zero");
 	link_to("dev/disk/by-id/not-a-device", "!/tmp");
 	return 0;
-}
-
-static int remove_tree(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd);
 }
 
 static void note(void *userdata, const char *msg)
