@@ -9,17 +9,19 @@
 # nothing is refused. Without the grant the same build fails at once, fuse-overlayfs
 # saying it cannot open /dev/fuse, and devwl (authoritative) audits the refusal.
 # The set-up (the user's namespace made from its ranges before devwl-run, a 0666
-# /dev/fuse): tests/rootless-build.sh.
+# /dev/fuse): tests/rootless-build.sh. RB_TOOL=podman runs the same with `podman build`
+# (tests/live/83).
 set -u
+tool=${RB_TOOL:-buildah}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../rootless-build.sh"
 live_init "the baseline cgroup, /etc/subuid, a FUSE node over /dev/fuse"
-why=$(rb_missing)
+why=$(rb_missing "$tool")
 [ -z "$why" ] || skip "$why"
 # The user's subordinate ids, far above any real user's; the files as they were on exit.
 BASE=3000000000
 trap 'rb_restore; rm -rf "$T"' EXIT
-rb_setup "$T" $BASE || fail "setting up the build in $T"
+rb_setup "$T" $BASE "$tool" || fail "setting up the build in $T"
 
 # build MODE [devwl-run options...]: the build under devwl-run, its output in
 # $T/MODE.out, its audit in $T/MODE.jsonl; returns its status (124: it hung).
@@ -43,14 +45,19 @@ for mode in kernel authoritative; do
 	# refusal, or a call devwl could not decide, is EPERM.
 	refused=$(grep '"decision":"deny"\|"errno":"EPERM"' "$T/$mode.jsonl" | head -5)
 	[ -z "$refused" ] || fail "$mode: devwl refused something: $refused"
-	echo "ok - $mode: rootless buildah build (COPY, RUN on fuse-overlayfs) in $((SECONDS - start)) s"
+	echo "ok - $mode: rootless $tool build (COPY, RUN on fuse-overlayfs) in $((SECONDS - start)) s"
 done
 a=$T/authoritative.jsonl
 grep '"path":"/dev/fuse"' "$a" | grep '"device":"c 10:229"' | grep -q '"decision":"allow"' ||
 	fail "authoritative: no granted open of /dev/fuse in the audit"
-grep '"decision":"continue"' "$a" | grep -q '"reason":"not resolved by devwl' ||
-	fail "authoritative: nothing audited as not resolved (the copier's chroot into the FUSE mount)"
-echo "ok - authoritative: /dev/fuse granted, the copier's opens in the FUSE mount left to the cgroup, audited as not resolved"
+echo "ok - authoritative: /dev/fuse granted (audited)"
+# buildah's copier chroots into the FUSE mount; podman build's (4.3, --isolation=chroot)
+# was not seen to.
+if [ "$tool" = buildah ]; then
+	grep '"decision":"continue"' "$a" | grep -q '"reason":"not resolved by devwl' ||
+		fail "authoritative: nothing audited as not resolved (the copier's chroot into the FUSE mount)"
+	echo "ok - authoritative: the copier's opens in the FUSE mount left to the cgroup, audited as not resolved"
+fi
 
 for mode in kernel authoritative; do
 	start=$SECONDS
