@@ -36,3 +36,19 @@ size_t scm_rights_take(struct msghdr *msg, int *fds, size_t max, size_t *nfds)
 	}
 	return carried;
 }
+
+void scm_rights_put(struct msghdr *msg, void *buf, const int *fds, size_t n)
+{
+	struct cmsghdr *c;
+
+	if (n == 0)
+		return;
+	memset(buf, 0, CMSG_SPACE(n * sizeof(int)));
+	msg->msg_control = buf;
+	msg->msg_controllen = CMSG_SPACE(n * sizeof(int));
+	c = CMSG_FIRSTHDR(msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+}

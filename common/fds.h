@@ -17,4 +17,15 @@ void set_cloexec(int fd, bool on);
  */
 size_t scm_rights_take(struct msghdr *msg, int *fds, size_t max, size_t *nfds);
 
+/* Control data with room for n fds, aligned as a cmsghdr: the buf scm_rights_put() fills. */
+#define SCM_RIGHTS_BUF(n)                                                                          \
+	union {                                                                                    \
+		char buf[CMSG_SPACE((n) * sizeof(int))];                                           \
+		struct cmsghdr align;                                                              \
+	}
+
+/* Attach fds[0..n) to msg as one SCM_RIGHTS message in buf (an SCM_RIGHTS_BUF(n) or
+ * larger); n == 0 attaches nothing. */
+void scm_rights_put(struct msghdr *msg, void *buf, const int *fds, size_t n);
+
 #endif

@@ -455,24 +455,11 @@ struct child_msg {
 
 static int send_msg(int sock, const struct child_msg *msg, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
+	SCM_RIGHTS_BUF(1) u;
 	struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	memset(&u, 0, sizeof(u));
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
+	scm_rights_put(&mh, u.buf, &fd, fd >= 0);
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? negerrno() : 0;
 }
 

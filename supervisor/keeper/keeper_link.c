@@ -48,27 +48,13 @@ static void used_set(struct keeper_link *l, uint32_t i, bool on)
 
 static int send_msg(int sock, const struct keeper_msg *m, const int *fds, size_t nfds)
 {
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} cmsg;
+	SCM_RIGHTS_BUF(2) cmsg;
 	struct iovec iov = {.iov_base = (void *)m, .iov_len = KEEPER_MSG_HEAD + m->len};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	if (sock < 0)
 		return -ENOTCONN;
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&cmsg, 0, sizeof(cmsg));
-		msg.msg_control = cmsg.buf;
-		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	}
+	scm_rights_put(&msg, cmsg.buf, fds, nfds);
 	/* Blocking: the keeper reads at once, and once sendmsg returns, the fds are in the
 	 * socket, the keeper's even if we die right after. */
 	for (;;) {

@@ -34,10 +34,7 @@ static int notify_send(const char *msg, size_t n, int fd)
 {
 	const char *sock = secure_getenv("NOTIFY_SOCKET");
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cmsg;
+	SCM_RIGHTS_BUF(1) cmsg;
 	struct iovec iov = {.iov_base = (void *)msg, .iov_len = n};
 	struct msghdr mh = {.msg_name = &addr, .msg_iov = &iov, .msg_iovlen = 1};
 	_cleanup_close_ int s = -1;
@@ -50,18 +47,7 @@ static int notify_send(const char *msg, size_t n, int fd)
 	if (addr.sun_path[0] == '@')
 		addr.sun_path[0] = '\0';
 	mh.msg_namelen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&cmsg, 0, sizeof(cmsg));
-		mh.msg_control = cmsg.buf;
-		mh.msg_controllen = sizeof(cmsg.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+	scm_rights_put(&mh, cmsg.buf, &fd, fd >= 0);
 	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0 || sendmsg(s, &mh, MSG_NOSIGNAL) < 0) {
 		int r = negerrno();
