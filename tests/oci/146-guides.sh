@@ -19,10 +19,7 @@ D=$CLIENT_DIR
 mkdir -p "$G"
 
 # guide_block GUIDE N: the Nth ```sh block of examples/GUIDE/README.md.
-guide_block() {
-	awk -v n="$2" '/^```sh$/ {i++; f = (i == n); next} /^```$/ {f = 0; next} f' \
-		"$EXAMPLES/$1/README.md"
-}
+guide_block() { md_block "examples/$1/README.md" sh "$2"; }
 # run_block GUIDE N OUT [FUNCTIONS]: that block in the guide's directory, as it would
 # run typed in, with FUNCTIONS (definitions) standing in for commands.
 run_block() {

@@ -34,10 +34,7 @@ guide_cleanup() {
 trap guide_cleanup EXIT
 
 # guide_block GUIDE LANG N: the Nth ```LANG block of examples/GUIDE/README.md.
-guide_block() {
-	awk -v lang="$2" -v n="$3" '$0 == "```" lang {i++; f = (i == n); next}
-		/^```$/ {f = 0; next} f' "$EXAMPLES/$1/README.md"
-}
+guide_block() { md_block "examples/$1/README.md" "$2" "$3"; }
 # run_block GUIDE N OUT: that sh block as the user would type it, in $G.
 run_block() {
 	guide_block "$1" sh "$2" >"$T/block-$1-$2.sh"

@@ -20,10 +20,7 @@ D=$CLIENT_DIR
 mkdir -p "$G"
 
 # guide_block GUIDE N: the Nth ```sh block of examples/GUIDE/README.md.
-guide_block() {
-	awk -v n="$2" '/^```sh$/ {i++; f = (i == n); next} /^```$/ {f = 0; next} f' \
-		"$EXAMPLES/$1/README.md"
-}
+guide_block() { md_block "examples/$1/README.md" sh "$2"; }
 
 # "allow b 7:* rw" on /containers, "container_rules": ["deny b 7:* rwm"], as the guide says.
 jq '(.nodes[] | select(.path == "/containers") | .rules) += ["allow b 7:* rw"]

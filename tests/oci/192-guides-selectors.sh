@@ -15,17 +15,11 @@
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-TOP=$HERE/../..
 command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
 [ -e /dev/loop-control ] || skip "no /dev/loop-control (loop driver not loaded)"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 [ -x "$RUN" ] || fail "devwl-run not built at $RUN"
 
-# md_block FILE LANG N: the Nth ```LANG block of FILE (relative to the top of the tree).
-md_block() {
-	awk -v lang='```'"$2" -v n="$3" '$0 == lang {i++; f = (i == n); next} /^```/ {f = 0; next} f' \
-		"$TOP/$1"
-}
 # md_output FILE COMMAND: the lines a plain ``` block of FILE shows after "$ COMMAND".
 md_output() {
 	awk -v cmd="\$ $2" '/^```$/ {b = !b; f = 0; next} b && $0 == cmd {f = 1; next}

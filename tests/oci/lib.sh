@@ -29,6 +29,8 @@ file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || {
 }
 
 BUILD=${DEVWL_BUILD:?DEVWL_BUILD must name the build directory}
+# The top of the source tree (the guides' tests read its markdown).
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DEVWLD=${DEVWLD:-$BUILD/supervisor/devwld}
 DEVWLCTL=${DEVWLCTL:-$BUILD/tools/devwlctl}
 OCI_HOOK=${OCI_HOOK:-$BUILD/tools/devwl-oci-hook}
@@ -92,6 +94,13 @@ make_rootfs() {
 	chroot "$root" /bin/busybox --install -s /bin || fail "busybox --install in $root"
 	echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
 	echo 'root:x:0:' >"$root/etc/group"
+}
+
+# md_block FILE LANG N: the Nth ```LANG block of FILE (relative to the top of the tree):
+# the guides' tests run their commands as written, never a copy.
+md_block() {
+	awk -v lang='```'"$2" -v n="$3" '$0 == lang {i++; f = (i == n); next} /^```/ {f = 0; next} f' \
+		"$TOP/$1"
 }
 
 # The seccomp section of both examples: NOTIFY for every call that can reach a device.
