@@ -19,10 +19,11 @@
 #   --quick      3 rounds (under a minute on a quiet machine)
 #   --build DIR  the build directory (default build/ next to bench/)
 #   --ops N      rounds (default 9)
+# RB_TOOL=podman times `podman build` (--isolation=chroot) instead of buildah's.
 set -u
 
 # shellcheck disable=SC2034 # read by lib.sh
-NAME=imagebuild.sh HELP=21
+NAME=imagebuild.sh HELP=22
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 bench_args "$@"
@@ -34,7 +35,8 @@ bench_args "$@"
 	echo "bench/$NAME: needs root (devwl-run's baseline cgroup, /etc/subuid, a FUSE node)" >&2
 	exit 1
 }
-why=$(rb_missing)
+tool=${RB_TOOL:-buildah}
+why=$(rb_missing "$tool")
 [ -z "$why" ] || {
 	echo "bench/$NAME: cannot run here: $why" >&2
 	exit 1
@@ -45,7 +47,7 @@ RUN=$build/tools/devwl-run
 T=$(mktemp -d /tmp/devwl-imagebuild.XXXXXX)
 trap 'rb_restore; rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
-rb_setup "$T" 3000000000 || die "setting up the build in $T"
+rb_setup "$T" 3000000000 "$tool" || die "setting up the build in $T"
 
 sides=(none kernel authoritative)
 # one SIDE: one build; its seconds appended to $T/SIDE.s, and in LAST.
@@ -77,7 +79,7 @@ done
 
 med() { pct "$1" 50; }
 range() { sort -g "$1" | sed -n '1p;$p' | paste -sd' '; }
-printf '%s rounds; build: FROM scratch, COPY busybox + a file, RUN busybox (rootless, fuse-overlayfs)\n' "$ops"
+printf '%s rounds, %s build: FROM scratch, COPY busybox + a file, RUN busybox (rootless, fuse-overlayfs)\n' "$ops" "$tool"
 printf '| side | median s | min – max |\n|---|---|---|\n'
 for side in "${sides[@]}"; do
 	read -r lo hi <<<"$(range "$T/$side.s")"

@@ -5,16 +5,18 @@
 # grants /dev/fuse it builds, its RUN reading the COPY'd file from a fuse-overlayfs root,
 # and devwld refuses nothing; on a node that does not, it fails at once, fuse-overlayfs
 # saying it cannot open /dev/fuse, and devwld's audit has the refusal (full profile).
+# RB_TOOL=podman runs the same with `podman build` (tests/oci/198).
 RT=
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 . "$HERE/../rootless-build.sh"
 RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
 [ -x "$RUN" ] || fail "devwl-run not built (the build should have made it)"
-why=$(rb_missing)
+tool=${RB_TOOL:-buildah}
+why=$(rb_missing "$tool")
 [ -z "$why" ] || skip "$why"
 trap 's=$?; rb_restore; (exit $s); cleanup' EXIT
-rb_setup "$T/b" 3000000000 || fail "setting up the build in $T/b"
+rb_setup "$T/b" 3000000000 "$tool" || fail "setting up the build in $T/b"
 
 cat >"$T/policy.json" <<'JSON'
 { "version": 1,
@@ -41,7 +43,7 @@ for how in full kernel; do
 	grep -qx devwl-build "$out" && grep -qx 'root: fuse.fuse-overlayfs' "$out" &&
 		grep -q '^Successfully tagged localhost/devwl-build:latest$' "$out" ||
 		fail "$how: the RUN did not read the COPY'd file from fuse-overlayfs: $(cat "$out")"
-	pass "$how profile: rootless buildah build (COPY, RUN on fuse-overlayfs) in $((SECONDS - start)) s"
+	pass "$how profile: rootless $tool build (COPY, RUN on fuse-overlayfs) in $((SECONDS - start)) s"
 done
 # An error devwld answers is the kernel's own (openat2 feature probes: EINVAL); a
 # refusal, or a call it could not decide, is EPERM.
