@@ -6,18 +6,20 @@
 # programs the container's device cgroup). runc's own device rules do not name /dev/fuse:
 # devwld's node is what grants it. Granted, it builds and its RUN reads the COPY'd file
 # from a fuse-overlayfs root; on a node without it the build fails at once, fuse-overlayfs
-# saying it cannot open /dev/fuse.
+# saying it cannot open /dev/fuse. RB_TOOL=podman runs the same with `podman build`
+# (tests/oci/199).
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 . "$HERE/../rootless-build.sh"
 KM_PROFILE=$HERE/../../examples/oci-hook/seccomp-mknod-only.json
 [ -f "$KM_PROFILE" ] || fail "no $KM_PROFILE"
-why=$(rb_missing)
+tool=${RB_TOOL:-buildah}
+why=$(rb_missing "$tool")
 [ -z "$why" ] || skip "$why"
 trap 's=$?; rb_restore; (exit $s); cleanup' EXIT
 BASE=3000000000
-rb_setup "$T/b" $BASE || fail "setting up the build in $T/b"
+rb_setup "$T/b" $BASE "$tool" || fail "setting up the build in $T/b"
 # The storage as the container sees it: the build's directory at /b.
 sed -i "s|$T/b|/b|g" "$T/b/home/.config/containers/storage.conf"
 
@@ -50,6 +52,13 @@ ALL_CAPS=$(for i in "${!CAP_NAMES[@]}"; do
 	((bnd >> i & 1)) && echo "\"CAP_${CAP_NAMES[i]}\""
 done | jq -sc .)
 
+# The build's command in the container (as tests/rootless-build.sh runs it on the host).
+if [ "$tool" = podman ]; then
+	BUILD_ARGS='["podman", "build", "--layers=false", "--isolation=chroot"]'
+else
+	BUILD_ARGS='["buildah", "build", "--layers=false"]'
+fi
+
 # build PROFILE NODE ID: the build in container ID, on devwld's NODE; its output in
 # $T/ID.out, its status returned (124: it did not end within 150 s).
 build() {
@@ -64,7 +73,7 @@ build() {
 	mkdir -p "$T/$id"
 	(cd "$T/$id" && runc spec --rootless) || fail "runc spec"
 	jq --arg root "$R" --arg b "$T/b" --argjson caps "$ALL_CAPS" --argjson base $BASE \
-		--argjson sc "$sc" '
+		--argjson sc "$sc" --argjson build "$BUILD_ARGS" '
 		.root = {path: $root, readonly: false}
 		| .process.terminal = false
 		| .process.user = {uid: 0, gid: 0}
@@ -73,8 +82,8 @@ build() {
 			"CONTAINERS_STORAGE_CONF=/b/home/.config/containers/storage.conf",
 			"_CONTAINERS_USERNS_CONFIGURED=1", "_CONTAINERS_ROOTLESS_UID=65534",
 			"_CONTAINERS_ROOTLESS_GID=65534"]
-		| .process.args = ["buildah", "build", "--layers=false", "-t", "devwl-build",
-			"-f", "/b/ctx/Containerfile", "/b/ctx"]
+		| .process.args = $build + ["-t", "devwl-build", "-f", "/b/ctx/Containerfile",
+			"/b/ctx"]
 		| .process.capabilities = {bounding: $caps, effective: $caps, permitted: $caps,
 			inheritable: $caps, ambient: $caps}
 		| .linux.uidMappings = [{containerID: 0, hostID: 65534, size: 1},
@@ -104,7 +113,7 @@ for how in full kernel; do
 		grep -Eq "^ +1 +$BASE +65536$" "$out" &&
 		grep -q '^Successfully tagged localhost/devwl-build:latest$' "$out" ||
 		fail "$how: the RUN did not read the COPY'd file from fuse-overlayfs: $(cat "$out")"
-	pass "$how profile: rootless buildah build in runc (COPY, RUN on fuse-overlayfs) in $((SECONDS - start)) s"
+	pass "$how profile: rootless $tool build in runc (COPY, RUN on fuse-overlayfs) in $((SECONDS - start)) s"
 done
 # An error devwld answers is the kernel's own (openat2 feature probes: EINVAL); a
 # refusal, or a call it could not decide, is EPERM.
