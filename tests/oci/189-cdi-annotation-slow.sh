@@ -62,7 +62,7 @@ start() {
 	rt_create run -d --bundle "$T/$1" "$1" >"$T/$1.out" 2>&1 </dev/null &
 	CHILD_PIDS+=("$!")
 	wait_until 30 sh -c 'timeout 5 "$0" --socket "$1" containers | grep -q "^$2 "' \
-		"$DEVWLCTL" "$T/control.sock" "$1" || fail "$1 never reached devwld: $(cat "$T/$1.out")"
+		"$DEVWLCTL" "$T/control.sock" "$1" || fail "$1 never listed by devwld (its loop held?): $(cat "$T/$1.out")"
 }
 # answered WHILE: `list /` and `containers` each answered within 2 s (above).
 answered() {
