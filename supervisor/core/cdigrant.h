@@ -16,6 +16,8 @@ struct container;
  * so, has "cdi_annotations" true, each CDI device its "cdi.k8s.io/" annotations name is
  * bound as cdi:VENDOR/CLASS=NAME on a node of c's own, followed, and gone with c. A
  * malformed name is logged and recorded as refused; c is served whatever happens here.
+ * Unless the specs are followed already, they are read on a work thread, and c's calls
+ * wait (c->waits) until what they grant is in force, or the read's deadline passed.
  */
 void cdigrant_container(struct devwld *d, struct container *c, const struct oci_state *st);
 

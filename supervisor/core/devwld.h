@@ -88,6 +88,9 @@ struct container {
 	struct attachment *attached; /* devices attached while it runs (attach.c) */
 	size_t nattached;
 	uint64_t hotplug; /* an attach or detach of it under way (attach.c), 0: none */
+	/* Its notify fds are not watched, so its calls wait, until this work ends (the CDI
+	 * specs its annotations need: cdigrant.c; container_serve()); 0: served. */
+	uint64_t waits;
 	/* Nodes devwld made for it on nodev mounts, which only devwld opens for it: shared
 	 * by every handler thread (its serve box holds a reference) and saved (state.c). */
 	struct devwl_nodeset *nodeset;

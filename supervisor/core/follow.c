@@ -24,6 +24,7 @@
 #include "log.h"
 #include "selector.h"
 #include "util.h"
+#include "work.h"
 
 static void log_warning(void *userdata, const char *msg)
 {
@@ -61,6 +62,93 @@ void follow_cdi_report(const struct cdi_registry *reg)
 	 * here, where the specs are read, since the selectors resolved from them do not. */
 	for (size_t i = 0; reg && i < cdi_n_errors(reg); i++)
 		log_msg("CDI: %s", cdi_error(reg, i));
+}
+
+/* A read of the specs for follow_with_specs(): run() touches d's configuration only. */
+struct specs_wait {
+	struct work w;
+	const struct devwld *d;
+	struct cdi_registry *reg;
+	follow_specs_fn *fn;
+	void (*ctx_free)(void *ctx);
+	void *ctx;
+};
+
+static void specs_wait_run(struct work *w)
+{
+	struct specs_wait *sw = container_of(w, struct specs_wait, w);
+
+	(void)follow_cdi_load(sw->d, &sw->reg);
+}
+
+static void specs_wait_free(struct work *w)
+{
+	struct specs_wait *sw = container_of(w, struct specs_wait, w);
+
+	cdi_free(sw->reg);
+	if (sw->ctx_free)
+		sw->ctx_free(sw->ctx);
+	free(sw);
+}
+
+/* fn with reg as the specs every selector resolves against (NULL: none at all, so that
+ * nothing reads them on the loop meanwhile); what was followed before is back after. */
+static void with_specs(struct devwld *d, struct cdi_registry *reg, follow_specs_fn *fn, void *ctx,
+		       int r)
+{
+	struct cdi_registry *none = NULL, *was = d->cdi_now;
+
+	if (!reg && cdi_load(NULL, 0, &none) >= 0)
+		reg = none;
+	d->cdi_now = reg;
+	fn(d, ctx, r);
+	d->cdi_now = was;
+	cdi_free(none);
+}
+
+static void specs_wait_done(struct devwld *d, struct work *w, int r)
+{
+	struct specs_wait *sw = container_of(w, struct specs_wait, w);
+
+	/* Past the deadline run() may still be writing sw->reg: not ours to read. */
+	if (r == 0 && sw->reg)
+		follow_cdi_report(sw->reg);
+	else
+		log_msg("CDI: the specs were not read within %d s (%s): what waited for them "
+			"goes on without",
+			FOLLOW_CDI_DEADLINE_MS / 1000,
+			r == 0 ? "out of memory" : "a spec too slow to read or parse");
+	with_specs(d, r == 0 ? sw->reg : NULL, sw->fn, sw->ctx, r == 0 && !sw->reg ? -ENOMEM : r);
+	/* Freed here, on the loop: free_fn may run on the thread, once it ends. */
+	if (sw->ctx_free)
+		sw->ctx_free(sw->ctx);
+	sw->ctx_free = NULL;
+}
+
+int follow_with_specs(struct devwld *d, follow_specs_fn *fn, void (*ctx_free)(void *ctx), void *ctx)
+{
+	struct specs_wait *sw = NULL;
+	int r;
+
+	if (d->cdi_now) {
+		fn(d, ctx, 0);
+		if (ctx_free)
+			ctx_free(ctx);
+		return 0;
+	}
+	sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	*sw = (struct specs_wait){
+		.w = {.run = specs_wait_run, .done = specs_wait_done, .free_fn = specs_wait_free},
+		.d = d,
+		.fn = fn,
+		.ctx_free = ctx_free,
+		.ctx = ctx};
+	r = work_submit(&d->loop, &sw->w, FOLLOW_CDI_DEADLINE_MS);
+	if (r < 0)
+		free(sw);
+	return r;
 }
 
 /*

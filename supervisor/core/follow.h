@@ -32,6 +32,25 @@ struct cdi_registry;
 int follow_cdi_load(const struct devwld *d, struct cdi_registry **ret);
 void follow_cdi_report(const struct cdi_registry *reg);
 
+/* How long a read of the CDI specs on a work thread may take: past it, what waited for
+ * it goes on without them (a cdi: selector names nothing: when in doubt, deny). */
+#define FOLLOW_CDI_DEADLINE_MS 10000
+
+/*
+ * Call fn(d, ctx, r) on the loop with the CDI specs read, and every selector it resolves
+ * resolved against them: at once when they are followed (d->cdi_now), else once a work
+ * thread has read them, so that no spec (a file on a mount that does not answer, one at
+ * the parser's limits) is read on the loop. r: 0; or -ETIMEDOUT (not read within
+ * FOLLOW_CDI_DEADLINE_MS) or -ENOMEM, fn then resolving against no spec at all. ctx_free
+ * (may be NULL) frees ctx after fn, on the loop; or, when fn is never called (devwld
+ * exits first), on whichever thread lets go last: ctx holds nothing of the loop's.
+ * 0, or a negative errno (-EBUSY: every work thread taken) with fn not called and ctx
+ * still the caller's.
+ */
+typedef void follow_specs_fn(struct devwld *d, void *ctx, int r);
+int follow_with_specs(struct devwld *d, follow_specs_fn *fn, void (*ctx_free)(void *ctx),
+		      void *ctx);
+
 /*
  * A policy just loaded: write every binding of b to policy, in order, each resolved now
  * (its rules: what it resolved to). A binding whose node policy lacks, or whose selector

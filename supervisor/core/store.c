@@ -497,7 +497,8 @@ static int cproc_add(struct devwld *d, struct container *c, int fd, pid_t pid, u
 	p->pid = pid;
 	p->peer_uid = peer_uid;
 	p->peer_pid = peer_pid;
-	r = loop_arm(&d->loop, &p->src, POLLIN);
+	/* Watched once c is served (container_serve()); its calls wait meanwhile. */
+	r = c->waits ? 0 : loop_arm(&d->loop, &p->src, POLLIN);
 	if (r < 0) {
 		log_msg("container %s pid %d: cannot watch its notify fd (%s); not served, its"
 			" calls fail ENOSYS",
@@ -580,6 +581,32 @@ int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd
 	 * crash restores it from the keeper's record. */
 	changed(d);
 	return 0;
+}
+
+void container_serve(struct devwld *d, struct container *c)
+{
+	struct list_head *pl = c->procs.next;
+
+	c->waits = 0;
+	while (pl != &c->procs) {
+		struct cproc *p = container_of(pl, struct cproc, link);
+		int r = 0;
+
+		/* c goes with its last process: nothing of it is touched after that. */
+		pl = pl->next;
+		if (!p->src.armed)
+			r = loop_arm(&d->loop, &p->src, POLLIN);
+		if (r < 0) {
+			bool last = c->nprocs == 1;
+
+			log_msg("container %s pid %d: cannot watch its notify fd (%s); not served, "
+				"its calls fail ENOSYS",
+				c->id, (int)p->pid, strerror(-r));
+			cproc_gone(d, p);
+			if (last)
+				return;
+		}
+	}
 }
 
 int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,

@@ -71,6 +71,8 @@ typedef void container_first_fn(struct devwld *d, struct container *c, const str
  * calling first on it then). */
 int container_attach(struct devwld *d, const struct oci_state *st, int notify_fd, uid_t peer_uid,
 		     pid_t peer_pid, container_first_fn *first);
+/* c's calls are answered from now on: what it waited for (c->waits) is in force. */
+void container_serve(struct devwld *d, struct container *c);
 /* Re-attach a process a previous worker served (state.c), to the container id of
  * peer_uid; fd is taken over. */
 int container_restore(struct devwld *d, const char *id, const char *node_path, bool created, int fd,

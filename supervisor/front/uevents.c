@@ -68,10 +68,6 @@ struct follow {
 	char again_cause[PATH_MAX + 96];
 };
 
-/* How long reading and parsing the CDI specs may take before the refresh goes on without
- * them: a cdi: selector then names nothing until they are read. */
-#define CDI_DEADLINE_MS 10000
-
 static size_t n_dirs(const struct devwld *d)
 {
 	return d->cfg.n_cdi_dirs ? d->cfg.n_cdi_dirs : ARRAY_SIZE(cdi_default_dirs);
@@ -162,7 +158,7 @@ static void spec_read_done(struct devwld *d, struct work *w, int r)
 		/* When in doubt, deny: none read is none granted (its read goes on alone). */
 		log_msg("CDI: the specs were not read within %d s (%s): cdi: selectors name "
 			"nothing until they are",
-			CDI_DEADLINE_MS / 1000,
+			FOLLOW_CDI_DEADLINE_MS / 1000,
 			r == 0 ? "out of memory" : "a spec too slow to parse");
 		(void)cdi_load(NULL, 0, &reg);
 		set_specs(d, reg);
@@ -200,7 +196,7 @@ static void read_specs(struct devwld *d, bool cdi_only, const char *cause)
 	sr->d = d;
 	sr->cdi_only = cdi_only;
 	snprintf(sr->cause, sizeof(sr->cause), "%s", cause);
-	r = work_submit(&d->loop, &sr->w, CDI_DEADLINE_MS);
+	r = work_submit(&d->loop, &sr->w, FOLLOW_CDI_DEADLINE_MS);
 	if (r < 0) {
 		log_msg("CDI: no work thread to read the specs (%s): resolving with the specs as "
 			"last read",
