@@ -13,11 +13,12 @@
  * served all the same, with what its node gives it.
  *
  * The specs are files others write (one on a mount that does not answer, one at the
- * parser's limits), so unless they are followed already they are read on a work thread
- * (follow_with_specs()), and the container's calls wait for the grant: its notify fds
- * are watched only once the grant is in force (c->waits, container_serve()), so its
- * first call finds what its annotations name, as it would had the specs been read at
- * once. Past the deadline it is served without them (when in doubt, deny).
+ * parser's limits), so they are read on a work thread (follow_with_specs(): even where
+ * they are followed, which may lag a spec written just before the container), and the
+ * container's calls wait for the grant: its notify fds are watched only once the grant
+ * is in force (c->waits, container_serve()), so its first call finds what its
+ * annotations name, as it would had the specs been read at once. Past the deadline it
+ * is served without them (when in doubt, deny).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -169,7 +170,6 @@ void cdigrant_container(struct devwld *d, struct container *c, const struct oci_
 		cdi_wait_free(w);
 		return;
 	}
-	/* Set first: where the specs are followed, cdi_wait_done() runs at once. */
 	c->waits = w->token;
 	r = follow_with_specs(d, cdi_wait_done, cdi_wait_free, w);
 	if (r < 0) {

@@ -130,12 +130,9 @@ int follow_with_specs(struct devwld *d, follow_specs_fn *fn, void (*ctx_free)(vo
 	struct specs_wait *sw = NULL;
 	int r;
 
-	if (d->cdi_now) {
-		fn(d, ctx, 0);
-		if (ctx_free)
-			ctx_free(ctx);
-		return 0;
-	}
+	/* Even where they are followed: a spec written just before the container started
+	 * may not have reached d->cdi_now yet (its inotify event still queued), and the
+	 * container's first call must find it. Unchanged specs come from the cache. */
 	sw = calloc(1, sizeof(*sw));
 	if (!sw)
 		return -ENOMEM;

@@ -38,9 +38,9 @@ void follow_cdi_report(const struct cdi_registry *reg);
 
 /*
  * Call fn(d, ctx, r) on the loop with the CDI specs read, and every selector it resolves
- * resolved against them: at once when they are followed (d->cdi_now), else once a work
- * thread has read them, so that no spec (a file on a mount that does not answer, one at
- * the parser's limits) is read on the loop. r: 0; or -ETIMEDOUT (not read within
+ * resolved against them as a work thread has just read them (followed or not: what is
+ * followed may lag a spec just written), so that no spec (a file on a mount that does
+ * not answer, one at the parser's limits) is read on the loop. r: 0; or -ETIMEDOUT (not read within
  * FOLLOW_CDI_DEADLINE_MS) or -ENOMEM, fn then resolving against no spec at all. ctx_free
  * (may be NULL) frees ctx after fn, on the loop; or, when fn is never called (devwld
  * exits first), on whichever thread lets go last: ctx holds nothing of the loop's.
