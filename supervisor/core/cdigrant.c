@@ -116,7 +116,7 @@ static void cdi_wait_done(struct devwld *d, void *ctx, int r)
 		return; /* gone meanwhile, and whatever it asked for with it */
 	if (r < 0) {
 		snprintf(why, sizeof(why), "the CDI specs were not read within %d s (%s)",
-			 FOLLOW_CDI_DEADLINE_MS / 1000,
+			 follow_cdi_deadline_ms() / 1000,
 			 r == -ETIMEDOUT ? "a spec that does not answer, or too slow to parse"
 					 : strerror(-r));
 		refuse_all(d, c, &w->n, why);
@@ -184,5 +184,5 @@ void cdigrant_container(struct devwld *d, struct container *c, const struct oci_
 	if (c->waits)
 		log_msg("container %s: its calls wait while the CDI specs its annotations need "
 			"are read (at most %d s)",
-			c->id, FOLLOW_CDI_DEADLINE_MS / 1000);
+			c->id, follow_cdi_deadline_ms() / 1000);
 }

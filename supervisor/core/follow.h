@@ -35,13 +35,15 @@ void follow_cdi_report(const struct cdi_registry *reg);
 /* How long a read of the CDI specs on a work thread may take: past it, what waited for
  * it goes on without them (a cdi: selector names nothing: when in doubt, deny). */
 #define FOLLOW_CDI_DEADLINE_MS 10000
+/* FOLLOW_CDI_DEADLINE_MS, or in a test build DEVWLD_TEST_CDI_DEADLINE_MS (whole seconds). */
+unsigned int follow_cdi_deadline_ms(void);
 
 /*
  * Call fn(d, ctx, r) on the loop with the CDI specs read, and every selector it resolves
  * resolved against them as a work thread has just read them (followed or not: what is
  * followed may lag a spec just written), so that no spec (a file on a mount that does
  * not answer, one at the parser's limits) is read on the loop. r: 0; or -ETIMEDOUT (not read within
- * FOLLOW_CDI_DEADLINE_MS) or -ENOMEM, fn then resolving against no spec at all. ctx_free
+ * follow_cdi_deadline_ms()) or -ENOMEM, fn then resolving against no spec at all. ctx_free
  * (may be NULL) frees ctx after fn, on the loop; or, when fn is never called (devwld
  * exits first), on whichever thread lets go last: ctx holds nothing of the loop's.
  * 0, or a negative errno (-EBUSY: every work thread taken) with fn not called and ctx

@@ -158,7 +158,7 @@ static void spec_read_done(struct devwld *d, struct work *w, int r)
 		/* When in doubt, deny: none read is none granted (its read goes on alone). */
 		log_msg("CDI: the specs were not read within %d s (%s): cdi: selectors name "
 			"nothing until they are",
-			FOLLOW_CDI_DEADLINE_MS / 1000,
+			follow_cdi_deadline_ms() / 1000,
 			r == 0 ? "out of memory" : "a spec too slow to parse");
 		(void)cdi_load(NULL, 0, &reg);
 		set_specs(d, reg);
@@ -196,7 +196,7 @@ static void read_specs(struct devwld *d, bool cdi_only, const char *cause)
 	sr->d = d;
 	sr->cdi_only = cdi_only;
 	snprintf(sr->cause, sizeof(sr->cause), "%s", cause);
-	r = work_submit(&d->loop, &sr->w, FOLLOW_CDI_DEADLINE_MS);
+	r = work_submit(&d->loop, &sr->w, follow_cdi_deadline_ms());
 	if (r < 0) {
 		log_msg("CDI: no work thread to read the specs (%s): resolving with the specs as "
 			"last read",
