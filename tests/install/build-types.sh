@@ -10,6 +10,8 @@
 #                   end, the same at every -O; the fuzz build compiles the tests with clang)
 # The Debian build (None plus dpkg-buildflags with hardening=+all, where _FORTIFY_SOURCE
 # finds unused results) is the package's: tests/package/10-deb.sh fails on its warnings.
+# DEVWL_BUILD_TYPES=gcc: gcc Release alone, where clang builds every target elsewhere
+# with warnings as errors (scripts/devwl test: its fuzz build).
 # --all (or DEVWL_BUILD_TYPES=all), by hand: every type (None, Debug, Release,
 # RelWithDebInfo, MinSizeRel) with gcc and clang, everything, and the Debian build, with
 # LTO too. Measured on this 2-vCPU machine, fresh trees: the default 33 s idle,
@@ -35,7 +37,8 @@ configs=()
 if $all; then
 	for t in "${types[@]}"; do configs+=("gcc:$t" "clang:$t"); done
 else
-	configs+=("gcc:Release" "clang:Release:$programs")
+	configs+=("gcc:Release")
+	[ "${DEVWL_BUILD_TYPES:-}" = gcc ] || configs+=("clang:Release:$programs")
 fi
 $all && command -v dpkg-buildflags >/dev/null && configs+=("gcc:Debian")
 
