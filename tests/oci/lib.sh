@@ -53,7 +53,10 @@ cleanup() {
 			sleep 0.2
 		done
 	done
+	# A job started through a function (as_nobody CMD &) is a subshell whose child is
+	# CMD: both go.
 	for pid in "${CHILD_PIDS[@]}"; do
+		pkill -9 -P "$pid" 2>/dev/null
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
