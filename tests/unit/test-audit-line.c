@@ -16,27 +16,8 @@
 #include <cmocka.h>
 
 #include "audit-line.h"
+#include "statuswrap.h"
 #include "util.h"
-
-/* The opens of a /proc/TID/status (the link wraps openat: tests/unit/CMakeLists.txt). */
-static int status_opens;
-
-int __real_openat(int dirfd, const char *path, int flags, ...);
-int __wrap_openat(int dirfd, const char *path, int flags, ...);
-int __wrap_openat(int dirfd, const char *path, int flags, ...)
-{
-	size_t n = strlen(path);
-	mode_t mode = 0;
-	va_list ap;
-
-	if (n >= 7 && !strcmp(path + n - 7, "/status"))
-		status_opens++;
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = (mode_t)va_arg(ap, int);
-	va_end(ap);
-	return __real_openat(dirfd, path, flags, mode);
-}
 
 static void expect_mode(const struct audit_mode *m, const char *want)
 {

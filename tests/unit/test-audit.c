@@ -25,27 +25,8 @@
 #include "events.h"
 #include "fileio.h"
 #include "sink.h"
+#include "statuswrap.h"
 #include "util.h"
-
-/* The opens of a /proc/TID/status (the link wraps openat: tests/unit/CMakeLists.txt). */
-static int status_opens;
-
-int __real_openat(int dirfd, const char *path, int flags, ...);
-int __wrap_openat(int dirfd, const char *path, int flags, ...);
-int __wrap_openat(int dirfd, const char *path, int flags, ...)
-{
-	size_t n = strlen(path);
-	mode_t mode = 0;
-	va_list ap;
-
-	if (n >= 7 && !strcmp(path + n - 7, "/status"))
-		status_opens++;
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = (mode_t)va_arg(ap, int);
-	va_end(ap);
-	return __real_openat(dirfd, path, flags, mode);
-}
 
 /* What the subscriber at fd has been sent, up to the second newline (after "ok"). */
 static void read_subscriber(int fd, char *buf, size_t size)
