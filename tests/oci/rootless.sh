@@ -231,11 +231,12 @@ fi
 SH
 }
 
-# await FILE: until the container wrote FILE (60 s, while its runtime runs), else fail.
+# await FILE: until the container wrote FILE (60 s, while its runtime runs: RL_PID, when
+# one is in the foreground), else fail.
 await() {
 	for _ in $(seq 1200); do
 		[ -e "$W/$1" ] && return 0
-		kill -0 "$RL_PID" 2>/dev/null || break
+		[ -z "${RL_PID:-}" ] || kill -0 "$RL_PID" 2>/dev/null || break
 		sleep 0.05
 	done
 	fail "the container never wrote $1: $(cat "$T/run.out" "$W/errs" 2>/dev/null | tail -5)"
