@@ -43,15 +43,13 @@ ctl selectors | grep -qxF "/lab allow loop:$X/img r [file]: b $NH r" ||
 	fail "selectors at start: $(ctl selectors)"
 
 # The impostor; it stays until the end (cleanup kills it): with its namespace gone, the
-# kernel would write the path otherwise. Its device is noted in $T/loops for cleanup.
+# kernel would write the path otherwise.
 unshare -m bash -c '
 	set -e
 	mount -t tmpfs tmpfs "$1"
 	printf impostor >"$1/img"
 	truncate -s 1M "$1/img"
-	dev=$(losetup -f --show "$1/img")
-	echo "$dev" >>"$2/loops"
-	echo "$dev" >"$2/fake.dev.tmp"
+	losetup -f --show "$1/img" >"$2/fake.dev.tmp"
 	mv "$2/fake.dev.tmp" "$2/fake.dev"
 	exec sleep 1000000' sh "$X" "$T" 2>"$T/ns.err" &
 CHILD_PIDS+=("$!")
@@ -61,6 +59,9 @@ for _ in $(seq 200); do
 done
 [ -s "$T/fake.dev" ] || skip "cannot attach a loop device in a mount namespace: $(cat "$T/ns.err")"
 FAKE=$(cat "$T/fake.dev")
+# Detached while the impostor lives: once its namespace is gone the kernel names the
+# file "/img", no file of this test's, and cleanup's loop_detach_ours would leave it.
+trap 'st=$?; losetup -d "$FAKE" 2>/dev/null; (exit $st); cleanup' EXIT
 NF=$(numbers "$FAKE")
 name=${FAKE#/dev/}
 [ "$(cat "/sys/block/$name/loop/backing_file")" = "$X/img" ] ||

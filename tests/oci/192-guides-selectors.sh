@@ -102,7 +102,7 @@ ctl unbind /lab allow 'by-id:usb-FTDI_FT232R_USB_UART_A12345-if00-port0' rw >"$T
 	fail "devwlctl unbind: $(cat "$T/unbind.out")"
 cp "$TOP/$CDI/policy.json" "$T/policy.json" && ctl reload >"$T/reload.out" 2>&1 ||
 	fail "the guide's policy.json: $(cat "$T/reload.out")"
-sed "s|/dev/loop0|$L0|; s|/dev/loop1|$L1|" "$TOP/$CDI/cdi-spec.yaml" >"$T/cdi/example-disk.yaml"
+sed "s|/dev/loop0\$|$L0|; t; s|/dev/loop1\$|$L1|" "$TOP/$CDI/cdi-spec.yaml" >"$T/cdi/example-disk.yaml"
 ann=$(md_block "$CDI/README.md" json 1)
 grep -q 'cdi.k8s.io/' <<<"$ann" || fail "$CDI/README.md's first json block is no annotation"
 # The pod of pod.yaml as containerd's CRI names it, d0's node where the runtime puts it

@@ -85,7 +85,9 @@ DEVWLD_TEST_STOP_FILE=$T/stop-on start_devwld --no-audit
 nfd() { ls /proc/"$1"/fd | wc -l; }
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status; }
 cpu_ticks() { awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null || echo 0; }
-worker_children() { awk -v k="$DEVWLD_PID" '$4 == k' /proc/[0-9]*/stat 2>/dev/null | wc -l; }
+# pgrep, not awk over /proc/*/stat: mawk gives up at the first process that ended
+# after the glob, and under the soak's churn that is most looks.
+worker_children() { pgrep -P "$DEVWLD_PID" | wc -l; }
 now() { echo "$EPOCHREALTIME"; }
 
 # ---- the workloads --------------------------------------------------------------------
@@ -352,7 +354,7 @@ for ev in "${events[@]}"; do
 		[ "$nchild" = 1 ] && break
 		sleep 0.01
 	done
-	[ "$nchild" = 1 ] || fail "$how: the keeper has $nchild children: $(awk -v k="$DEVWLD_PID" '$4 == k' /proc/[0-9]*/stat)"
+	[ "$nchild" = 1 ] || fail "$how: the keeper has $nchild children: $(pgrep -a -P "$DEVWLD_PID")"
 	echo "  $how at t=$((SECONDS - t0))s: worker $w → $(stat_of pid), generation $(stat_of generation)"
 done
 while [ $SECONDS -lt $t_end ]; do tick; done
