@@ -17,15 +17,20 @@ fail() {
 }
 src=${DEVWL_SOURCE:?} build=${DEVWL_BUILD:?}
 command -v cmake >/dev/null || skip "cmake not installed"
-pkg=$build/tests/install/local
 T=$(mktemp -d /tmp/devwl-prefix.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 D=$T/root
-cmake -S "$src" -B "$pkg" -DCMAKE_INSTALL_PREFIX=/usr/local -DBUILD_TESTING=OFF \
-	>"$T/configure.log" 2>&1 || {
-	tail -20 "$T/configure.log"
-	fail "configure with prefix /usr/local"
-}
+# build-types' gcc Release tree when it ran first (it is configured for /usr/local),
+# else a tree of this test's own.
+pkg=$build/tests/install/build-types/gcc-Release
+if ! grep -qx 'CMAKE_INSTALL_PREFIX:PATH=/usr/local' "$pkg/CMakeCache.txt" 2>/dev/null; then
+	pkg=$build/tests/install/local
+	cmake -S "$src" -B "$pkg" -DCMAKE_INSTALL_PREFIX=/usr/local -DBUILD_TESTING=OFF \
+		>"$T/configure.log" 2>&1 || {
+		tail -20 "$T/configure.log"
+		fail "configure with prefix /usr/local"
+	}
+fi
 cmake --build "$pkg" -j2 >"$T/build.log" 2>&1 || {
 	tail -20 "$T/build.log"
 	fail "build"
@@ -57,4 +62,4 @@ unit=$(find "$D" -name devwld.service | head -1)
 [ -n "$unit" ] || fail "no devwld.service installed"
 grep -q "^ExecStart=/usr/local/sbin/devwld " "$unit" && grep -q "^ExecReload=/usr/local/bin/devwlctl reload" "$unit" ||
 	fail "devwld.service: $(grep ^Exec "$unit")"
-echo "ok - devwlctl in /usr/local/bin, and the unit runs this install's programs"
+echo "ok - devwlctl in /usr/local/bin, and the unit runs this install's programs (built in ${pkg#"$build"/})"

@@ -64,9 +64,13 @@ for c in "${configs[@]}"; do
 	# The test-only hooks are code too; the Debian build is a package's, without them.
 	hooks=ON
 	[ "$type" = Debian ] && hooks=OFF
+	# gcc Release is also the tree tests/install/30-prefix.sh installs from: one build
+	# less in the test command.
+	prefix=/usr
+	[ "$cc:$type" = gcc:Release ] && prefix=/usr/local
 	if env "${env[@]}" cmake -S "$src" -B "$dir" -DCMAKE_C_COMPILER="$cc" \
 		-DCMAKE_BUILD_TYPE="${type/Debian/None}" -DDEVWL_WERROR=ON \
-		-DDEVWL_TEST_HOOKS=$hooks >"$log" 2>&1 &&
+		-DDEVWL_TEST_HOOKS=$hooks -DCMAKE_INSTALL_PREFIX=$prefix >"$log" 2>&1 &&
 		cmake --build "$dir" -j2 ${targets:+--target $targets} >>"$log" 2>&1; then
 		echo "ok   $cc $type ($((SECONDS - start)) s)"
 	else
