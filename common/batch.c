@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "ctlverb.h"
 #include "explain.h"
 #include "nodepath.h"
 #include "selector.h"
@@ -420,12 +421,12 @@ static int do_mkdir_rmdir(struct devwl_policy *policy, bool mk, const char *path
 				 path);
 }
 
-static const char *const commands[] = {"mkdir", "rmdir", "allow", "deny", "list", "show", "check"};
-
-static bool is_command(const char *word)
+/* A command batch answers: a row of ctl_verbs[] flagged CTLV_BATCH. */
+static bool is_command(const char *word, size_t n)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(word, commands[i]))
+	for (size_t v = 0; v < CTL_VERB_COUNT; v++)
+		if (ctl_verbs[v].flags & CTLV_BATCH && strlen(ctl_verbs[v].wire) == n &&
+		    !memcmp(word, ctl_verbs[v].wire, n))
 			return true;
 	return false;
 }
@@ -433,7 +434,7 @@ static bool is_command(const char *word)
 /* Why a line that is no command is malformed, for its answer. */
 static int malformed(const char *line, size_t len, FILE *out)
 {
-	char q[QUOTE_MAX * 4 + 8];
+	char q[QUOTE_MAX * 4 + 8], known[128] = "";
 	size_t n = 0;
 
 	if (len == 0)
@@ -442,16 +443,16 @@ static int malformed(const char *line, size_t len, FILE *out)
 		return batch_reply_error(out, -EINVAL, "a line starting with a space");
 	while (n < len && line[n] != ' ')
 		n++;
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (strlen(commands[i]) == n && !memcmp(line, commands[i], n))
-			return batch_reply_error(
-				out, -EINVAL,
-				"%s: expects a NODE (one space, then a path like /a/b)",
-				commands[i]);
-	return batch_reply_error(out, -EINVAL,
-				 "unknown command \"%s\" (mkdir, rmdir, allow, deny, list, show, "
-				 "check)",
-				 quote(line, n, q, sizeof(q)));
+	if (is_command(line, n))
+		return batch_reply_error(out, -EINVAL,
+					 "%.*s: expects a NODE (one space, then a path like /a/b)",
+					 (int)n, line);
+	for (size_t v = 0; v < CTL_VERB_COUNT; v++)
+		if (ctl_verbs[v].flags & CTLV_BATCH)
+			snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+				 *known ? ", " : "", ctl_verbs[v].wire);
+	return batch_reply_error(out, -EINVAL, "unknown command \"%s\" (%s)",
+				 quote(line, n, q, sizeof(q)), known);
 }
 
 int batch_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
@@ -470,7 +471,7 @@ int batch_exec_env(struct devwl_policy *policy, const struct selector_env *env, 
 		r = malformed(line, len, out);
 		goto out;
 	}
-	if (!is_command(cmd)) {
+	if (!is_command(cmd, strlen(cmd))) {
 		r = malformed(line, len, out);
 		goto out;
 	}

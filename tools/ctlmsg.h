@@ -39,4 +39,7 @@ char *ctl_socket_error(int r, const char *path, enum socket_origin origin, char 
 struct json_object;
 void ctl_event_print(FILE *out, struct json_object *obj);
 
+/* devwlctl --help. */
+void ctl_usage(FILE *f);
+
 #endif

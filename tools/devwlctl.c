@@ -15,6 +15,7 @@
 
 #include "batch.h"
 #include "ctlmsg.h"
+#include "ctlverb.h"
 #include "devwlctl.h"
 #include "devwl.h"
 #include "fileio.h"
@@ -24,76 +25,6 @@
 
 const char *socket_path = CTL_SOCKET_DEFAULT;
 static enum socket_origin socket_origin = SOCKET_DEFAULT;
-
-static void usage(FILE *f)
-{
-	fputs("Usage: devwlctl [--socket PATH] COMMAND [ARGS]\n"
-	      "\n"
-	      "Commands to a running devwld (its control socket, root only):\n"
-	      "  allow NODE RULE | deny NODE RULE   write RULE (\"c 1:3 rwm\") to the node\n"
-	      "                                     (or a name: /dev/fuse rw, char-pts rw;\n"
-	      "                                     or a selector: usb:0403:6001 rw, which\n"
-	      "                                     devwld follows: devwlctl selectors)\n"
-	      "  mkdir NODE | rmdir NODE            create / remove a node\n"
-	      "  list NODE | show NODE              devices.list / the full listing\n"
-	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
-	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
-	      "  containers                         ID NODE PROCESSES NOTIFICATIONS MODE OWNER\n"
-	      "                                     NAME per line (OWNER: the runtimes' uid;\n"
-	      "                                     NAME: podman's, nerdctl's or the\n"
-	      "                                     Kubernetes name, or -)\n"
-	      "  containers --devices               ID TYPE MAJOR:MINOR ACCESS PATH OPEN-BY\n"
-	      "                                     [SELECTOR] per attached device (OPEN-BY:\n"
-	      "                                     pids or -; \"- -\" and (waiting): its\n"
-	      "                                     selector names no device now)\n"
-	      "  attach CONTAINER DEVICE [PATH] [--access rwm] [--mode 0660] [--uid U]\n"
-	      "         [--gid G] [--owner UID] [--dry-run]\n"
-	      "                                     give a running container a device: the\n"
-	      "                                     grant and its node at PATH (DEVICE: a\n"
-	      "                                     host path, or \"c MAJOR:MINOR\", or a\n"
-	      "                                     selector, followed: loop:FILE PATH)\n"
-	      "  detach CONTAINER DEVICE|PATH [--owner UID] [--dry-run]\n"
-	      "                                     take it back: node removed, grant revoked\n"
-	      "  selectors                          the selector bindings devwld follows:\n"
-	      "                                     NODE VERB SELECTOR [SOURCE]: RULES NOW\n"
-	      "  unbind NODE allow|deny SELECTOR [ACCESS]\n"
-	      "                                     drop that one binding (as selectors\n"
-	      "                                     lists it); an allow's grant is revoked\n"
-	      "  stats                              counters and handling times\n"
-	      "  metrics                            the same and more, as Prometheus text\n"
-	      "  reload                             reload the policy file (as SIGHUP); the\n"
-	      "                                     changes made with devwlctl stay\n"
-	      "  reset                              reload it and drop those changes\n"
-	      "  restart                            hand devwld over to a new devwld (as\n"
-	      "                                     SIGUSR2); returns once the new one serves\n"
-	      "  events [--container CONTAINER [--owner UID]] [--all] [--json] [--follow]\n"
-	      "                                     follow devwld's decisions as they happen\n"
-	      "                                     (--all: also calls that reach no device;\n"
-	      "                                     --follow: again after devwld restarts)\n"
-	      "  batch --connect PATH               the batch protocol against devwld\n"
-	      "\n"
-	      "CONTAINER: an id, a prefix of one id only, NAMESPACE/POD/CONTAINER, or the\n"
-	      "name podman or nerdctl gave it, among the containers of runtimes running as\n"
-	      "uid 0, or as UID with --owner.\n"
-	      "\n"
-	      "  batch [--policy FILE]   read commands from stdin, answer each on stdout,\n"
-	      "                          against a local what-if policy (default: the kernel's\n"
-	      "                          root cgroup, allow all)\n"
-	      "    [--sysfs DIR] [--udev-data DIR] [--dev DIR] [--cdi-dir DIR]...\n"
-	      "                          resolve selectors (usb:..., cdi:...) in these trees\n"
-	      "                          [/sys, /run/udev/data, /dev, /etc/cdi /var/run/cdi]\n"
-	      "\n"
-	      "Batch commands (one per line):\n"
-	      "  mkdir NODE | rmdir NODE | allow NODE RULE | deny NODE RULE\n"
-	      "  list NODE | show NODE | check NODE c|b MAJOR MINOR ACCESS|-\n"
-	      "\n"
-	      "Options:\n"
-	      "  --socket PATH  devwld's control socket [$DEVWL_SOCKET, else\n"
-	      "                 /run/devwl/control.sock]\n"
-	      "  -h, --help     show this help\n"
-	      "  -V, --version  show the version\n",
-	      f);
-}
 
 /*
  * Send input (from in_fd until EOF, or buf[0..len) when in_fd < 0) to devwld, half-close,
@@ -182,51 +113,28 @@ static bool plain_word(const char *s)
 /* One command to devwld; its answer goes to stdout, an "error ENAME" answer to stderr. */
 static int cmd_daemon(int argc, char **argv)
 {
-	static const struct {
-		const char *name, *wire;
-		int nargs;
-		bool rule;
-	} cmds[] = {
-		{"allow", "allow", 2, true},
-		{"deny", "deny", 2, true},
-		{"unbind", "unbind", 3, true},
-		{"mkdir", "mkdir", 1, false},
-		{"rmdir", "rmdir", 1, false},
-		{"list", "list", 1, false},
-		{"show", "show", 1, false},
-		{"check", "check", 5, false},
-		{"mknod-cap", "mknod_needs_cap", 2, false},
-		{"containers", "containers", 0, false},
-		{"selectors", "selectors", 0, false},
-		{"stats", "stats", 0, false},
-		{"metrics", "metrics", 0, false},
-		{"reload", "reload", 0, false},
-		{"reset", "reset", 0, false},
-		{"restart", "restart", 0, false},
-	};
+	enum ctl_verb v = ctl_verb_by_word(argv[0]);
 	_cleanup_free_ char *line = NULL;
 	size_t line_len = 0;
 	FILE *f;
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (!strcmp(argv[0], cmds[i].name))
-			break;
-	if (i == ARRAY_SIZE(cmds)) {
+	/* A command with options of its own (events, attach...) is main()'s to call. */
+	if (v == CTL_VERB_COUNT || ctl_verbs[v].nargs < 0) {
 		fprintf(stderr, "devwlctl: unknown command '%s' (see devwlctl --help)\n", argv[0]);
 		return 2;
 	}
-	if (argc - 1 != cmds[i].nargs) {
-		fprintf(stderr, "devwlctl %s: expects %d argument(s)\n", argv[0], cmds[i].nargs);
+	if (argc - 1 != ctl_verbs[v].nargs) {
+		fprintf(stderr, "devwlctl %s: expects %d argument(s)\n", argv[0],
+			ctl_verbs[v].nargs);
 		return 2;
 	}
 	f = open_memstream(&line, &line_len);
 	if (!f)
 		return 1;
-	fputs(cmds[i].wire, f);
+	fputs(ctl_verbs[v].wire, f);
 	for (int a = 1; a < argc; a++) {
 		fputc(' ', f);
-		if (cmds[i].rule && a == argc - 1) {
+		if (ctl_verbs[v].flags & CTLV_RULE && a == argc - 1) {
 			batch_escape(f, argv[a], strlen(argv[a]));
 		} else if (plain_word(argv[a])) {
 			fputs(argv[a], f);
@@ -428,7 +336,7 @@ static int cmd_events(int argc, char **argv)
 			follow = true;
 			break;
 		case 'h':
-			usage(stdout);
+			ctl_usage(stdout);
 			return 0;
 		default:
 			return 2;
@@ -569,7 +477,7 @@ static int cmd_batch(int argc, char **argv)
 			cdi_dirs[env.n_cdi_dirs++] = optarg;
 			break;
 		case 'h':
-			usage(stdout);
+			ctl_usage(stdout);
 			return 0;
 		default:
 			return 2;
@@ -672,7 +580,7 @@ int main(int argc, char **argv)
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
+			ctl_usage(stdout);
 			return 0;
 		}
 		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
@@ -688,13 +596,13 @@ int main(int argc, char **argv)
 			continue;
 		}
 		fprintf(stderr, "devwlctl: unknown option '%s'\n", argv[i]);
-		usage(stderr);
+		ctl_usage(stderr);
 		return 2;
 	}
 	/* devwlctl is no set-uid program, but root runs it: secure_getenv all the same. */
 	socket_path = ctl_socket_pick(option, secure_getenv("DEVWL_SOCKET"), &socket_origin);
 	if (i >= argc) {
-		usage(stderr);
+		ctl_usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[i], "batch"))

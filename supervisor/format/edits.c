@@ -11,22 +11,17 @@
 #include <string.h>
 
 #include "batch.h"
+#include "ctlverb.h"
 #include "array.h"
 #include "edits.h"
 #include "util.h"
 
-static const char *const change_cmds[] = {"mkdir ", "rmdir ",		"allow ",
-					  "deny ",  "mknod_needs_cap ", "unbind "};
-
 bool edit_is_change(const char *line, size_t len)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(change_cmds); i++) {
-		size_t n = strlen(change_cmds[i]);
+	size_t a = 0;
+	enum ctl_verb v = ctl_verb_of(line, len, &a);
 
-		if (len > n && !memcmp(line, change_cmds[i], n))
-			return true;
-	}
-	return false;
+	return ctl_verb_fits(v, a, len) && ctl_verbs[v].flags & CTLV_EDIT;
 }
 
 int edit_target(const char *line, size_t len, char *buf, size_t size)

@@ -61,6 +61,7 @@
 #include "batch.h"
 #include "cdi.h"
 #include "control.h"
+#include "ctlverb.h"
 #include "devwld.h"
 #include "events.h"
 #include "follow.h"
@@ -448,35 +449,6 @@ static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 		log_msg("control: out of memory: a reload will not apply this change again");
 }
 
-static bool is_cmd(const char *line, size_t len, const char *cmd, size_t *ret_args)
-{
-	size_t n = strlen(cmd);
-
-	if (len < n || memcmp(line, cmd, n))
-		return false;
-	if (len == n) {
-		*ret_args = n;
-		return true;
-	}
-	if (line[n] != ' ')
-		return false;
-	*ret_args = n + 1;
-	return true;
-}
-
-/* Commands that only look: everything else may change what the state file holds. */
-static bool read_only(const char *line, size_t len)
-{
-	static const char *const cmds[] = {"containers", "devices", "stats",	"list",
-					   "show",	 "check",   "selectors"};
-	size_t a = 0;
-
-	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (is_cmd(line, len, cmds[i], &a))
-			return true;
-	return false;
-}
-
 /* show NODE: the node's full listing, then the selector bindings it holds, each with
  * what it resolves to now: the listing says what the node holds, not why. */
 static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FILE *out)
@@ -506,57 +478,104 @@ static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FI
 	fputs(".\n", out);
 }
 
+/* A reload or a reset, answered "ok" or with why not. */
+static void do_reload(struct devwld *d, bool reset, FILE *out)
+{
+	struct devwl_error err = {0};
+	int r = reset ? store_reset(d, &err) : store_reload(d, &err);
+
+	if (r < 0)
+		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
+	else
+		fputs("ok\n", out);
+}
+
+static void do_restart(struct devwld *d, FILE *out)
+{
+	int r = handover_begin(d);
+
+	if (r < 0)
+		batch_reply_error(out, r,
+				  "this devwld runs without a keeper, which a restart needs"
+				  " (devwld(8), RESTART)");
+	else
+		fputs("ok\n", out);
+}
+
+static void do_metrics(struct devwld *d, FILE *out)
+{
+	int r = metrics_write(d, out);
+
+	if (r < 0)
+		batch_reply_error(out, r, "cannot render the metrics: %s", strerror(-r));
+	else
+		fputs(".\n", out);
+}
+
 static void exec_line(struct devwld *d, struct ctl_conn *conn, const char *line, size_t len,
 		      FILE *out)
 {
-	bool changes = !read_only(line, len);
 	size_t a = 0;
+	enum ctl_verb v = ctl_verb_of(line, len, &a);
+	/* Anything but a command that only looks may change what the state file holds. */
+	bool changes = v == CTL_VERB_COUNT || !(ctl_verbs[v].flags & CTLV_LOOKS);
 
 	if (changes)
 		state_changed(d);
-	if (is_cmd(line, len, "containers", &a) && a == len)
-		do_containers(d, out);
-	else if (is_cmd(line, len, "stats", &a) && a == len)
-		do_stats(d, out);
-	else if (is_cmd(line, len, "metrics", &a) && a == len) {
-		int r = metrics_write(d, out);
-
-		if (r < 0)
-			batch_reply_error(out, r, "cannot render the metrics: %s", strerror(-r));
-		else
-			fputs(".\n", out);
-	} else if ((is_cmd(line, len, "reload", &a) || is_cmd(line, len, "reset", &a)) &&
-		   a == len) {
-		struct devwl_error err = {0};
-		int r = line[2] == 'l' ? store_reload(d, &err) : store_reset(d, &err);
-		if (r < 0)
-			batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
-		else
-			fputs("ok\n", out);
-	} else if (is_cmd(line, len, "restart", &a) && a == len) {
-		int r = handover_begin(d);
-		if (r < 0)
-			batch_reply_error(out, r,
-					  "this devwld runs without a keeper, which a restart needs"
-					  " (devwld(8), RESTART)");
-		else
-			fputs("ok\n", out);
-	} else if (edit_is_change(line, len))
+	/* Malformed: batch's answer says why, as for a command devwld does not know. */
+	if (!ctl_verb_fits(v, a, len))
+		v = CTL_VERB_COUNT;
+	switch (v) {
+	case CTL_MKDIR:
+	case CTL_RMDIR:
+	case CTL_ALLOW:
+	case CTL_DENY:
+	case CTL_MKNOD_CAP:
+	case CTL_UNBIND:
 		do_change(d, line, len, out);
-	else if (is_cmd(line, len, "attach", &a) && a < len)
-		do_attach(d, conn, true, line + a, len - a, out);
-	else if (is_cmd(line, len, "detach", &a) && a < len)
-		do_attach(d, conn, false, line + a, len - a, out);
-	else if (is_cmd(line, len, "selectors", &a) && a == len)
-		follow_list(d, out);
-	else if (is_cmd(line, len, "show", &a) && a < len)
+		break;
+	case CTL_SHOW:
 		do_show(d, line, len, a, out);
-	else if (is_cmd(line, len, "hook-create", &a) && a < len)
-		do_hook(d, true, line + a, len - a, out);
-	else if (is_cmd(line, len, "hook-delete", &a) && a < len)
-		do_hook(d, false, line + a, len - a, out);
-	else
+		break;
+	case CTL_CONTAINERS:
+		do_containers(d, out);
+		break;
+	case CTL_SELECTORS:
+		follow_list(d, out);
+		break;
+	case CTL_STATS:
+		do_stats(d, out);
+		break;
+	case CTL_METRICS:
+		do_metrics(d, out);
+		break;
+	case CTL_RELOAD:
+	case CTL_RESET:
+		do_reload(d, v == CTL_RESET, out);
+		break;
+	case CTL_RESTART:
+		do_restart(d, out);
+		break;
+	case CTL_ATTACH:
+	case CTL_DETACH:
+		do_attach(d, conn, v == CTL_ATTACH, line + a, len - a, out);
+		break;
+	case CTL_HOOK_CREATE:
+	case CTL_HOOK_DELETE:
+		do_hook(d, v == CTL_HOOK_CREATE, line + a, len - a, out);
+		break;
+	case CTL_EVENTS:
+	case CTL_DEVICES:
+		/* run_lines() takes them as the first line of a connection only. */
+		batch_reply_error(out, -EINVAL, "%s: only as the first line of its connection",
+				  ctl_verbs[v].wire);
+		break;
+	case CTL_LIST:
+	case CTL_CHECK:
+	case CTL_VERB_COUNT:
 		batch_exec(d->policy, line, len, out);
+		break;
+	}
 	/* Before the answer goes out: from then on, every call is decided by the change. */
 	if (changes) {
 		serve_policy_changed(d);
@@ -611,12 +630,15 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 
 	for (;;) {
 		char *nl = memchr(conn->in + start, '\n', conn->in_len - start);
-		size_t end = nl ? (size_t)(nl - conn->in) : conn->in_len;
+		size_t end = nl ? (size_t)(nl - conn->in) : conn->in_len, a = 0;
+		enum ctl_verb v;
 
 		if (!nl && !(conn->eof && end > start))
 			break;
-		if (end - start >= 6 && !memcmp(conn->in + start, "events", 6) &&
-		    (end - start == 6 || conn->in[start + 6] == ' ')) {
+		v = ctl_verb_of(conn->in + start, end - start, &a);
+		if (!ctl_verb_fits(v, a, end - start) || !(ctl_verbs[v].flags & CTLV_ALONE))
+			v = CTL_VERB_COUNT;
+		if (v == CTL_EVENTS) {
 			/* The connection becomes a stream: nothing after this line counts. */
 			conn->events = strndup(conn->in + start + 6, end - start - 6);
 			if (!conn->events)
@@ -624,7 +646,7 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 			start = conn->in_len;
 			break;
 		}
-		if (end - start == 7 && !memcmp(conn->in + start, "devices", 7)) {
+		if (v == CTL_DEVICES) {
 			/* Answered by a work thread (list_devices()): nothing after it counts. */
 			conn->devices = true;
 			start = conn->in_len;

@@ -3,7 +3,9 @@
  * What devwlctl says (tools/ctlmsg.c) when devwld cannot be reached: which socket it
  * tried and where that path came from, and for each cause what to do; and the lines of
  * devwlctl events for people, each kind of record column by column (the oci tests read
- * --json; tests/oci/75-events.sh checks one decision's line end to end).
+ * --json; tests/oci/75-events.sh checks one decision's line end to end). And the verbs of
+ * the control protocol (common/ctlverb.c): how a line is taken, and every devwlctl
+ * command in devwlctl --help and devwlctl(1).
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -18,6 +20,8 @@
 #include <cmocka.h>
 
 #include "ctlmsg.h"
+#include "ctlverb.h"
+#include "docpage.h"
 
 static void test_ctl_socket_pick_order(void **state)
 {
@@ -150,6 +154,82 @@ static void test_ctl_event_print_selector(void **state)
 		"(cdi annotation)\n");
 }
 
+/* A line's verb and whether its arguments fit: the word then a space or the end. */
+static void test_ctl_verb_of(void **state)
+{
+	static const struct {
+		const char *line;
+		enum ctl_verb v;
+		bool fits;
+	} cases[] = {
+		{"containers", CTL_CONTAINERS, true},
+		{"containers x", CTL_CONTAINERS, false},
+		{"containersx", CTL_VERB_COUNT, false},
+		{"events", CTL_EVENTS, true},
+		{"events all container=a", CTL_EVENTS, true},
+		{"attach", CTL_ATTACH, false},
+		{"attach ", CTL_ATTACH, false},
+		{"attach {}", CTL_ATTACH, true},
+		{"mkdir /a", CTL_MKDIR, true},
+		{"mknod_needs_cap /a false", CTL_MKNOD_CAP, true},
+		{"mknod-cap /a false", CTL_VERB_COUNT, false},
+		{"hook-create {}", CTL_HOOK_CREATE, true},
+		{"", CTL_VERB_COUNT, false},
+		{" stats", CTL_VERB_COUNT, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i].line), a = 99;
+		enum ctl_verb v = ctl_verb_of(cases[i].line, len, &a);
+
+		if (v != cases[i].v || ctl_verb_fits(v, a, len) != cases[i].fits)
+			fail_msg("\"%s\": verb %d, fits %d", cases[i].line, v,
+				 ctl_verb_fits(v, a, len));
+	}
+	assert_int_equal(ctl_verb_by_word("mknod-cap"), CTL_MKNOD_CAP);
+	assert_int_equal(ctl_verb_by_word("devices"), CTL_VERB_COUNT);
+}
+
+/* Every devwlctl command of the table in its --help and its manual page, and every row
+ * complete: a verb added without its words fails here. */
+static void test_ctl_verbs_documented(void **state)
+{
+	char *help = NULL, *page = doc_page("doc/devwlctl.1");
+	size_t help_len = 0;
+	FILE *f = open_memstream(&help, &help_len);
+
+	(void)state;
+	assert_non_null(f);
+	ctl_usage(f);
+	assert_int_equal(fclose(f), 0);
+	for (size_t v = 0; v < CTL_VERB_COUNT; v++) {
+		const char *w = ctl_verbs[v].word;
+		char want[64];
+		bool entry = false;
+
+		if (!ctl_verbs[v].wire)
+			fail_msg("verb %zu has no row in ctl_verbs[]", v);
+		if (!w)
+			continue;
+		/* "  stats   ..." or "... | deny NODE RULE" in the help. */
+		snprintf(want, sizeof(want), " %s ", w);
+		if (!strstr(help, want))
+			fail_msg("devwlctl --help does not name %s", w);
+		/* An entry of its own under COMMANDS: ".B stats", ".BI deny \" NODE...". */
+		for (const char *m = ".B \0.BI \0.BR \0"; *m; m += strlen(m) + 1) {
+			snprintf(want, sizeof(want), "\n%s%s ", m, w);
+			entry |= strstr(page, want) != NULL;
+			snprintf(want, sizeof(want), "\n%s%s\n", m, w);
+			entry |= strstr(page, want) != NULL;
+		}
+		if (!entry)
+			fail_msg("devwlctl(1) has no entry for %s", w);
+	}
+	free(help);
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +240,8 @@ int main(void)
 		cmocka_unit_test(test_ctl_event_print_decision),
 		cmocka_unit_test(test_ctl_event_print_record),
 		cmocka_unit_test(test_ctl_event_print_selector),
+		cmocka_unit_test(test_ctl_verb_of),
+		cmocka_unit_test(test_ctl_verbs_documented),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

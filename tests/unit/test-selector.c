@@ -27,6 +27,7 @@
 
 #include "batch.h"
 #include "devwl.h"
+#include "docpage.h"
 #include "faketree.h"
 #include "fileio.h"
 #include "selector.h"
@@ -284,13 +285,11 @@ static void test_selector_resolve_warns_when_nothing_matches(void **state)
 static void test_selector_kinds_listed(void **state)
 {
 	static const char *const docs[] = {"doc/devwl-policy.5", "doc/devwlctl.1", "doc/DESIGN.md"};
-	const char *data = getenv("DEVWL_TEST_DATA");
 	struct devwl_error err = {0};
 	struct devwl_rule *rules = NULL;
 	size_t n = 0;
 
 	(void)state;
-	assert_non_null(data);
 	assert_int_equal(selector_resolve(NULL, "nope:x", 6, &rules, &n, &err), -EINVAL);
 	for (size_t i = 0; i < SELECTOR_KIND_MAX; i++) {
 		const char *p = selector_kinds[i].prefix;
@@ -300,22 +299,8 @@ static void test_selector_kinds_listed(void **state)
 			fail_msg("%s missing from \"%s\"", p, err.msg);
 	}
 	for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
-		char path[PATH_MAX];
-		char *text = NULL;
-		int fd;
+		char *text = doc_page(docs[d]);
 
-		snprintf(path, sizeof(path), "%s/../../../%s", data, docs[d]);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		assert_true(fd >= 0);
-		assert_true(devwl_read_all(fd, 1 << 22, &text) > 0);
-		close(fd);
-		/* roff writes a hyphen as \-. */
-		for (char *r = text, *w = text;; r++) {
-			if (r[0] == '\\' && r[1] == '-')
-				continue;
-			if (!(*w++ = *r))
-				break;
-		}
 		for (size_t i = 0; i < SELECTOR_KIND_MAX; i++)
 			if (!strstr(text, selector_kinds[i].prefix))
 				fail_msg("%s does not name the selector kind %s", docs[d],
