@@ -185,6 +185,54 @@ static const char *json_type_word(const struct json_object *o)
 	return "something else";
 }
 
+/*
+ * The keys each kind of object in the file may have, in the order the message naming
+ * an unknown one lists them: the parser takes values by these tables (take_keys()), so
+ * what it reads and what it says it knows cannot disagree.
+ */
+enum { T_VERSION, T_NODES, T_CONTAINERS, T_SELECTORS, T_COUNT };
+/* "containers" and "selectors" are devwld's: libdevwl checks the first, devwld reads both */
+static const char *const top_keys[T_COUNT] = {"version", "nodes", "containers", "selectors"};
+enum { N_PATH, N_RULES, N_DEVICES, N_MKNOD_NEEDS_CAP, N_CDI_ANNOTATIONS, N_WHY, N_COUNT };
+/* "cdi_annotations" is devwld's (it reads it itself), "why" words for people: both are
+ * checked here, neither applied */
+static const char *const node_keys[N_COUNT] = {
+	"path", "rules", "devices", "mknod_needs_cap", "cdi_annotations", "why",
+};
+enum { D_ALLOW, D_TYPE, D_MAJOR, D_MINOR, D_ACCESS, D_COUNT };
+static const char *const device_keys[D_COUNT] = {"allow", "type", "major", "minor", "access"};
+
+/* Each of obj's keys into its slot of vals; the first key not in keys, or NULL. */
+static const char *take_keys(struct json_object *obj, const char *const *keys, size_t n,
+			     struct json_object **vals)
+{
+	const char *unknown = NULL;
+
+	json_object_object_foreach (obj, key, val) {
+		size_t i = 0;
+
+		while (i < n && strcmp(key, keys[i]))
+			i++;
+		if (i < n)
+			vals[i] = val;
+		else if (!unknown)
+			unknown = key;
+	}
+	return unknown;
+}
+
+static int unknown_key(struct devwl_error *err, const char *where, const char *key,
+		       const char *const *keys, size_t n)
+{
+	char q[QUOTE_MAX + 8], known[128] = "";
+
+	for (size_t i = 0; i < n; i++)
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+			 i ? ", " : "", keys[i]);
+	return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\" (known: %s)", where,
+			       quote(key, strlen(key), q, sizeof(q)), known);
+}
+
 /* A major or minor of an OCI entry: absent, null, -1 or 4294967295 mean "*". */
 static int oci_number(struct json_object *v, uint32_t *ret, const char *prefix, const char *field,
 		      struct devwl_error *err)
@@ -224,32 +272,20 @@ static int oci_number(struct json_object *v, uint32_t *ret, const char *prefix, 
 static int oci_entry(struct json_object *e, const char *prefix, struct op *ret,
 		     struct devwl_error *err)
 {
-	struct json_object *allow = NULL, *type = NULL, *major = NULL, *minor = NULL,
-			   *access = NULL;
+	struct json_object *v[D_COUNT] = {0}, *allow, *type, *major, *minor, *access;
 	struct devwl_rule rule = {.access = DEVWL_ACC_MASK};
+	const char *unknown;
 	char buf[QUOTE_MAX + 8];
 	int r;
 
 	if (!json_object_is_type(e, json_type_object))
 		return devwl_error_set(err, -EINVAL, 0, "%s: must be an object, not %s", prefix,
 				       json_type_word(e));
-	json_object_object_foreach (e, key, val) {
-		if (!strcmp(key, "allow"))
-			allow = val;
-		else if (!strcmp(key, "type"))
-			type = val;
-		else if (!strcmp(key, "major"))
-			major = val;
-		else if (!strcmp(key, "minor"))
-			minor = val;
-		else if (!strcmp(key, "access"))
-			access = val;
-		else
-			return devwl_error_set(
-				err, -EINVAL, 0,
-				"%s: unknown key \"%s\" (known: allow, type, major, minor, access)",
-				prefix, quote(key, strlen(key), buf, sizeof(buf)));
-	}
+	unknown = take_keys(e, device_keys, D_COUNT, v);
+	if (unknown)
+		return unknown_key(err, prefix, unknown, device_keys, D_COUNT);
+	allow = v[D_ALLOW], type = v[D_TYPE], major = v[D_MAJOR], minor = v[D_MINOR];
+	access = v[D_ACCESS];
 	if (!allow)
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"allow\" is missing", prefix);
 	if (!json_object_is_type(allow, json_type_boolean))
@@ -472,9 +508,6 @@ static int load_devices(struct devwl_node *node, struct json_object *devices, co
 	return 0;
 }
 
-/* A node's keys, for the message that names one it does not know. */
-#define NODE_KEYS "path, rules, devices, mknod_needs_cap, cdi_annotations, why"
-
 /* A node's "why": an object of strings, a rule's reason under its text. A malformed one
  * is refused as any malformed key is, though it grants nothing. */
 static int check_why(struct json_object *why, const char *where, struct devwl_error *err)
@@ -499,10 +532,9 @@ static int check_why(struct json_object *why, const char *where, struct devwl_er
 static int load_node(struct devwl_policy *policy, struct json_object *obj, size_t index,
 		     const char *name, bool *root_seen, struct devwl_error *err)
 {
-	struct json_object *path = NULL, *rules = NULL, *devices = NULL, *cap = NULL, *cdi = NULL;
-	struct json_object *why = NULL;
+	struct json_object *v[N_COUNT] = {0}, *path, *rules, *devices, *cap, *cdi, *why;
 	char where[512], q[QUOTE_MAX + 8];
-	const char *p, *unknown = NULL;
+	const char *p, *unknown;
 	struct devwl_node *node;
 	int r;
 
@@ -510,25 +542,11 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 	if (!json_object_is_type(obj, json_type_object))
 		return devwl_error_set(err, -EINVAL, 0, "%s: must be an object, not %s", where,
 				       json_type_word(obj));
-	json_object_object_foreach (obj, key, val) {
-		if (!strcmp(key, "path"))
-			path = val;
-		else if (!strcmp(key, "rules"))
-			rules = val;
-		else if (!strcmp(key, "devices"))
-			devices = val;
-		else if (!strcmp(key, "mknod_needs_cap"))
-			cap = val;
-		else if (!strcmp(key, "cdi_annotations")) /* devwld's: it reads it itself */
-			cdi = val;
-		else if (!strcmp(key, "why")) /* words for people: checked, never applied */
-			why = val;
-		else if (!unknown)
-			unknown = key;
-	}
+	unknown = take_keys(obj, node_keys, N_COUNT, v);
+	path = v[N_PATH], rules = v[N_RULES], devices = v[N_DEVICES], cap = v[N_MKNOD_NEEDS_CAP];
+	cdi = v[N_CDI_ANNOTATIONS], why = v[N_WHY];
 	if (!path && unknown)
-		return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\" (known: %s)", where,
-				       quote(unknown, strlen(unknown), q, sizeof(q)), NODE_KEYS);
+		return unknown_key(err, where, unknown, node_keys, N_COUNT);
 	if (!path)
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"path\" is missing", where);
 	if (!json_object_is_type(path, json_type_string))
@@ -542,8 +560,7 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 	snprintf(where, sizeof(where), "%s: node %s", name, p);
 	/* Reported once the node has a name to go by. */
 	if (unknown)
-		return devwl_error_set(err, -EINVAL, 0, "%s: unknown key \"%s\" (known: %s)", where,
-				       quote(unknown, strlen(unknown), q, sizeof(q)), NODE_KEYS);
+		return unknown_key(err, where, unknown, node_keys, N_COUNT);
 
 	if (!strcmp(p, "/")) {
 		if (*root_seen)
@@ -663,26 +680,17 @@ static void at_node(const char *text, size_t index, const char *name, struct dev
 static int load_policy(struct devwl_policy *policy, const char *text, struct json_object *top,
 		       const char *name, struct devwl_error *err)
 {
-	struct json_object *version = NULL, *nodes = NULL, *containers = NULL;
-	char q[QUOTE_MAX + 8];
+	struct json_object *v[T_COUNT] = {0}, *version, *nodes, *containers;
 	bool root_seen = false;
+	const char *unknown;
 
 	if (!json_object_is_type(top, json_type_object))
 		return devwl_error_set(err, -EINVAL, 0, "%s: must be a JSON object, not %s", name,
 				       json_type_word(top));
-	json_object_object_foreach (top, key, val) {
-		if (!strcmp(key, "version"))
-			version = val;
-		else if (!strcmp(key, "nodes"))
-			nodes = val;
-		else if (!strcmp(key, "containers"))
-			containers = val;
-		else if (strcmp(key, "selectors")) /* devwld's too: it reads them itself */
-			return devwl_error_set(err, -EINVAL, 0,
-					       "%s: unknown key \"%s\" (known: version, nodes, "
-					       "containers, selectors)",
-					       name, quote(key, strlen(key), q, sizeof(q)));
-	}
+	unknown = take_keys(top, top_keys, T_COUNT, v);
+	if (unknown)
+		return unknown_key(err, name, unknown, top_keys, T_COUNT);
+	version = v[T_VERSION], nodes = v[T_NODES], containers = v[T_CONTAINERS];
 	if (!version)
 		return devwl_error_set(err, -EINVAL, 0, "%s: \"version\" is missing (use 1)", name);
 	if (!json_object_is_type(version, json_type_int) ||

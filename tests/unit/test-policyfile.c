@@ -23,6 +23,7 @@
 
 #include "allowlist.h"
 #include "devwl.h"
+#include "docpage.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -1171,9 +1172,45 @@ static void test_devwl_node_export_oci_random(void **state)
 		      x.nodes, x.reordered);
 }
 
+/* Every key the parser knows, at each level, as it lists them when refusing an unknown
+ * one, has its entry in devwl-policy(5): a key added to a table without its page fails. */
+static void test_devwl_policy_keys_documented(void **state)
+{
+	static const char *const bad[] = {
+		"{\"version\": 1, \"x\": 1}",
+		"{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"x\": 1}]}",
+		"{\"version\": 1, \"nodes\": [{\"path\": \"/a\", \"devices\": [{\"x\": 1}]}]}",
+	};
+	char *page = doc_page("doc/devwl-policy.5");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct devwl_policy *p = NULL;
+		struct devwl_error err = {0};
+		char *known, *key, *save = NULL;
+
+		assert_int_equal(devwl_policy_load_string(bad[i], "t.json", &p, &err), -EINVAL);
+		known = strstr(err.msg, "(known: ");
+		assert_non_null(known);
+		known[strlen(known) - 1] = '\0';
+		for (key = strtok_r(known + 8, ", ", &save); key;
+		     key = strtok_r(NULL, ", ", &save)) {
+			char entry[64], quoted[64];
+
+			/* An entry (".B key") or the key in an example ("key":). */
+			snprintf(entry, sizeof(entry), "\n.B %s", key);
+			snprintf(quoted, sizeof(quoted), "\"%s\":", key);
+			if (!strstr(page, entry) && !strstr(page, quoted))
+				fail_msg("devwl-policy(5) does not document the key %s", key);
+		}
+	}
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_devwl_policy_keys_documented),
 		cmocka_unit_test(test_devwl_policy_load_file_example),
 		cmocka_unit_test(test_devwl_policy_load_file_runc_defaults),
 		cmocka_unit_test(test_devwl_policy_load_file_shipped_example),
