@@ -28,6 +28,27 @@ int devwl_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+ssize_t devwl_read_into(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (size == 0)
+		return -EINVAL;
+	while (len < size - 1) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negerrno();
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
 ssize_t devwl_read_all(int fd, size_t max, char **ret_text)
 {
 	_cleanup_free_ char *buf = NULL;

@@ -15,6 +15,10 @@ int devwl_write_all(int fd, const char *buf, size_t len);
  * (more than max), -ENOMEM, or -errno of read(2). */
 ssize_t devwl_read_all(int fd, size_t max, char **ret_text);
 
+/* Read fd to its end, or until buf[0..size-1) is full, and NUL-terminate: the length, or
+ * a negative errno. */
+ssize_t devwl_read_into(int fd, char *buf, size_t size);
+
 /*
  * Replace file with text so that a crash leaves the old or the new file, never a mix:
  * a temporary file in the same directory, fsync, rename, fsync of the directory.

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "procstatus.h"
 #include "util.h"
 
@@ -31,7 +32,6 @@ ssize_t devwl_proc_status_read(int proc_fd, pid_t tid, char *buf, size_t size)
 {
 	_cleanup_close_ int fd = -1;
 	char path[48];
-	size_t len = 0;
 
 	if (size == 0)
 		return -EINVAL;
@@ -39,19 +39,7 @@ ssize_t devwl_proc_status_read(int proc_fd, pid_t tid, char *buf, size_t size)
 	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return negerrno();
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return negerrno();
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	return (ssize_t)len;
+	return devwl_read_into(fd, buf, size);
 }
 
 const char *devwl_proc_status_field(const char *status, const char *name)
