@@ -64,29 +64,12 @@ one() {
 # A build of each first, not counted: storage and page cache warm for every side.
 for side in "${sides[@]}"; do one "$side"; done
 rm -f "$T"/*.s
-for ((r = 0; r < ops; r++)); do
-	declare -A took=()
-	for ((i = 0; i < 3; i++)); do
-		side=${sides[(i + r) % 3]}
-		one "$side"
-		took[$side]=$LAST
-	done
-	for side in kernel authoritative; do
-		awk -v a="${took[$side]}" -v b="${took[none]}" 'BEGIN { printf "%.4f\n", a / b }' \
-			>>"$T/$side.ratio"
-	done
-done
+rounds "$ops" none kernel authoritative
 
-med() { pct "$1" 50; }
-range() { sort -g "$1" | sed -n '1p;$p' | paste -sd' '; }
 printf '%s rounds, %s build: FROM scratch, COPY busybox + a file, RUN busybox (rootless, fuse-overlayfs)\n' "$ops" "$tool"
 printf '| side | median s | min – max |\n|---|---|---|\n'
 for side in "${sides[@]}"; do
 	read -r lo hi <<<"$(range "$T/$side.s")"
 	printf '| %s | %.2f | %.2f – %.2f |\n' "$side" "$(med "$T/$side.s")" "$lo" "$hi"
 done
-printf '| ratio (per round) | median | min – max |\n|---|---|---|\n'
-for side in kernel authoritative; do
-	read -r lo hi <<<"$(range "$T/$side.ratio")"
-	printf '| %s / none | %.2f | %.2f – %.2f |\n' "$side" "$(med "$T/$side.ratio")" "$lo" "$hi"
-done
+ratio_rows "ratio (per round)" none kernel authoritative

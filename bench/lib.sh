@@ -113,3 +113,39 @@ settle() { while read -r -t 0.05 -u "$1" _; do :; done; }
 
 # pct FILE P: the P-th percentile (nearest rank) of the numbers in FILE.
 pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END { i = int((p * NR + 99) / 100); if (i < 1) i = 1; print v[i] }'; }
+
+# rounds N BASE SIDE...: N rounds of the caller's one(), which times a side and leaves
+# the time in LAST, over BASE and each SIDE, the order turning from round to round, and
+# each SIDE's time over BASE's of the same round appended to $T/SIDE.ratio.
+rounds() {
+	local n=$1 base=$2 r i side
+	shift 2
+	local all=("$base" "$@")
+	local -A took=()
+	for ((r = 0; r < n; r++)); do
+		for ((i = 0; i < ${#all[@]}; i++)); do
+			side=${all[(i + r) % ${#all[@]}]}
+			one "$side"
+			took[$side]=$LAST
+		done
+		for side in "$@"; do
+			awk -v a="${took[$side]}" -v b="${took[$base]}" \
+				'BEGIN { printf "%.4f\n", (b > 0 ? a / b : 0) }' >>"$T/$side.ratio"
+		done
+	done
+}
+
+med() { pct "$1" 50; }
+range() { sort -g "$1" | sed -n '1p;$p' | paste -sd' '; }
+
+# ratio_rows TITLE BASE SIDE...: a markdown table of each SIDE's per-round ratios to BASE
+# (rounds()): median, min and max.
+ratio_rows() {
+	local title=$1 base=$2 side lo hi
+	shift 2
+	printf '| %s | median | min – max |\n|---|---|---|\n' "$title"
+	for side in "$@"; do
+		read -r lo hi <<<"$(range "$T/$side.ratio")"
+		printf '| %s / %s | %.2f | %.2f – %.2f |\n' "$side" "$base" "$(med "$T/$side.ratio")" "$lo" "$hi"
+	done
+}

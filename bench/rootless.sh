@@ -101,23 +101,10 @@ one() {
 # One run of each first, not counted: page cache and runc warm for every side.
 for side in "${sides[@]}"; do one "$side"; done
 rm -f "$T"/*.s "$T"/*.run
-for ((r = 0; r < ops; r++)); do
-	declare -A took=()
-	for ((i = 0; i < 3; i++)); do
-		side=${sides[(i + r) % 3]}
-		one "$side"
-		took[$side]=$LAST
-	done
-	for side in full kernel; do
-		awk -v a="${took[$side]}" -v b="${took[none]}" 'BEGIN { printf "%.4f\n", (b > 0 ? a / b : 0) }' \
-			>>"$T/$side.ratio"
-	done
-done
+rounds "$ops" none full kernel
 grep -q "container rb-full-.*: node /users/65534/" "$T/devwld.log" ||
 	die "devwld never served a full-profile container"
 
-med() { pct "$1" 50; }
-range() { sort -g "$1" | sed -n '1p;$p' | paste -sd' '; }
 printf '%s rounds; grep -r over %s files in a rootless runc container (uid 65534)\n' "$ops" "$files"
 printf '| side | grep median s | min – max | runc run median s | min – max |\n|---|---|---|---|---|\n'
 for side in "${sides[@]}"; do
@@ -126,9 +113,5 @@ for side in "${sides[@]}"; do
 	printf '| %s | %.2f | %.2f – %.2f | %.2f | %.2f – %.2f |\n' "$side" "$(med "$T/$side.s")" "$lo" "$hi" \
 		"$(med "$T/$side.run")" "$rlo" "$rhi"
 done
-printf '| ratio of the grep (per round) | median | min – max |\n|---|---|---|\n'
-for side in full kernel; do
-	read -r lo hi <<<"$(range "$T/$side.ratio")"
-	printf '| %s / none | %.2f | %.2f – %.2f |\n' "$side" "$(med "$T/$side.ratio")" "$lo" "$hi"
-done
+ratio_rows "ratio of the grep (per round)" none full kernel
 exit 0
