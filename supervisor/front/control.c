@@ -100,13 +100,15 @@ struct ctl_conn {
 	char *events;	   /* the arguments of an "events" line: hand the socket to events.c */
 	bool devices;	   /* a "devices" line: its answer comes from a work thread */
 	bool busy;	   /* unwatched until a work's answer comes (resume()): attach,
-			    * detach, devices */
+			    * detach, devices, a line waiting for the CDI specs */
 	uint64_t need_seq; /* its answers go out once the state covers this (state_written) */
 	bool waiting;	   /* unwatched until then */
 };
 
 static void control_ready(struct devwld *d, struct source *src, int revents);
 static void ctl_conn_ready(struct devwld *d, struct source *src, int revents);
+static bool append_text(struct ctl_conn *conn, const char *text, size_t len);
+static void resume(struct devwld *d, struct ctl_conn *conn);
 
 int control_open(struct devwld *d, int fd)
 {
@@ -623,6 +625,90 @@ static int append_out(struct ctl_conn *conn, const char *line, size_t len, struc
 	return 0;
 }
 
+/*
+ * Does the line read the CDI specs? A cdi: selector it names (allow, deny, attach,
+ * detach), the bindings an unbind writes again or a reload or reset the policy file's
+ * resolve. Specs are files others write: while none are followed (d->cdi_now), such a
+ * line waits for a work thread to read them (follow_with_specs()) instead of reading
+ * them on the loop.
+ */
+static bool reads_specs(const struct devwld *d, enum ctl_verb v, const char *line, size_t len)
+{
+	if (d->cdi_now)
+		return false;
+	switch (v) {
+	case CTL_RELOAD:
+	case CTL_RESET:
+		return true;
+	case CTL_UNBIND:
+		if (follow_cdi_needed(d, false))
+			return true;
+		/* fall through */
+	case CTL_ALLOW:
+	case CTL_DENY:
+	case CTL_ATTACH:
+	case CTL_DETACH:
+		return memmem(line, len, "cdi:", 4) != NULL;
+	default:
+		return false;
+	}
+}
+
+struct line_wait {
+	struct ctl_conn *conn;
+	size_t len;
+	char line[];
+};
+
+/* The line, on the loop, with the specs as a work thread read them (or none past the
+ * deadline: a cdi: selector then names nothing). */
+static void line_with_specs(struct devwld *d, void *ctx, int r)
+{
+	struct line_wait *lw = ctx;
+	struct ctl_conn *conn = lw->conn;
+
+	(void)r;
+	conn->busy = false;
+	if (append_out(conn, lw->line, lw->len, d) < 0)
+		conn->broken = true;
+	/* An attach may wait for its own work again. */
+	if (!conn->busy)
+		resume(d, conn);
+}
+
+/* Hand line to a work thread's read of the specs: true when it waits for it (conn busy);
+ * false with the refusal answered when no work thread is free. */
+static bool wait_for_specs(struct devwld *d, struct ctl_conn *conn, const char *line, size_t len)
+{
+	struct line_wait *lw = malloc(sizeof(*lw) + len);
+	int r = lw ? 0 : -ENOMEM;
+
+	if (lw) {
+		*lw = (struct line_wait){.conn = conn, .len = len};
+		memcpy(lw->line, line, len);
+		r = follow_with_specs(d, line_with_specs, free, lw);
+	}
+	if (r < 0) {
+		char *b = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&b, &size);
+
+		free(lw);
+		if (f)
+			batch_reply_error(f, r, "%s",
+					  r == -EBUSY
+						  ? "the CDI specs this needs cannot be read now"
+						    " (no work thread is free): try again"
+						  : strerror(-r));
+		if (!f || fclose(f) != 0 || !append_text(conn, b, size))
+			conn->broken = true;
+		free(b);
+		return false;
+	}
+	conn->busy = true;
+	return true;
+}
+
 /* Execute every complete line in the input buffer (and the last one at EOF). */
 static void run_lines(struct devwld *d, struct ctl_conn *conn)
 {
@@ -632,13 +718,13 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 		char *nl = memchr(conn->in + start, '\n', conn->in_len - start);
 		size_t end = nl ? (size_t)(nl - conn->in) : conn->in_len, a = 0;
 		enum ctl_verb v;
+		bool alone;
 
 		if (!nl && !(conn->eof && end > start))
 			break;
 		v = ctl_verb_of(conn->in + start, end - start, &a);
-		if (!ctl_verb_fits(v, a, end - start) || !(ctl_verbs[v].flags & CTLV_ALONE))
-			v = CTL_VERB_COUNT;
-		if (v == CTL_EVENTS) {
+		alone = ctl_verb_fits(v, a, end - start) && ctl_verbs[v].flags & CTLV_ALONE;
+		if (alone && v == CTL_EVENTS) {
 			/* The connection becomes a stream: nothing after this line counts. */
 			conn->events = strndup(conn->in + start + 6, end - start - 6);
 			if (!conn->events)
@@ -646,11 +732,19 @@ static void run_lines(struct devwld *d, struct ctl_conn *conn)
 			start = conn->in_len;
 			break;
 		}
-		if (v == CTL_DEVICES) {
+		if (alone && v == CTL_DEVICES) {
 			/* Answered by a work thread (list_devices()): nothing after it counts. */
 			conn->devices = true;
 			start = conn->in_len;
 			break;
+		}
+		if (reads_specs(d, v, conn->in + start, end - start)) {
+			bool waits = wait_for_specs(d, conn, conn->in + start, end - start);
+
+			start = nl ? end + 1 : end;
+			if (waits)
+				break;
+			continue;
 		}
 		if (append_out(conn, conn->in + start, end - start, d) < 0) {
 			conn->broken = true;

@@ -19,6 +19,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "devwld.h"
+#include "follow.h"
 #include "events.h"
 #include "fileio.h"
 #include "keeper.h"
@@ -71,9 +72,20 @@ static void after_audit(struct devwld *d, uint64_t now)
 	audit_report_drops(&d->audit, now);
 }
 
+static void reload_with_specs(struct devwld *d, void *ctx, int r)
+{
+	(void)ctx;
+	(void)r;
+	(void)store_reload(d, NULL);
+}
+
+/* SIGHUP, or the policy file changed: its cdi: bindings resolve against specs a work
+ * thread reads, as devwlctl reload's do (front/control.c, reads_specs()); with no work
+ * thread free, against what is read here, rather than not at all. */
 static void reload(struct devwld *d)
 {
-	(void)store_reload(d, NULL);
+	if (d->cdi_now || follow_with_specs(d, reload_with_specs, NULL, NULL) < 0)
+		(void)store_reload(d, NULL);
 }
 
 /*

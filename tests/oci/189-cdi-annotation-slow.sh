@@ -8,7 +8,8 @@
 # among them, so `runc run` waits too); past the read's deadline (10 s) it is served
 # without the device (EPERM), the refusal said in the log. A second one started 3 s
 # later is granted /dev/full once the server goes on (after the first's deadline, before
-# its own), and its first open, which waited, reads it.
+# its own), and its first open, which waited, reads it. Then, with no spec followed,
+# devwlctl allow of a cdi: selector and devwlctl reload wait for the read the same way.
 #
 # "Answered" here means within 2 s, not the 100 ms of 172-174: on a loop held by the read
 # no answer comes at all until the server goes on, so 2 s tells the two apart as well and
@@ -65,30 +66,7 @@ start() {
 		"$DEVWLCTL" "$T/control.sock" "$1" || fail "$1 never listed by devwld (its loop held?): $(cat "$T/$1.out")"
 }
 # answered WHILE: `list /` and `containers` each answered within 2 s (above).
-answered() {
-	python3 - "$T/control.sock" "$1" <<'PY' || fail "the control socket while $1"
-import socket, sys, time
-for cmd in ("list /", "containers"):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(2)
-    t0 = time.monotonic()
-    out = b""
-    try:
-        s.connect(sys.argv[1])
-        s.sendall(cmd.encode() + b"\n")
-        s.shutdown(socket.SHUT_WR)
-        while not out.endswith(b".\n") and not out.startswith(b"error"):
-            b = s.recv(65536)
-            if not b:
-                break
-            out += b
-    except socket.timeout:
-        sys.exit("FAIL: %s while %s: not answered within 2 s" % (cmd, sys.argv[2]))
-    if not out.endswith(b".\n"):
-        sys.exit("FAIL: %s while %s: %r" % (cmd, sys.argv[2], out))
-    print("# %s while %s: %.1f ms" % (cmd, sys.argv[2], (time.monotonic() - t0) * 1000))
-PY
-}
+answered() { responsive "$1" 2000 1; }
 first() { cat "$T/rootfs/tmp/first-$1" 2>/dev/null; }
 # waiting ID: where ID's processes wait, for a failure's message.
 waiting() {
@@ -138,4 +116,25 @@ ctl selectors | grep -qxF "/lab/$b allow cdi:test.devwl.org/dev=full [annotation
 work_threads 0 || fail "a read of the specs never ended"
 pass "once the FUSE server goes on, $b is granted /dev/full (c 1:7 rw) and its first open, which waited, reads it"
 touch "$T/rootfs/tmp/stop-$a" "$T/rootfs/tmp/stop-$b"
+for c in "$a" "$b"; do
+	wait_until 30 sh -c '! timeout 5 "$0" --socket "$1" containers | grep -q "^$2 "' \
+		"$DEVWLCTL" "$T/control.sock" "$c" || fail "$c still listed"
+done
+
+# devwlctl's lines that resolve a cdi: selector, or the policy file's (reload), while no
+# spec is followed: they too wait for a work thread's read, never the loop's.
+ctl selectors | grep -q cdi: && fail "a cdi: binding left to follow: $(ctl selectors)"
+ctl mkdir /lab/x || fail "mkdir /lab/x"
+kill -STOP "$FUSE_PID" || fail "cannot stop fuse2fs"
+ctl allow /lab/x cdi:test.devwl.org/dev=full rw >"$T/allow.out" 2>&1 &
+ALLOW=$!
+ctl reload >"$T/reload.out" 2>&1 &
+RELOAD=$!
+work_threads 2 || fail "no reads of the specs under way: $(timeout 5 "$DEVWLCTL" --socket "$T/control.sock" stats | grep work)"
+answered "devwlctl allow cdi: and devwlctl reload wait for the specs"
+kill -CONT "$FUSE_PID"
+wait "$ALLOW" || fail "devwlctl allow cdi: once the spec was readable: $(cat "$T/allow.out")"
+wait "$RELOAD" || fail "devwlctl reload once the spec was readable: $(cat "$T/reload.out")"
+ctl list /lab/x | grep -qx "c 1:7 rw" || fail "/lab/x after the allow and the reload: $(ctl list /lab/x)"
+pass "devwlctl allow /lab/x cdi:... and devwlctl reload waited for the stopped FUSE server off the loop, then granted c 1:7 rw"
 exit 0
