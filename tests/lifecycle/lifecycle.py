@@ -6,7 +6,8 @@
                  [--minimize SECS] [--verbose] [--keep]
 
 Each seed is a sequence of operations (containers started on a shared node or a node of
-their own, in kernel or authoritative mode, and gone; attach and detach, by number and by
+their own, in kernel or authoritative mode, by devwl-run --connect or as runc containers,
+and gone; attach and detach, by number and by
 selector, cdi: and loop:; devwlctl allow, deny, mkdir, rmdir; selector bindings,
 subsystem:, cdi: and loop:, and unbind; a loop file bound again under another number;
 a new process in a live workload; reload; reset; planned restart; SIGKILL of the worker)
@@ -21,6 +22,7 @@ and the run exits 1. Exit 77 where it cannot run (not root, no seccomp listener)
 """
 
 import argparse
+import json
 import os
 import random
 import re
@@ -36,6 +38,9 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model as M  # noqa: E402
+
+# runc, where it is installed: a share of the containers are runc's (Daemon.start_runc()).
+RUNC = shutil.which("runc")
 
 # The universe: every workload's /dev holds these nodes, made before devwl-run starts.
 UNIVERSE = [("null", 3), ("zero", 5), ("full", 7), ("random", 8), ("urandom", 9)]
@@ -86,7 +91,7 @@ def dev_text(dev):
 def describe(op):
     k = op[0]
     if k == "start":
-        return "start %s %s %s" % op[1:]
+        return " ".join(op)
     if k == "attach":
         return "attach %s %s %s --access %s" % (op[1], dev_text(op[2]), op[4], op[3])
     if k in ("exit", "detach", "replug", "unplug", "plug", "exec"):
@@ -107,7 +112,7 @@ def describe(op):
 def parse(line):
     w = line.split()
     if w[0] == "start":
-        return ("start", w[1], w[2], w[3])
+        return tuple(w[:5])
     if w[0] == "attach" and w[2] == "c":
         return ("attach", w[1], int(w[3].split(":")[1]), w[6], w[4])
     if w[0] == "attach" and w[2] == "b":
@@ -171,7 +176,10 @@ def generate(rng, m, serial):
     k = rng.choice(choices)
     if k == "start":
         kinds = ["shared", "own"] * 5 + ["of-" + c for c in live]
-        return ("start", "c%d" % serial, rng.choice(kinds), rng.choice(["kernel", "authoritative"]))
+        op = ("start", "c%d" % serial, rng.choice(kinds), rng.choice(["kernel", "authoritative"]))
+        # One in five a runc container: the real runtime's path (its OCI state through
+        # listenerPath, its cgroup, its /dev), the rest devwl-run's, which are cheap.
+        return op + ("runc",) if RUNC and rng.random() < 0.2 else op
     if k == "exit":
         return ("exit", rng.choice(live))
     if k == "attach":
@@ -264,6 +272,8 @@ class Workload:
         self.id, self.proc, self.sock = cid, proc, sock
         self.buf = b""
         self.pid = None  # the agent's, once asked
+        self.root_pid = proc.pid  # a process in its mount namespace (/proc/PID/root)
+        self.runc = False
         self.gone_paths = set()  # detached: must not exist
 
     def line(self, timeout):
@@ -469,7 +479,12 @@ class Daemon:
         proc = subprocess.Popen(argv, pass_fds=[fd], stdin=subprocess.DEVNULL, stdout=err,
                                 stderr=err)
         theirs.close()
-        w = Workload(cid, proc, ours)
+        return self.served(Workload(cid, proc, ours))
+
+    def served(self, w):
+        """Wait for w's agent to say ready and devwld to list it: None, or EBUSY when
+        devwld refused it."""
+        cid = w.id
         self.workloads[cid] = w
         try:
             ready = w.line(60)
@@ -478,10 +493,13 @@ class Daemon:
             # and it never gets as far as saying ready; devwld does not list it.
             del self.workloads[cid]
             if w.proc.wait(timeout=20) != 0 and cid not in self.containers():
+                self.runc_delete(w)
                 return "EBUSY"
             raise Divergence("%s: %s" % (e, open(self.path(cid + ".err"), errors="replace").read()))
         if ready != "ready":
             raise Divergence("workload %s said %r" % (cid, ready))
+        if w.runc:
+            w.pid = w.root_pid = self.runc_pid(cid)
         # Served: its loader's opens were answered (authoritative), or devwld answered
         # devwl-run (kernel). Listed once its connection is taken on.
         refused = re.compile(r"container %s: node \S+ is container \S+'s own: refused" % re.escape(cid))
@@ -493,6 +511,64 @@ class Daemon:
             time.sleep(0.025)
         raise Divergence("container %s never listed by devwlctl containers" % cid)
 
+    def start_runc(self, cid, node, mode):
+        """A runc container on node: its bundle's seccomp profile notifies devwld at
+        listenerPath with node and mode as metadata, as the OCI guide's does; runc runs
+        the agent, whose socket it hands over as fd 3 (--preserve-fds). /usr and the
+        agent's directory are bound read-only into an empty root."""
+        bundle = self.path("bundle-" + cid)
+        rootfs = os.path.join(bundle, "rootfs")
+        os.makedirs(rootfs)
+        for link, to in (("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64"),
+                         ("sbin", "usr/sbin")):
+            os.symlink(to, os.path.join(rootfs, link))
+        subprocess.run([RUNC, "spec", "--bundle", bundle], check=True)
+        with open(os.path.join(bundle, "config.json")) as f:
+            spec = json.load(f)
+        agent_dir = os.path.dirname(self.args.agent)
+        spec["root"] = {"path": rootfs, "readonly": True}
+        spec["process"]["terminal"] = False
+        spec["process"]["args"] = [self.args.agent, "serve", "3"]
+        spec["mounts"] += [{"destination": d, "type": "bind", "source": d,
+                            "options": ["rbind", "ro"]} for d in ("/usr", agent_dir)]
+        # runc's /dev holds the universe already: its default nodes, mode 0666. (Named in
+        # linux.devices instead they would lose runc's cgroup rule, and runc's own open of
+        # /dev/null, before devwld has the container, would fail.)
+        linux = spec["linux"]
+        linux["cgroupsPath"] = "/devwl-lifecycle-%s-%s" % (os.path.basename(self.t), cid)
+        linux["seccomp"] = {
+            "defaultAction": "SCMP_ACT_ALLOW", "listenerPath": self.path("listen.sock"),
+            "listenerMetadata": "node=%s mode=%s" % (node, mode),
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+            "syscalls": [{"names": ["mknod", "mknodat", "open", "openat", "openat2", "creat",
+                                    "open_by_handle_at"], "action": "SCMP_ACT_NOTIFY"}]}
+        with open(os.path.join(bundle, "config.json"), "w") as f:
+            json.dump(spec, f)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        fd = theirs.fileno()
+        err = open(self.path(cid + ".err"), "wb")
+        proc = subprocess.Popen(
+            [RUNC, "--root", self.path("runc"), "run", "--preserve-fds", "1", "--bundle", bundle,
+             cid], preexec_fn=lambda: os.dup2(fd, 3), pass_fds=[3], stdin=subprocess.DEVNULL,
+            stdout=err, stderr=err)
+        theirs.close()
+        w = Workload(cid, proc, ours)
+        w.runc = True
+        return self.served(w)
+
+    def runc_pid(self, cid):
+        p = subprocess.run([RUNC, "--root", self.path("runc"), "state", cid],
+                           capture_output=True, text=True, timeout=30)
+        if p.returncode:
+            raise Divergence("runc state %s: %s" % (cid, p.stderr.strip()))
+        return int(json.loads(p.stdout)["pid"])
+
+    def runc_delete(self, w):
+        """A runc container is gone once runc deletes it (its cgroup with it)."""
+        if w.runc:
+            subprocess.run([RUNC, "--root", self.path("runc"), "delete", "-f", w.id],
+                           capture_output=True, timeout=60)
+
     def refused(self, w):
         """A kernel-mode workload devwld refused runs all the same (devwl-run cannot tell a
         refusal from the close that says it was taken on); its device cgroup, never
@@ -503,6 +579,7 @@ class Daemon:
         w.sock.sendall(b"exit\n")
         w.proc.wait(timeout=20)
         w.sock.close()
+        self.runc_delete(w)
         opened = [answer[i] for i in range(0, len(answer), 3)
                   if answer[i + 1] == "ok" or answer[i + 2] == "ok"]
         if opened:
@@ -522,6 +599,7 @@ class Daemon:
             w.proc.wait()
             raise Divergence("workload %s did not exit" % cid)
         w.sock.close()
+        self.runc_delete(w)
         for _ in range(400):
             if cid not in self.containers():
                 return
@@ -555,6 +633,13 @@ class Daemon:
             except Exception:
                 pass
             w.sock.close()
+            try:
+                if w.runc:
+                    subprocess.run([RUNC, "--root", self.path("runc"), "kill", w.id, "KILL"],
+                                   capture_output=True, timeout=30)
+                self.runc_delete(w)
+            except Exception:
+                pass
         self.workloads = {}
         for f, number in self.loops.items():
             if number is not None:
@@ -574,6 +659,8 @@ def real_apply(d, op):
     """op on devwld; returns None or an errno name."""
     k = op[0]
     if k == "start":
+        if len(op) > 4:
+            return d.start_runc(op[1], node_path(op[2], op[1]), op[3])
         return d.start(op[1], node_path(op[2], op[1]), op[3])
     if k == "exit":
         d.exit(op[1])
@@ -723,7 +810,7 @@ def check(args, d, m, seen_nodes):
         w = d.workloads[c.id]
         paths, minor_of = probe_set(c)
         for a in c.attached:
-            where = "/proc/%d/root%s" % (w.proc.pid, a.path)
+            where = "/proc/%d/root%s" % (w.root_pid, a.path)
             if a.absent:
                 # Waiting for its device (or refused its new numbers): no node there.
                 if os.path.lexists(where):
@@ -743,7 +830,7 @@ def check(args, d, m, seen_nodes):
                 raise Divergence("container %s: %s is not %s (%s)"
                                  % (c.id, a.path, M.key_text(a.minor), a.selector or "by number"))
         for p in sorted(w.gone_paths - {a.path for a in c.attached}):
-            if os.path.lexists("/proc/%d/root%s" % (w.proc.pid, p)):
+            if os.path.lexists("/proc/%d/root%s" % (w.root_pid, p)):
                 raise Divergence("container %s: detached %s still exists in the workload" % (c.id, p))
         answer = w.ask("probe " + " ".join(paths)).split()
         bad = compare_probe("probe", c, m, paths, minor_of, answer)
