@@ -4,7 +4,8 @@
 # trapped) and one with the mknod-only profile (kernel mode). Each is given a loop device
 # it was refused (container_rules), named by ctr's id; its own process reads and writes
 # the disk (checked on the host), `ctr task exec` sees the node; detached, the node is
-# gone and new opens fail EPERM (clients.sh, attach_proof).
+# gone and new opens fail EPERM (clients.sh, attach_proof). Then the guide's own hot-plug
+# block, run as written (clients.sh, guide_hotplug).
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -54,4 +55,26 @@ for kind in full kernel; do
 	c task delete "$id" >"$T/delete.out" 2>&1 || fail "ctr task delete $id: $(cat "$T/delete.out")"
 	c containers delete "$id" >/dev/null 2>&1 || fail "ctr containers delete $id"
 done
+
+# examples/containerd/README.md's hot-plug block as written, but ctr is this test's
+# containerd (its namespace, the native snapshotter), and the profile and image its own.
+ctr() {
+	local a args=()
+	for a; do
+		case $a in
+		/etc/devwl/profile.json) a=$T/profile.json ;;
+		docker.io/library/busybox:latest) a=$IMAGE ;;
+		esac
+		args+=("$a")
+		[ "$a" = run ] && args+=(--snapshotter native)
+	done
+	c "${args[@]}"
+}
+guide_hotplug containerd 2 web
+unset -f ctr
+c task kill -s KILL "$id" >/dev/null 2>&1
+wait_until 60 task_stopped "$id" || fail "task $id not stopped: $(c task ls 2>&1)"
+c task delete "$id" >/dev/null 2>&1
+c containers delete "$id" >/dev/null 2>&1 || fail "ctr containers delete $id"
+pass "examples/containerd/README.md's hot-plug block: $loop attached to $id, read in ctr task exec, detached"
 exit 0

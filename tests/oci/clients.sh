@@ -341,3 +341,36 @@ DEVWLDISK" ] || fail "$who: what the exec'ed process sees: $(cat "$T/exec.out")"
 	fi
 	pass "$who: detached: the node is gone, the workload's and an exec'ed process's opens fail EPERM"
 }
+
+# guide_hotplug GUIDE N [ID]: the Nth ```sh block of examples/GUIDE/README.md, its hot-plug
+# block (a disk image on a loop device, attached to a running container, read with the
+# runtime's exec, detached), run as written in this shell, in $T/guide, under the
+# functions the caller defines for the runtime's command (on the test's own daemon);
+# devwlctl is the test's devwld's, and each loop device made is noted for cleanup. The
+# block's id (or ID, the name it gives its container) and loop are the caller's
+# afterwards, its output in $T/guide.out. Fails
+# unless devwlctl says what it attached and detached and the exec reads the disk.
+guide_hotplug() {
+	local text out min hex
+	text=$(md_block "examples/$1/README.md" sh "$2")
+	grep -q 'devwlctl attach' <<<"$text" || fail "block $2 of examples/$1/README.md is no hot-plug block"
+	devwlctl() { ctl "$@"; }
+	losetup() { command losetup "$@" | tee -a "$T/loops"; }
+	id='' loop=''
+	mkdir -p "$T/guide" && cd "$T/guide" || fail "cd $T/guide"
+	eval "$text" >"$T/guide.out" 2>&1
+	cd - >/dev/null || fail "cd back"
+	unset -f devwlctl losetup
+	[ -n "$id" ] || id=${3:-}
+	out=$(cat "$T/guide.out")
+	[ -n "$id" ] && [ -b "$loop" ] || fail "examples/$1/README.md's block made no container or loop device: $out"
+	min=$(($(stat -c '0x%T' "$loop")))
+	hex=$(printf %x "$min")
+	grep -q "^attached b 7:$min ($loop) rw to container $id.* at $loop" <<<"$out" ||
+		fail "devwlctl attach said: $out"
+	grep -qx "block special file 7:$hex" <<<"$out" && grep -qx DEVWLDISK <<<"$out" ||
+		fail "the exec after the attach: $out"
+	grep -q "^detached b 7:$min rw from container $id.*: $loop removed" <<<"$out" ||
+		fail "devwlctl detach said: $out"
+	ctl containers --devices | grep -q "^$id " && fail "still attached: $(ctl containers --devices)"
+}
