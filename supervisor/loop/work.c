@@ -36,6 +36,7 @@ struct workers {
 	pthread_mutex_t lock;
 	struct list_head pending, done; /* under lock */
 	atomic_uint threads;
+	bool stopped; /* under lock: work_stop() ran; the last thread frees the pool */
 };
 
 static void work_put(struct workers *p, struct work *w)
@@ -78,7 +79,7 @@ static void *work_main(void *arg)
 {
 	struct workers *p = ((struct start *)arg)->p;
 	struct work *w = ((struct start *)arg)->w;
-	bool late;
+	bool late, last;
 
 	free(arg);
 	w->run(w);
@@ -101,8 +102,16 @@ static void *work_main(void *arg)
 			w->late(w);
 		work_put(p, w);
 	}
-	/* The last touch of p: work_stop() frees it once no thread is left. */
-	atomic_fetch_sub(&p->threads, 1);
+	/* The last touch of p. Whoever is last frees it: work_stop() when no thread is left
+	 * by then, else the last thread to end after it (a worker that exits with a read
+	 * under way, a planned restart's, must not leave the pool behind). */
+	pthread_mutex_lock(&p->lock);
+	last = atomic_fetch_sub(&p->threads, 1) == 1 && p->stopped;
+	pthread_mutex_unlock(&p->lock);
+	if (last) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+	}
 	return NULL;
 }
 
@@ -236,10 +245,11 @@ void work_stop(struct loop *l)
 	if (p->timer_src.fd >= 0)
 		loop_destroy(l, &p->timer_src);
 	p->done_src.fd = p->timer_src.fd = -1;
+	p->stopped = true;
 	last = atomic_load(&p->threads) == 0;
 	pthread_mutex_unlock(&p->lock);
 	/* A thread still running (stuck on a filesystem) locks the pool to let go of its
-	 * work: the pool stays for it (the process is exiting). */
+	 * work: the pool stays for it, and it frees the pool as it ends (work_main()). */
 	if (last) {
 		pthread_mutex_destroy(&p->lock);
 		free(p);
