@@ -6,7 +6,7 @@
  * enum ctl_verb, so a verb without its case is a compiler warning; which commands only
  * look, which a reload replays (format/edits.c) and which batch answers
  * (batch_exec()) are the rows' flags; devwlctl's plain commands are the rows with a
- * word. unit-ctlverb checks that devwlctl --help and devwlctl(1) name every word.
+ * word. unit-ctlmsg checks that devwlctl --help and devwlctl(1) name every word.
  */
 #ifndef DEVWL_CTLVERB_H
 #define DEVWL_CTLVERB_H
@@ -54,7 +54,7 @@ enum {
 
 struct ctl_verb_row {
 	const char *wire; /* the word on the socket */
-	const char *word; /* devwlctl's command; NULL: none (the OCI hook's) */
+	const char *word; /* devwlctl's command; NULL: none of its own (the hook's, devices) */
 	int nargs;	  /* devwlctl's arguments in its plain form; -1: a cmd_ of its own */
 	unsigned flags;
 };

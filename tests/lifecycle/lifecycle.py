@@ -634,10 +634,7 @@ class Daemon:
                 pass
             w.sock.close()
             try:
-                if w.runc:
-                    subprocess.run([RUNC, "--root", self.path("runc"), "kill", w.id, "KILL"],
-                                   capture_output=True, timeout=30)
-                self.runc_delete(w)
+                self.runc_delete(w)  # -f: killed first
             except Exception:
                 pass
         self.workloads = {}
