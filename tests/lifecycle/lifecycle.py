@@ -513,7 +513,8 @@ class Daemon:
 
     def start_runc(self, cid, node, mode):
         """A runc container on node: its bundle's seccomp profile notifies devwld at
-        listenerPath with node and mode as metadata, as the OCI guide's does; runc runs
+        listenerPath with node (unless the template gives it) and mode as metadata, as the
+        OCI guide's does; runc runs
         the agent, whose socket it hands over as fd 3 (--preserve-fds). /usr and the
         agent's directory are bound read-only into an empty root."""
         bundle = self.path("bundle-" + cid)
@@ -538,7 +539,10 @@ class Daemon:
         linux["cgroupsPath"] = "/devwl-lifecycle-%s-%s" % (os.path.basename(self.t), cid)
         linux["seccomp"] = {
             "defaultAction": "SCMP_ACT_ALLOW", "listenerPath": self.path("listen.sock"),
-            "listenerMetadata": "node=%s mode=%s" % (node, mode),
+            # A node of its own comes from devwld's default template, /containers/{id}: the
+            # runc container names none, as most containers do not.
+            "listenerMetadata": ("mode=%s" % mode if node == "%s/%s" % (M.TOP, cid)
+                                 else "node=%s mode=%s" % (node, mode)),
             "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
             "syscalls": [{"names": ["mknod", "mknodat", "open", "openat", "openat2", "creat",
                                     "open_by_handle_at"], "action": "SCMP_ACT_NOTIFY"}]}
