@@ -55,24 +55,23 @@ ssize_t devwl_read_all(int fd, size_t max, char **ret_text)
 	size_t len = 0, cap = 0;
 
 	for (;;) {
-		/* Room for a page-sized read at least, and the NUL. */
+		/* Room for a page-sized read at least, and the NUL; a fill short of the room
+		 * is the end of the file. */
 		int r = ARRAY_RESERVE(buf, cap, len + 4096);
+		size_t room = cap - len;
 		ssize_t n;
 
 		if (r < 0)
 			return r;
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = devwl_read_into(fd, buf + len, room);
 		if (n < 0)
-			return negerrno();
-		if (n == 0)
-			break;
+			return n;
 		len += (size_t)n;
 		if (len > max)
 			return -E2BIG;
+		if ((size_t)n < room - 1)
+			break;
 	}
-	buf[len] = '\0';
 	*ret_text = TAKE_PTR(buf);
 	return (ssize_t)len;
 }
