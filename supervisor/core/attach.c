@@ -45,6 +45,7 @@
 #include "follow.h"
 #include "log.h"
 #include "nodepath.h"
+#include "policy.h"
 #include "resolve.h"
 #include "selector.h"
 #include "store.h"
@@ -321,7 +322,7 @@ static int own_node(struct devwld *d, struct container *c, char **ret_old, struc
 	r = own_leaf(d, c, &leaf, err);
 	if (r < 0)
 		return r;
-	r = store_ensure_node(d, leaf, &node, &made);
+	r = policy_ensure_node(d, leaf, &node, &made);
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "container %s: cannot make node %s: %s", c->id,
 				       leaf, strerror(-r));
@@ -329,7 +330,7 @@ static int own_node(struct devwld *d, struct container *c, char **ret_old, struc
 		c->node_path);
 	*ret_old = strdup(c->node_path);
 	if (!*ret_old) {
-		store_forget_node(d, leaf);
+		policy_forget_node(d, leaf);
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	}
 	repoint(d, c, TAKE_PTR(leaf), node);
@@ -360,7 +361,7 @@ static void undo_leaf(struct devwld *d, struct container *c, char *old, bool old
 	repoint(d, c, old, node);
 	c->created_node = old_created;
 	if (leaf)
-		store_forget_node(d, leaf);
+		policy_forget_node(d, leaf);
 }
 
 static int pidfd_of(const struct container *c, pid_t *ret_pid)

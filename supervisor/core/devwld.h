@@ -21,7 +21,7 @@
 #include "keeper_link.h"
 #include "kernelmode.h"
 #include "list.h"
-#include "loop.h"
+#include "notify_loop.h"
 #include "mapping.h"
 #include "state.h"
 #include "strset.h"

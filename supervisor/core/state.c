@@ -38,6 +38,7 @@
 #include "follow.h"
 #include "keeper_table.h"
 #include "log.h"
+#include "policy.h"
 #include "sink.h"
 #include "slotrec.h"
 #include "state.h"
@@ -564,7 +565,7 @@ static void commit(struct devwld *d, struct saved *s)
 		struct mapping m = {0};
 
 		/* The mapping comes from the text the hierarchy came from: the two match. */
-		if (store_parse_text(d->cfg.policy_file, s->policy_text, NULL, &m, NULL, &err) >=
+		if (policy_parse_text(d->cfg.policy_file, s->policy_text, NULL, &m, NULL, &err) >=
 		    0) {
 			mapping_clear(&d->mapping);
 			d->mapping = m;
@@ -632,7 +633,7 @@ static void commit(struct devwld *d, struct saved *s)
 	/* Gone while nobody watched: its node goes as it would have then. */
 	for (size_t i = 0; i < s->ncontainers; i++)
 		if (!container_find(d, s->containers[i].owner, s->containers[i].id))
-			store_forget_node(d, s->containers[i].node);
+			policy_forget_node(d, s->containers[i].node);
 	log_msg("state: restored %zu nodes, %u containers, %u processes (%u of them from the "
 		"keeper's records)%s",
 		devwl_policy_count(d->policy), d->ncontainers, kept + recorded, recorded,

@@ -37,7 +37,7 @@
  *   hook-delete STATE-JSON            the OCI hook: forget the container, remove its node
  *                                     (STATE-JSON: the runtime's state, one line, plus
  *                                     "metadata": the bundle's listenerMetadata, mapped
- *                                     as the listener's by store_node_path())
+ *                                     as the listener's by policy_node_path())
  *
  * A container is named as resolve_owned_container() takes it (resolve.h): among root's
  * containers unless "owner" names the uid of another's runtimes.
@@ -68,6 +68,7 @@
 #include "listener.h"
 #include "log.h"
 #include "metrics.h"
+#include "policy.h"
 #include "resolve.h"
 #include "serve.h"
 #include "sockets.h"
@@ -279,12 +280,12 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 		path = strdup(c->node_path);
 		r = path ? 0 : devwl_error_set(&err, -ENOMEM, 0, "out of memory");
 	} else {
-		r = store_node_path(d, &st, 0, &path, &err);
+		r = policy_node_path(d, &st, 0, &path, &err);
 	}
 	if (r < 0)
 		goto out;
 	if (create) {
-		r = store_ensure_node(d, path, &node, &created);
+		r = policy_ensure_node(d, path, &node, &created);
 		if (r >= 0)
 			log_msg("hook: container %s: node %s %s", st.id, path,
 				created ? "created" : "exists");
@@ -299,7 +300,7 @@ static void do_hook(struct devwld *d, bool create, const char *json, size_t len,
 		/* Only a node made for containers goes: one the policy file or devwlctl
 		 * mkdir made (org.devwl.node may name it) stays with its rules. */
 		log_msg("hook: container %s: node %s %s", st.id, path,
-			store_forget_node(d, path) ? "removed" : "kept");
+			policy_forget_node(d, path) ? "removed" : "kept");
 	}
 out:
 	if (r < 0)
@@ -446,7 +447,7 @@ static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 				  EDITS_MAX);
 		return;
 	}
-	r = store_change(d, line, len, out);
+	r = policy_change(d, line, len, out);
 	if (r >= 0 && edits_add(&d->edits, line, len) < 0)
 		log_msg("control: out of memory: a reload will not apply this change again");
 }
@@ -484,7 +485,7 @@ static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FI
 static void do_reload(struct devwld *d, bool reset, FILE *out)
 {
 	struct devwl_error err = {0};
-	int r = reset ? store_reset(d, &err) : store_reload(d, &err);
+	int r = reset ? policy_reset(d, &err) : policy_reload(d, &err);
 
 	if (r < 0)
 		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));

@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "devwld.h"
 #include "log.h"
+#include "policy.h"
 #include "store.h"
 #include "util.h"
 #include "watch.h"
@@ -181,7 +182,7 @@ static void check(struct devwld *d)
 	char *copy;
 	size_t len = 0;
 
-	if (store_read_policy(d, &text, &len) < 0)
+	if (policy_read(d, &text, &len) < 0)
 		return;
 	if (same_text(d->policy_text, d->policy_len, text, len)) {
 		free(w->tried);
@@ -200,7 +201,7 @@ static void check(struct devwld *d)
 	w->tried = TAKE_PTR(text);
 	w->tried_len = len;
 	log_msg("%s changed: reloading", d->cfg.policy_file);
-	store_apply_text(d, copy, len);
+	policy_apply_text(d, copy, len);
 }
 
 int watch_tick(struct devwld *d, uint64_t now)

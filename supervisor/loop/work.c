@@ -22,7 +22,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "loop.h"
+#include "notify_loop.h"
 #include "thread.h"
 #include "util.h"
 #include "work.h"

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
+#include "policy.h"
 #include "serve.h"
 #include "service.h"
 #include "sink.h"
@@ -51,14 +52,14 @@ static void reapply_if_changed(struct devwld *d)
 	char *text = NULL;
 	size_t len = 0;
 
-	if (!d->cfg.policy_file || store_read_policy(d, &text, &len) < 0)
+	if (!d->cfg.policy_file || policy_read(d, &text, &len) < 0)
 		return;
 	if (d->policy_text && len == d->policy_len && !memcmp(text, d->policy_text, len)) {
 		free(text);
 		return;
 	}
 	log_msg("%s differs from what the state was loaded from: applying it", d->cfg.policy_file);
-	store_apply_text(d, text, len);
+	policy_apply_text(d, text, len);
 }
 
 static int tick_state(struct devwld *d, uint64_t now)
@@ -76,7 +77,7 @@ static void reload_with_specs(struct devwld *d, void *ctx, int r)
 {
 	(void)ctx;
 	(void)r;
-	(void)store_reload(d, NULL);
+	(void)policy_reload(d, NULL);
 }
 
 /* SIGHUP, or the policy file changed: its cdi: bindings resolve against specs a work
@@ -85,7 +86,7 @@ static void reload_with_specs(struct devwld *d, void *ctx, int r)
 static void reload(struct devwld *d)
 {
 	if (d->cdi_now || follow_with_specs(d, reload_with_specs, NULL, NULL) < 0)
-		(void)store_reload(d, NULL);
+		(void)policy_reload(d, NULL);
 }
 
 /*
@@ -223,7 +224,7 @@ static int worker_start(struct devwld *d, bool no_audit)
 		reapply_if_changed(d);
 	} else {
 		keeper_link_release_unclaimed(&d->keeper);
-		r = store_load(d);
+		r = policy_load(d);
 		if (r < 0)
 			return r;
 		state_changed(d);
@@ -325,6 +326,7 @@ static int worker_main(struct devwld *d, bool no_audit)
 	control_close_all(d);
 	serve_fini(d);
 	store_fini(d);
+	policy_fini(d);
 	if (d->listen_src.fd >= 0)
 		close(d->listen_src.fd);
 	if (d->control_src.fd >= 0)

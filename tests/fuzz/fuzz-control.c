@@ -19,6 +19,7 @@
 #include "attach.h"
 #include "control.h"
 #include "devwld.h"
+#include "policy.h"
 #include "store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,7 +42,7 @@ static void add_container(struct devwld *d, const char *id, const char *path, un
 	struct container *c = calloc(1, sizeof(*c));
 
 	if (!c || !(c->id = strdup(id)) || !(c->node_path = strdup(path)) ||
-	    store_ensure_node(d, path, &c->node, &c->created_node) < 0)
+	    policy_ensure_node(d, path, &c->node, &c->created_node) < 0)
 		abort();
 	devwl_node_ref(c->node);
 	list_init(&c->procs);
@@ -173,5 +174,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	loop_stop(&d.loop);
 	store_fini(&d);
+	policy_fini(&d);
 	return 0;
 }

@@ -196,7 +196,7 @@ KNOWN = {
     # A reload makes a node again for a devwlctl change, or as the ancestor of a leaf,
     # without the container_rules when no container is on that very node (only the leaf's
     # container is, below it): the shared node then grants what container_rules deny.
-    # Fixed (store.c keeps the nodes made as containers' nodes, "ruled"); kept to run
+    # Fixed (policy.c keeps the nodes made as containers' nodes, "ruled"); kept to run
     # against older builds, as are the others.
     "reload-container-rules",
     # A reload that finds a container's own node made already (for a devwlctl change to
@@ -212,17 +212,17 @@ KNOWN = {
     # A reload that replays a devwlctl change to a leaf (NODE/ID, an attach made it) makes
     # the leaf again before the containers' nodes, and its missing ancestors bare: the
     # shared node above it loses its container_rules, and the other containers on it get
-    # what they deny (store.c replay_edits -> remake: the rules only for the path itself,
+    # what they deny (policy.c replay_edits -> remake: the rules only for the path itself,
     # never for the ancestors it makes). Fixed.
     "reload-edit-bare-parent",
     # A reset forgets a devwlctl mkdir of /containers/ID that ID and another container
     # were started on, and makes the node again for them: the container it is named for
     # counts it as its own although its neighbour is on it too, so its next attach grants
-    # on the shared node and reaches the neighbour (store.c apply_text: created_node
+    # on the shared node and reaches the neighbour (policy.c apply_text: created_node
     # from "made by this reload", not "no other container on it"). Fixed.
     "reset-own-shared",
     # A reload's replay of a devwlctl rmdir does not take the node's selector bindings
-    # along (store.c replay_edits; store_change does for the rmdir itself): devwlctl
+    # along (policy.c replay_edits; policy_change does for the rmdir itself): devwlctl
     # selectors and the state file keep a binding of a node that is gone, one more each
     # reload, until a refresh of the bindings (a uevent, the start of following them)
     # drops it. Expected: such bindings of a node removed with bindings are overlooked.

@@ -12,7 +12,7 @@ set -euo pipefail
 build=$1 src=$2
 cc=${CC:-cc}
 # Bottom to top, as supervisor/CMakeLists.txt stacks them: layer and one header of it.
-layers=(util:log.h format:statefile.h keeper:keeper_link.h loop:loop.h core:devwld.h
+layers=(util:log.h format:statefile.h keeper:keeper_link.h loop:notify_loop.h core:devwld.h
 	serve:serve.h front:control.h main:options.h)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -20,7 +20,7 @@
 #include "clock.h"
 #include "list.h"
 #include "log.h"
-#include "loop.h"
+#include "notify_loop.h"
 #include "service.h"
 #include "util.h"
 

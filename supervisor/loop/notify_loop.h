@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The event loop (loop.c): the layer below every part it watches and drives. */
-#ifndef DEVWLD_LOOP_H
-#define DEVWLD_LOOP_H
+/* The event loop (notify_loop.c): the layer below every part it watches and drives. */
+#ifndef DEVWLD_NOTIFY_LOOP_H
+#define DEVWLD_NOTIFY_LOOP_H
 
 #include <stdbool.h>
 #include <liburing.h>
