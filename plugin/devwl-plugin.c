@@ -11,21 +11,30 @@
  * container gets the OCI default devices, as devwld gives a container without a policy.
  * Anything that keeps the plugin from knowing the node makes start fail, and the runtime
  * then refuses to run the container: it fails closed.
+ *
+ * Kernel mode, as devwld's (supervisor/core/kernelmode.c): where the runtime is root, the
+ * plugin takes the container's device cgroup over and programs it with the node, so that
+ * the kernel opens a granted device itself, in the caller's own context. Until then, and
+ * where it cannot, the runtime's cgroup is a deny baseline and the plugin opens granted
+ * devices on the caller's behalf.
  */
 #include <errno.h>
-#include <inttypes.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit-line.h"
+#include "baseline.h"
 #include "defaults.h"
 #include "devwl.h"
 #include "fileio.h"
@@ -52,8 +61,10 @@ enum {
 };
 
 #define ANNOTATION_POLICY "org.devwl.policy"
+#define ANNOTATION_MODE	  "org.devwl.mode"
 #define ENV_POLICY_DIR	  "DEVWL_PLUGIN_POLICY_DIR"
 #define ENV_AUDIT	  "DEVWL_PLUGIN_AUDIT"
+#define ENV_MODE	  "DEVWL_PLUGIN_MODE"
 #define TEXT_MAX	  (16u << 20) /* devwld reads no longer policy either */
 #ifndef DEVWL_PLUGIN_POLICY_DIR
 #define DEVWL_PLUGIN_POLICY_DIR "/etc/devwl/plugin"
@@ -80,6 +91,9 @@ struct plugin {
 	struct request *head, **tail;
 	bool stopping;
 	unsigned int warned; /* the worker's: a flood of one failure only drowns the log */
+	/* Kernel mode: set at start, then the worker's alone. */
+	bool kernel_pending;	 /* wanted; the cgroup is taken on the first call */
+	struct devwl_cgroup *cg; /* the container's, programmed with node; or NULL */
 };
 
 /* Messages for the runtime's log: it says only "error loading" when start fails. */
@@ -118,6 +132,7 @@ static void plugin_free(struct plugin *p)
 		free(r);
 	}
 	devwl_notify_free(p->notify);
+	devwl_cgroup_free(p->cg);
 	devwl_policy_free(p->policy);
 	closep(&p->notify_fd);
 	closep(&p->audit_fd);
@@ -288,6 +303,100 @@ static void audit(struct plugin *p, const struct devwl_event *ev)
 		say("writing the audit: %m");
 }
 
+/* {"event":"mode",...} and a line on stderr: which mode the container got, and why. */
+static void say_mode(struct plugin *p, const char *dir, int size, const char *reason)
+{
+	const int version = devwl_cgroup_version(p->cg);
+	const struct audit_mode m = {
+		.container = p->id,
+		.node = devwl_node_path(p->node),
+		.mode = !p->cg	       ? "baseline"
+			: version == 2 ? "kernel-v2"
+				       : "kernel-v1",
+		.reason = reason,
+		.cgroup = p->cg ? dir : NULL,
+		.version = version,
+		.size = size,
+	};
+	char line[AUDIT_LINE_MAX];
+	int n;
+
+	if (p->cg)
+		say("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s)", p->id,
+		    version, dir, m.node, size, version == 2 ? "instructions" : "writes");
+	else
+		say("container %s: baseline mode (%s): the plugin opens the devices node %s "
+		    "grants on the caller's behalf",
+		    p->id, reason, m.node);
+	if (p->audit_fd < 0)
+		return;
+	n = audit_mode_format(&m, line, sizeof(line));
+	if (n > 0 && devwl_write_all(p->audit_fd, line, (size_t)n) < 0)
+		say("writing the audit: %m");
+}
+
+/* Kernel mode is not to be: the container stays in baseline mode, said once. */
+static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
+{
+	char why[320];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	n = strlen(why);
+	if (err && n < sizeof(why))
+		snprintf(why + n, sizeof(why) - n, ": %s", strerror(-err));
+	p->kernel_pending = false;
+	say_mode(p, NULL, 0, why);
+}
+
+/*
+ * Take the container's device cgroup over and program it with the node (devwld(8), KERNEL
+ * MODE): from then on the kernel opens what the node grants, and the handler answers
+ * CONTINUE once it has refused what the node denies. pid is one of the container's
+ * processes: crun's child, or the caller of notification id (nonzero), which must still
+ * be waiting once the cgroup is looked up, or the pid may name another process by then.
+ */
+static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
+{
+	_cleanup_free_ char *dir = NULL;
+	char why[200] = "";
+	int r;
+
+	r = baseline_container_cgroup(pid, &dir, why, sizeof(why));
+	if (r < 0) {
+		kernel_refuse(p, r == -ENOENT || r == -EPERM ? 0 : r, "%s",
+			      why[0] ? why : "its cgroup");
+		return;
+	}
+	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER, &p->cg);
+	if (r < 0) {
+		kernel_refuse(p, r, "%s", dir);
+		return;
+	}
+	if (id && ioctl(p->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+		/* Gone meanwhile: the next caller's pid is looked up afresh. */
+		devwl_cgroup_free(TAKE_PTR(p->cg));
+		return;
+	}
+	p->kernel_pending = false;
+	r = devwl_cgroup_apply(p->cg, p->node);
+	if (r < 0) {
+		devwl_cgroup_free(TAKE_PTR(p->cg));
+		kernel_refuse(p, r,
+			      "applying node %s to %s failed, and the cgroup now denies every "
+			      "device (opens the plugin does not trap fail)",
+			      devwl_node_path(p->node), dir);
+		return;
+	}
+	devwl_notify_set_enforced(p->notify, true);
+	say_mode(p, dir, r, NULL);
+}
+
 /* The worker: every notification of the container, decided and answered in turn. */
 static void *serve(void *userdata)
 {
@@ -310,6 +419,11 @@ static void *serve(void *userdata)
 		pthread_mutex_unlock(&p->lock);
 		if (!req)
 			return NULL;
+		if (p->kernel_pending) {
+			const struct seccomp_notif *n = (const struct seccomp_notif *)req->req;
+
+			kernel_take(p, (pid_t)n->pid, n->id);
+		}
 		r = devwl_notify_handle_request(p->notify, p->notify_fd,
 						(const struct seccomp_notif *)req->req, req->size,
 						p->node, &ev);
@@ -329,7 +443,9 @@ static void *serve(void *userdata)
  * it. Kill it first, from the pid crun's state directory records, so that a container
  * the plugin cannot serve goes no further than its first trapped call.
  */
-static void stop_container(const struct run_oci_conf *conf)
+/* The container's process, as crun's state directory records it before it loads plugins
+ * (its status file); 0 where there is none (conmon passes no state directory). */
+static pid_t state_pid(const struct run_oci_conf *conf)
 {
 	_cleanup_free_ char *file = NULL, *text = NULL;
 	struct json_object *top = NULL, *pid = NULL;
@@ -337,17 +453,77 @@ static void stop_container(const struct run_oci_conf *conf)
 
 	if (!conf->runtime_root_path || asprintf(&file, "%s/status", conf->runtime_root_path) < 0) {
 		file = NULL;
-		return;
+		return 0;
 	}
 	if (read_text(file, &text) < 0)
-		return;
+		return 0;
 	top = json_tokener_parse(text);
 	if (json_object_object_get_ex(top, "pid", &pid) && json_object_is_type(pid, json_type_int))
 		p = json_object_get_int64(pid);
 	json_object_put(top);
-	if (p > 1 && p <= INT32_MAX && kill((pid_t)p, SIGKILL) == 0)
-		say("container %s: killed its process %" PRId64 ": it cannot be served", conf->name,
-		    p);
+	return p > 1 && p <= INT32_MAX ? (pid_t)p : 0;
+}
+
+#ifdef DEVWL_TEST_HOOKS
+/* Tests only (tests/oci/194, built with -DDEVWL_TEST_HOOKS=ON): DEVWL_PLUGIN_TEST_NO_STATE
+ * makes kernel mode wait for the first call, as under conmon, which passes no state. */
+static bool state_hidden(void)
+{
+	return secure_getenv("DEVWL_PLUGIN_TEST_NO_STATE") != NULL;
+}
+#else
+static bool state_hidden(void)
+{
+	return false;
+}
+#endif
+
+static void stop_container(const struct run_oci_conf *conf)
+{
+	pid_t pid = state_pid(conf);
+
+	if (pid > 0 && kill(pid, SIGKILL) == 0)
+		say("container %s: killed its process %d: it cannot be served", conf->name,
+		    (int)pid);
+}
+
+/*
+ * Whether the container is to have kernel mode: unless the operator (DEVWL_PLUGIN_MODE) or
+ * the container (org.devwl.mode) says "baseline", where the plugin can. 1: to be taken; 0:
+ * not, with the reason in why; -EINVAL a word that is neither (start fails: fail closed).
+ */
+static int kernel_wanted(const struct oci_state *st, char *why, size_t size)
+{
+	const char *env = secure_getenv(ENV_MODE), *anno = oci_annotation(st, ANNOTATION_MODE);
+	_cleanup_free_ char *map = NULL;
+	unsigned long inside = 0, outside = 0, count = 0;
+
+	for (int i = 0; i < 2; i++) {
+		const char *word = i ? anno : env;
+		const char *what = i ? "annotation " ANNOTATION_MODE : ENV_MODE;
+
+		if (!word || !strcmp(word, "kernel"))
+			continue;
+		if (strcmp(word, "baseline") != 0) {
+			say("%s \"%s\": neither \"kernel\" nor \"baseline\"", what, word);
+			return -EINVAL;
+		}
+		snprintf(why, size, "%s says baseline", what);
+		return 0;
+	}
+	if (geteuid() != 0) {
+		snprintf(why, size, "the runtime runs as uid %u, not root",
+			 (unsigned int)geteuid());
+		return 0;
+	}
+	/* Root of a user namespace (rootless podman's crun) programs no device cgroup. */
+	if (read_text("/proc/self/uid_map", &map) < 0 ||
+	    sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3 || inside != 0 ||
+	    outside != 0 || count != 4294967295ul) {
+		snprintf(why, size, "the runtime runs in a user namespace");
+		return 0;
+	}
+	return 1;
 }
 
 PLUGIN_EXPORT int run_oci_seccomp_notify_version(void);
@@ -364,8 +540,10 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	struct plugin *p = NULL;
 	struct oci_state st = {0};
 	const char *audit_file = secure_getenv(ENV_AUDIT);
+	char why[200] = "";
 	sigset_t all, saved;
-	int r;
+	pid_t pid = 0;
+	int r, kernel = 0;
 
 	if (size < sizeof(*conf) || !conf->name || !conf->oci_config_path) {
 		say("the runtime passed no container configuration");
@@ -384,6 +562,8 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	r = p->id ? read_config(conf->oci_config_path, conf->name, &st) : -ENOMEM;
 	if (r >= 0)
 		r = load_policy(p, &st);
+	if (r >= 0)
+		r = kernel = kernel_wanted(&st, why, sizeof(why));
 	oci_state_clear(&st);
 	if (r < 0)
 		goto fail;
@@ -404,10 +584,17 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	}
 	/*
 	 * The runtime has programmed the container's device cgroup from its config, which
-	 * denies every device it does not list (the OCI defaults): a deny baseline. Granted
-	 * devices beyond it are opened here for the caller, as devwld does for runtimes.
+	 * denies every device it does not list: a deny baseline. Granted devices beyond it are
+	 * opened here for the caller, as devwld does for runtimes, until kernel mode takes
+	 * the cgroup over: at once where crun's state names the container's process, else on
+	 * the first call, whose caller is one.
 	 */
 	devwl_notify_set_baseline(p->notify, true);
+	p->kernel_pending = kernel == 1;
+	if (!kernel)
+		kernel_refuse(p, 0, "%s", why);
+	else if (!state_hidden() && (pid = state_pid(conf)) > 0)
+		kernel_take(p, pid, 0);
 	/* The worker takes no signal: they are the runtime's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);

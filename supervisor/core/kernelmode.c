@@ -13,7 +13,8 @@
  *
  * Which cgroup: the one /proc/PID/cgroup names for the container's pid, in the v1 devices
  * hierarchy if the container has its own there, else in cgroup2. Never the root of a
- * hierarchy, never one holding devwld (its own or an ancestor of it), never one another
+ * hierarchy, never one holding devwld (its own or an ancestor of it): the rule of
+ * baseline_container_cgroup(), which devwl-plugin(7) follows too. Never one another
  * container was programmed through, never for a runtime other than root (the pid is its
  * word alone).
  */
@@ -110,16 +111,14 @@ bool container_has_baseline(const struct container *c)
 	return c->owner_uid == 0;
 }
 
-static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
-
 bool kernelmode_holds(const struct container *c, pid_t pid)
 {
 	_cleanup_free_ char *dir = NULL;
 	char why[200];
 	struct stat st;
 
-	if (!kernelmode_enforced(c) || pid <= 0 || find_cgroup(pid, &dir, why, sizeof(why)) < 0 ||
-	    stat(dir, &st) < 0)
+	if (!kernelmode_enforced(c) || pid <= 0 ||
+	    baseline_container_cgroup(pid, &dir, why, sizeof(why)) < 0 || stat(dir, &st) < 0)
 		return false;
 	return st.st_dev == c->kernel->dev && st.st_ino == c->kernel->ino;
 }
@@ -184,47 +183,6 @@ static void refuse(struct devwld *d, struct container *c, int err, const char *f
 		"rules decide them, not node %s",
 		c->id, k->reason, c->node_path);
 	audit_mode(d, c);
-}
-
-/* Is path (in a hierarchy) the top, or at or above devwld's own cgroup there? */
-static bool holds_us(enum baseline_kind kind, const char *path)
-{
-	_cleanup_free_ char *own = NULL, *dir = NULL;
-	size_t n = strlen(path);
-
-	if (!strcmp(path, "/"))
-		return true;
-	if (baseline_cgroup_of(kind, 0, &own, &dir) < 0)
-		return true; /* cannot tell: do not risk our own */
-	return !strncmp(own, path, n) && (own[n] == '/' || own[n] == '\0');
-}
-
-/* The container's own device cgroup directory: v1 devices if it has one, else cgroup2. */
-static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size)
-{
-	static const enum baseline_kind kinds[] = {BASELINE_V1, BASELINE_V2};
-	int r = -ENOENT;
-
-	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
-		_cleanup_free_ char *path = NULL, *dir = NULL;
-
-		r = baseline_cgroup_of(kinds[i], pid, &path, &dir);
-		if (r < 0)
-			continue;
-		if (holds_us(kinds[i], path)) {
-			/* v1 "/" is how a container of a v2 runtime looks on a hybrid host. */
-			snprintf(why, size, "its %s cgroup %s is not its own",
-				 kinds[i] == BASELINE_V1 ? "v1 devices" : "cgroup2", path);
-			r = -EPERM;
-			continue;
-		}
-		*ret_dir = TAKE_PTR(dir);
-		return 0;
-	}
-	if (r == -ENOENT)
-		snprintf(why, size, "process %d is in no device cgroup this devwld can see",
-			 (int)pid);
-	return r;
 }
 
 static bool cgroup_taken(struct devwld *d, const struct container *self, const struct stat *st)
@@ -369,7 +327,7 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		refuse(d, c, negerrno(), "process %d", (int)pid);
 		return;
 	}
-	r = find_cgroup(pid, &dir, why, sizeof(why));
+	r = baseline_container_cgroup(pid, &dir, why, sizeof(why));
 	if (r < 0) {
 		refuse(d, c, r == -ENOENT || r == -EPERM ? 0 : r, "%s", why);
 		return;
