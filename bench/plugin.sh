@@ -22,7 +22,7 @@
 set -u
 
 # shellcheck disable=SC2034 # read by lib.sh
-NAME=plugin.sh HELP=22
+NAME=plugin.sh HELP=21
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 mode=kernel
