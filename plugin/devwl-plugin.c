@@ -361,6 +361,11 @@ static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
  * processes: crun's child, or the caller of notification id (nonzero), which must still
  * be waiting once the cgroup is looked up, or the pid may name another process by then.
  */
+static bool caller_gone(const struct plugin *p, uint64_t id)
+{
+	return id && ioctl(p->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0;
+}
+
 static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
 {
 	_cleanup_free_ char *dir = NULL;
@@ -368,6 +373,8 @@ static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
 	int r;
 
 	r = baseline_container_cgroup(pid, &dir, why, sizeof(why));
+	if (r < 0 && caller_gone(p, id))
+		return; /* its pid said nothing: the next caller's is looked up */
 	if (r < 0) {
 		kernel_refuse(p, r == -ENOENT || r == -EPERM ? 0 : r, "%s",
 			      why[0] ? why : "its cgroup");
@@ -378,8 +385,8 @@ static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
 		kernel_refuse(p, r, "%s", dir);
 		return;
 	}
-	if (id && ioctl(p->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
-		/* Gone meanwhile: the next caller's pid is looked up afresh. */
+	if (caller_gone(p, id)) {
+		/* Its pid may name another process by now: the next caller's is looked up. */
 		devwl_cgroup_free(TAKE_PTR(p->cg));
 		return;
 	}
