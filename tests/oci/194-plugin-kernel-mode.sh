@@ -7,7 +7,7 @@
 # baseline, same script) opens it on the caller's behalf through a node of the plugin's. A
 # device the node denies is EPERM in both. Where the plugin cannot program the cgroup (crun
 # without cgroups: the container stays in crun's own), it stays in baseline mode and the
-# audit and crun's stderr say why.
+# audit and crun's stderr say why; so does a rootless crun's.
 RT=crun
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -129,4 +129,43 @@ mode_of nocg | jq -e '.mode == "baseline" and (.reason | test("cgroup .* is not 
 grep -q NULL_OK "$T/nocg.out" && grep -q FULL_RC=1 "$T/nocg.out" ||
 	fail "without a cgroup of its own: $(cat "$T/nocg.out")"
 pass "crun+plugin: a container in crun's own cgroup stays in baseline mode: \"$(mode_of nocg | jq -r .reason)\""
+
+# --- 4. a rootless crun (root of a user namespace of uid 65534's): baseline mode --------
+# As the rootless tests run crun (tests/oci/rootless.sh): in a user and mount namespace of
+# the user's own, a tmpfs over the cgroup2 mount on a hybrid host. Last: the root is the
+# user's from here on.
+# A sanitizer build's plugin needs crun wrapped (plugin-lib.sh), whose reports uid 65534
+# could not write: that part is the release run's (the reason is decided before any cgroup
+# is looked at, in code parts 1-3 run).
+if ldd "$PLUGIN" 2>/dev/null | grep -q libasan; then
+	echo "# skipped the rootless part: a sanitizer build of the plugin"
+elif command -v setpriv >/dev/null && as_nobody unshare -Urm true 2>/dev/null; then
+	chmod 755 "$T" && chmod -R a+rX "$T/policies" && chown -R 65534:65534 "$T/rootfs" &&
+		mkdir -p "$T/rl" "$T/rlstate" && touch "$T/rl.jsonl" &&
+		chown 65534:65534 "$T/rl" "$T/rlstate" "$T/rl.jsonl" || fail "the rootless set-up"
+	(cd "$T/rl" && as_nobody unshare -Urm crun spec --rootless) || fail "crun spec --rootless"
+	jq --arg root "$T/rootfs" --argjson sc "$(seccomp_json)" --arg p "$PLUGIN" '
+		.root = {path: $root, readonly: false} | .process.terminal = false
+		| .process.args = ["sh", "-c", "echo -n > /dev/null && echo NULL_OK; echo x > /dev/full; echo FULL_RC=$?"]
+		| .linux.seccomp = ($sc | del(.listenerPath))
+		| .annotations["run.oci.seccomp.plugins"] = $p
+		| .annotations["org.devwl.policy"] = "km.json"' "$T/rl/config.json" >"$T/rl/c.json" &&
+		mv "$T/rl/c.json" "$T/rl/config.json" && chown 65534:65534 "$T/rl/config.json" ||
+		fail "jq on the rootless spec"
+	hide=$(awk '$0 ~ / - cgroup2 / {printf "%s ", $5}' /proc/self/mountinfo)
+	[ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] && hide=
+	as_nobody env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEVWL_PLUGIN_POLICY_DIR="$T/policies" \
+		DEVWL_PLUGIN_AUDIT="$T/rl.jsonl" timeout 60 unshare -Urm sh -c 'for m in '"$hide"'; do
+			mount -t tmpfs none "$m" || exit 125; done
+		exec crun --root '"$T/rlstate"' run --bundle '"$T/rl"' '"$tag-rl" >"$T/rl.out" 2>&1 \
+		</dev/null || fail "rootless crun run: $(cat "$T/rl.out")"
+	grep '"event":"mode"' "$T/rl.jsonl" | jq -e '.mode == "baseline" and
+		(.reason == "the runtime runs in a user namespace" or (.reason | test("^the runtime runs as uid 65534")))' \
+		>/dev/null || fail "rootless crun: $(cat "$T/rl.jsonl")"
+	grep -q NULL_OK "$T/rl.out" && grep -q FULL_RC=1 "$T/rl.out" &&
+		grep -q "baseline mode (the runtime runs" "$T/rl.out" || fail "rootless crun: $(cat "$T/rl.out")"
+	pass "crun+plugin rootless: baseline mode, \"$(grep '"event":"mode"' "$T/rl.jsonl" | jq -r .reason)\"; /dev/null opens, /dev/full EPERM"
+else
+	echo "# skipped the rootless part: uid 65534 cannot make user namespaces here (or no setpriv)"
+fi
 plugin_sanitizer_check
