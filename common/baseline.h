@@ -2,7 +2,8 @@
 /*
  * The kernel baseline of devwl-run: a scratch cgroup that denies every device, so that
  * a call devwl answers with CONTINUE is judged by a kernel that grants nothing devwl did
- * not grant itself (see devwl-run(1), "KERNEL BASELINE").
+ * not grant itself (see devwl-run(1), "KERNEL BASELINE"); and the device cgroups a
+ * process is in, which devwld's and the plugin's kernel mode program.
  */
 #ifndef DEVWL_BASELINE_H
 #define DEVWL_BASELINE_H
