@@ -19,13 +19,13 @@
  * devices on the caller's behalf.
  */
 #include <errno.h>
-#include <stdint.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +354,12 @@ static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
 	say_mode(p, NULL, 0, why);
 }
 
+/* Has the caller of notification id (0: none) stopped waiting for its answer? */
+static bool caller_gone(const struct plugin *p, uint64_t id)
+{
+	return id && ioctl(p->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0;
+}
+
 /*
  * Take the container's device cgroup over and program it with the node (devwld(8), KERNEL
  * MODE): from then on the kernel opens what the node grants, and the handler answers
@@ -361,11 +367,6 @@ static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
  * processes: crun's child, or the caller of notification id (nonzero), which must still
  * be waiting once the cgroup is looked up, or the pid may name another process by then.
  */
-static bool caller_gone(const struct plugin *p, uint64_t id)
-{
-	return id && ioctl(p->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0;
-}
-
 static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
 {
 	_cleanup_free_ char *dir = NULL;
@@ -443,13 +444,6 @@ static void *serve(void *userdata)
 	}
 }
 
-/*
- * The runtime has started the container's process when it loads plugins (crun does so in
- * its wait loop), and one that fails to start only makes it close the notify fd: a trapped
- * call then returns ENOSYS and the workload runs on until the runtime gets to killing
- * it. Kill it first, from the pid crun's state directory records, so that a container
- * the plugin cannot serve goes no further than its first trapped call.
- */
 /* The container's process, as crun's state directory records it before it loads plugins
  * (its status file); 0 where there is none (conmon passes no state directory). */
 static pid_t state_pid(const struct run_oci_conf *conf)
@@ -485,6 +479,13 @@ static bool state_hidden(void)
 }
 #endif
 
+/*
+ * The runtime has started the container's process when it loads plugins (crun does so in
+ * its wait loop), and one that fails to start only makes it close the notify fd: a trapped
+ * call then returns ENOSYS and the workload runs on until the runtime gets to killing
+ * it. Kill it first, from the pid crun's state directory records, so that a container
+ * the plugin cannot serve goes no further than its first trapped call.
+ */
 static void stop_container(const struct run_oci_conf *conf)
 {
 	pid_t pid = state_pid(conf);
