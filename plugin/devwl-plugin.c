@@ -14,9 +14,11 @@
  *
  * Kernel mode, as devwld's (supervisor/core/kernelmode.c): where the runtime is root, the
  * plugin takes the container's device cgroup over and programs it with the node, so that
- * the kernel opens a granted device itself, in the caller's own context. Until then, and
- * where it cannot, the runtime's cgroup is a deny baseline and the plugin opens granted
- * devices on the caller's behalf.
+ * the kernel opens a granted device itself, in the caller's own context. Where it cannot,
+ * a cgroup of the container's own that a root runtime programmed is a deny baseline, and
+ * the plugin opens granted devices on the caller's behalf; where there is none (a rootless
+ * runtime, a container in the runtime's own cgroup), nothing but the plugin confines the
+ * container, and a granted node is made only on a nodev mount (libdevwl(3)).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,8 +93,11 @@ struct plugin {
 	struct request *head, **tail;
 	bool stopping;
 	unsigned int warned; /* the worker's: a flood of one failure only drowns the log */
-	/* Kernel mode: set at start, then the worker's alone. */
-	bool kernel_pending;	 /* wanted; the cgroup is taken on the first call */
+	/* The container's cgroup: set at start, then the worker's alone. */
+	bool cgroup_pending;	 /* to be looked up, at the latest on the first call */
+	bool kernel_wanted;	 /* and taken over, programmed with node */
+	bool baseline;		 /* a cgroup of its own, a root runtime's: a deny baseline */
+	char *baseline_why;	 /* why not kernel mode, where it was not wanted */
 	struct devwl_cgroup *cg; /* the container's, programmed with node; or NULL */
 };
 
@@ -138,6 +143,7 @@ static void plugin_free(struct plugin *p)
 	closep(&p->audit_fd);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
+	free(p->baseline_why);
 	free(p->id);
 	free(p);
 }
@@ -324,9 +330,13 @@ static void say_mode(struct plugin *p, const char *dir, int size, const char *re
 	if (p->cg)
 		say("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s)", p->id,
 		    version, dir, m.node, size, version == 2 ? "instructions" : "writes");
-	else
+	else if (p->baseline)
 		say("container %s: baseline mode (%s): the plugin opens the devices node %s "
 		    "grants on the caller's behalf",
+		    p->id, reason, m.node);
+	else
+		say("container %s: baseline mode (%s): no device cgroup confines the container, "
+		    "so node %s's grants are made only on nodev mounts, and opened for the caller",
 		    p->id, reason, m.node);
 	if (p->audit_fd < 0)
 		return;
@@ -350,7 +360,7 @@ static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
 	n = strlen(why);
 	if (err && n < sizeof(why))
 		snprintf(why + n, sizeof(why) - n, ": %s", strerror(-err));
-	p->kernel_pending = false;
+	p->cgroup_pending = false;
 	say_mode(p, NULL, 0, why);
 }
 
@@ -361,13 +371,16 @@ static bool caller_gone(const struct plugin *p, uint64_t id)
 }
 
 /*
- * Take the container's device cgroup over and program it with the node (devwld(8), KERNEL
- * MODE): from then on the kernel opens what the node grants, and the handler answers
- * CONTINUE once it has refused what the node denies. pid is one of the container's
- * processes: crun's child, or the caller of notification id (nonzero), which must still
- * be waiting once the cgroup is looked up, or the pid may name another process by then.
+ * Look up the container's device cgroup: one of its own, which the root runtime programmed
+ * from its config, is a deny baseline; without one nothing confines the container but the
+ * plugin (the handler then makes nodes only on nodev mounts). Where kernel mode is wanted,
+ * take the cgroup over and program it with the node (devwld(8), KERNEL MODE): from then on
+ * the kernel opens what the node grants, and the handler answers CONTINUE once it has
+ * refused what the node denies. pid is one of the container's processes: crun's child, or
+ * the caller of notification id (nonzero), which must still be waiting once the cgroup is
+ * looked up, or the pid may name another process by then.
  */
-static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
+static void cgroup_take(struct plugin *p, pid_t pid, uint64_t id)
 {
 	_cleanup_free_ char *dir = NULL;
 	char why[200] = "";
@@ -381,6 +394,12 @@ static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
 			      why[0] ? why : "its cgroup");
 		return;
 	}
+	p->baseline = true;
+	devwl_notify_set_baseline(p->notify, true);
+	if (!p->kernel_wanted) {
+		kernel_refuse(p, 0, "%s", p->baseline_why);
+		return;
+	}
 	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER, &p->cg);
 	if (r < 0) {
 		kernel_refuse(p, r, "%s", dir);
@@ -391,7 +410,7 @@ static void kernel_take(struct plugin *p, pid_t pid, uint64_t id)
 		devwl_cgroup_free(TAKE_PTR(p->cg));
 		return;
 	}
-	p->kernel_pending = false;
+	p->cgroup_pending = false;
 	r = devwl_cgroup_apply(p->cg, p->node);
 	if (r < 0) {
 		devwl_cgroup_free(TAKE_PTR(p->cg));
@@ -427,10 +446,10 @@ static void *serve(void *userdata)
 		pthread_mutex_unlock(&p->lock);
 		if (!req)
 			return NULL;
-		if (p->kernel_pending) {
+		if (p->cgroup_pending) {
 			const struct seccomp_notif *n = (const struct seccomp_notif *)req->req;
 
-			kernel_take(p, (pid_t)n->pid, n->id);
+			cgroup_take(p, (pid_t)n->pid, n->id);
 		}
 		r = devwl_notify_handle_request(p->notify, p->notify_fd,
 						(const struct seccomp_notif *)req->req, req->size,
@@ -495,16 +514,26 @@ static void stop_container(const struct run_oci_conf *conf)
 		    (int)pid);
 }
 
+/* What the container's cgroup is to be to the plugin (mode_wanted()). */
+enum want {
+	WANT_NO_CGROUP, /* the runtime programs none: nothing is looked up */
+	WANT_KERNEL,	/* looked up, taken over and programmed with the node */
+	WANT_BASELINE,	/* looked up: one of its own is the runtime's deny baseline */
+};
+
 /*
- * Whether the container is to have kernel mode: unless the operator (DEVWL_PLUGIN_MODE) or
- * the container (org.devwl.mode) says "baseline", where the plugin can. 1: to be taken; 0:
- * not, with the reason in why; -EINVAL a word that is neither (start fails: fail closed).
+ * What the container is to have: kernel mode where the runtime is root of the initial user
+ * namespace (only such a runtime programs a device cgroup, and only such a plugin can take
+ * one over), unless the operator (DEVWL_PLUGIN_MODE) or the container (org.devwl.mode)
+ * says "baseline". why says why not kernel mode; -EINVAL a word that is neither (start
+ * fails: fail closed).
  */
-static int kernel_wanted(const struct oci_state *st, char *why, size_t size)
+static int mode_wanted(const struct oci_state *st, char *why, size_t size)
 {
 	const char *env = secure_getenv(ENV_MODE), *anno = oci_annotation(st, ANNOTATION_MODE);
 	_cleanup_free_ char *map = NULL;
 	unsigned long inside = 0, outside = 0, count = 0;
+	int want = WANT_KERNEL;
 
 	for (int i = 0; i < 2; i++) {
 		const char *word = i ? anno : env;
@@ -516,22 +545,23 @@ static int kernel_wanted(const struct oci_state *st, char *why, size_t size)
 			say("%s \"%s\": neither \"kernel\" nor \"baseline\"", what, word);
 			return -EINVAL;
 		}
-		snprintf(why, size, "%s says baseline", what);
-		return 0;
+		if (want == WANT_KERNEL)
+			snprintf(why, size, "%s says baseline", what);
+		want = WANT_BASELINE;
 	}
 	if (geteuid() != 0) {
 		snprintf(why, size, "the runtime runs as uid %u, not root",
 			 (unsigned int)geteuid());
-		return 0;
+		return WANT_NO_CGROUP;
 	}
 	/* Root of a user namespace (rootless podman's crun) programs no device cgroup. */
 	if (read_text("/proc/self/uid_map", &map) < 0 ||
 	    sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3 || inside != 0 ||
 	    outside != 0 || count != 4294967295ul) {
 		snprintf(why, size, "the runtime runs in a user namespace");
-		return 0;
+		return WANT_NO_CGROUP;
 	}
-	return 1;
+	return want;
 }
 
 PLUGIN_EXPORT int run_oci_seccomp_notify_version(void);
@@ -551,7 +581,7 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	char why[200] = "";
 	sigset_t all, saved;
 	pid_t pid = 0;
-	int r, kernel = 0;
+	int r, want = WANT_NO_CGROUP;
 
 	if (size < sizeof(*conf) || !conf->name || !conf->oci_config_path) {
 		say("the runtime passed no container configuration");
@@ -571,7 +601,7 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	if (r >= 0)
 		r = load_policy(p, &st);
 	if (r >= 0)
-		r = kernel = kernel_wanted(&st, why, sizeof(why));
+		r = want = mode_wanted(&st, why, sizeof(why));
 	oci_state_clear(&st);
 	if (r < 0)
 		goto fail;
@@ -591,18 +621,23 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 		goto fail;
 	}
 	/*
-	 * The runtime has programmed the container's device cgroup from its config, which
-	 * denies every device it does not list: a deny baseline. Granted devices beyond it are
-	 * opened here for the caller, as devwld does for runtimes, until kernel mode takes
-	 * the cgroup over: at once where crun's state names the container's process, else on
-	 * the first call, whose caller is one.
+	 * A root runtime has programmed the container's device cgroup from its config, which
+	 * denies every device it does not list: a deny baseline, once the cgroup is found to
+	 * be the container's own. Granted devices beyond it are opened here for the caller,
+	 * as devwld does for runtimes, until kernel mode takes the cgroup over. The cgroup is
+	 * looked up at once where crun's state names the container's process, else on the
+	 * first call, whose caller is one. Until then no baseline is assumed.
 	 */
-	devwl_notify_set_baseline(p->notify, true);
-	p->kernel_pending = kernel == 1;
-	if (!kernel)
+	p->kernel_wanted = want == WANT_KERNEL;
+	p->cgroup_pending = want != WANT_NO_CGROUP;
+	if (want == WANT_BASELINE && !(p->baseline_why = strdup(why))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (want == WANT_NO_CGROUP)
 		kernel_refuse(p, 0, "%s", why);
 	else if (!state_hidden() && (pid = state_pid(conf)) > 0)
-		kernel_take(p, pid, 0);
+		cgroup_take(p, pid, 0);
 	/* The worker takes no signal: they are the runtime's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);

@@ -7,7 +7,8 @@
 # baseline, same script) opens it on the caller's behalf through a node of the plugin's. A
 # device the node denies is EPERM in both. Where the plugin cannot program the cgroup (crun
 # without cgroups: the container stays in crun's own), it stays in baseline mode and the
-# audit and crun's stderr say why; so does a rootless crun's.
+# audit and crun's stderr say why; so does a rootless crun's. There no cgroup confines the
+# container: a granted node is made only on a nodev mount.
 RT=crun
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -120,7 +121,14 @@ grep -q KMSG_OK "$out" && grep -q FULL_RC=1 "$out" && grep -q ND_OPEN_OK "$out" 
 pass "crun+plugin baseline mode: the same node on a nodev mount opens (the plugin opens it for the caller), /dev/full EPERM"
 
 # --- 3. no cgroup of its own: baseline mode, with the reason ---------------------------
-plugin_bundle nocg 'echo -n > /dev/null && echo NULL_OK; echo x > /dev/full; echo FULL_RC=$?' km.json
+# Nothing but the plugin confines such a container (it is in crun's own cgroup, which no
+# runtime programmed): a granted node is made only on a nodev mount, where it opens for the
+# caller; on the rootfs, where the kernel would open it beyond the grant (c 1:11 is wm, the
+# read is not), the mknod is refused.
+plugin_bundle nocg 'echo -n > /dev/null && echo NULL_OK; echo x > /dev/full; echo FULL_RC=$?
+mknod /tmp/kmsg c 1 11 && echo ROOTFS_MKNOD_MADE; head -c 1 /tmp/kmsg >/dev/null && echo READ_BEYOND
+mknod /nd/kmsg c 1 11 && echo ND_MKNOD_OK; echo x > /nd/kmsg && echo ND_OPEN_OK' km.json "$NODEV"
+rm -f "$T/rootfs/tmp/kmsg"
 CONTAINERS+=("$tag-nocg")
 rt_create --cgroup-manager=disabled run --bundle "$T/nocg" "$tag-nocg" >"$T/nocg.out" 2>&1 \
 	</dev/null || fail "crun run without cgroups: $(cat "$T/nocg.out")"
@@ -128,7 +136,11 @@ mode_of nocg | jq -e '.mode == "baseline" and (.reason | test("cgroup .* is not 
 	>/dev/null || fail "without a cgroup of its own: $(mode_of nocg)"
 grep -q NULL_OK "$T/nocg.out" && grep -q FULL_RC=1 "$T/nocg.out" ||
 	fail "without a cgroup of its own: $(cat "$T/nocg.out")"
-pass "crun+plugin: a container in crun's own cgroup stays in baseline mode: \"$(mode_of nocg | jq -r .reason)\""
+! grep -q -e ROOTFS_MKNOD_MADE -e READ_BEYOND "$T/nocg.out" && [ ! -e "$T/rootfs/tmp/kmsg" ] ||
+	fail "without a cgroup of its own, a node made where the kernel opens it: $(cat "$T/nocg.out")"
+grep -q ND_MKNOD_OK "$T/nocg.out" && grep -q ND_OPEN_OK "$T/nocg.out" ||
+	fail "without a cgroup of its own, the nodev node: $(cat "$T/nocg.out")"
+pass "crun+plugin: a container in crun's own cgroup stays in baseline mode: \"$(mode_of nocg | jq -r .reason)\"; a granted node only on the nodev mount (opened for it), refused on the rootfs"
 
 # --- 4. a rootless crun (root of a user namespace of uid 65534's): baseline mode --------
 # As the rootless tests run crun (tests/oci/rootless.sh): in a user and mount namespace of
