@@ -954,10 +954,10 @@ static int v1_check(struct devwl_cgroup *cg, char *what, size_t size)
 	if (r <= 0)
 		return r;
 	/* The kernel's list is the handle's from here: the next apply diffs from it. An
-	 * ALLOW cgroup's hidden denials are unknown, so it denies all first (as at open). */
-	n = (unsigned int)v1_adopt(cg);
-	if ((int)n == 1)
-		(void)v1_write(cg, DEVWL_FILE_DENY, &rule_all);
+	 * ALLOW cgroup's hidden denials are unknown, so it denies all first (as at open);
+	 * so does one whose list could not be taken whole (the mirror would be wrong). */
+	if (v1_adopt(cg) != 0)
+		(void)v1_write(cg, DEVWL_FILE_DENY, &rule_all); /* or not read whole: from none */
 	return r;
 }
 
