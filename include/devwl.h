@@ -503,8 +503,9 @@ struct devwl_cgroup;
  * ALLOW one is reset to deny-all first); v2: the first program joins the runtime's, then
  * every other program attached to the cgroup itself is detached, by each apply until one
  * has detached them all; one attached after that is another's and stays
- * (devwl_cgroup_check() reports it). The cgroup holds, at every moment, no more than its
- * old rules or the node allow. */
+ * (devwl_cgroup_check() reports it), except the runtime's rules attached again by its
+ * cgroup manager (systemd's device program, "sd_devices"), which each apply detaches
+ * too. The cgroup holds, at every moment, no more than its old rules or the node allow. */
 #define DEVWL_CGROUP_TAKE_OVER (1u << 1)
 /* cgroup v2: the program also records each access it denies, for
  * devwl_cgroup_read_denials(), where the kernel has BPF ring buffers (5.8); elsewhere,
@@ -549,6 +550,11 @@ int devwl_cgroup_version(const struct devwl_cgroup *cgroup);
 /* v2: a program the handle did not attach is attached to the cgroup beside it; every
  * attached program must allow an access, so it may refuse what the node grants. */
 #define DEVWL_CGROUP_DRIFT_FOREIGN (1u << 2)
+/* v2, TAKE_OVER: the runtime's cgroup manager attached the runtime's device rules again
+ * beside the handle's program (systemd re-applying a scope's DeviceAllow=, known by its
+ * program's name): the next devwl_cgroup_apply() detaches it, as the take-over did the
+ * runtime's first ones. */
+#define DEVWL_CGROUP_DRIFT_REAPPLIED (1u << 3)
 
 /*
  * Does the cgroup still hold what the last devwl_cgroup_apply() made it? Another writer
@@ -559,11 +565,13 @@ int devwl_cgroup_version(const struct devwl_cgroup *cgroup);
  * with what changed in ret_what (NUL-terminated, cut at size; may be NULL). After RULES
  * or DETACHED the handle takes the kernel's state as its own, so the next
  * devwl_cgroup_apply() restores the node from there, in its usual order (a v1 cgroup
- * switched to allow-all is first made to deny all). FOREIGN is never repaired: the handle
- * detaches no program it did not attach (TAKE_OVER's runtime program aside, before the
- * first apply that detached it); ret_what names each one, and says what it does where
- * that is plain (a program that only allows or only denies). Before the first apply:
- * 0. Errors: -EINVAL, -ENOMEM, errors of read(2) and bpf(2).
+ * switched to allow-all is first made to deny all); after REAPPLIED, the next apply
+ * detaches the program the cgroup manager attached. FOREIGN is never repaired: the handle
+ * detaches no program it did not attach (TAKE_OVER's runtime programs aside: those
+ * present before the first apply that detached them, and the runtime's rules its cgroup
+ * manager attaches again, REAPPLIED); ret_what names each one, and says what it does
+ * where that is plain (a program that only allows or only denies). Before the first
+ * apply: 0. Errors: -EINVAL, -ENOMEM, errors of read(2) and bpf(2).
  */
 int devwl_cgroup_check(struct devwl_cgroup *cgroup, char *ret_what, size_t size);
 

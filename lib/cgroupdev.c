@@ -159,11 +159,6 @@ static int v2_deny_all(struct devwl_cgroup *cg)
 	return 0;
 }
 
-/*
- * TAKE_OVER: detach every other device program attached to the cgroup itself (the
- * runtime's), after ours is in place: all of them must allow, so until now the cgroup
- * held the intersection, never more than either. Programs of ancestors stay.
- */
 /* The ids of the device programs attached to the cgroup itself (not its ancestors'), at
  * most max (the first max where more are). Returns how many, or <0. */
 static int v2_query(const struct devwl_cgroup *cg, uint32_t *ids, uint32_t max)
@@ -182,10 +177,72 @@ static int v2_query(const struct devwl_cgroup *cg, uint32_t *ids, uint32_t max)
 	return (int)(attr.query.prog_cnt < max ? attr.query.prog_cnt : max);
 }
 
-static int v2_detach_others(struct devwl_cgroup *cg)
+/*
+ * The name systemd gives the device program it attaches for a unit's DeviceAllow= and
+ * DevicePolicy= (seen with BPF_OBJ_GET_INFO_BY_FD on systemd 252's). A runtime with
+ * systemd's cgroup driver (runc --systemd-cgroup) hands its device rules to the
+ * container's scope that way, and systemd attaches them again whenever it re-applies the
+ * unit's settings (systemctl daemon-reload).
+ */
+#define SYSTEMD_DEVICES_PROG "sd_devices"
+
+/*
+ * TAKE_OVER's one rule of whose a program attached to the cgroup itself is: is it the
+ * runtime's device rules, which the take-over detaches? Until the first apply has
+ * detached them, every program but ours is (the runtime attached them as the container
+ * started). After that, only the runtime's rules re-applied by its cgroup manager:
+ * systemd's device program, known by its name, a plain device program (systemd's uses no
+ * map). The query says the attach type (BPF_CGROUP_DEVICE), and the flags tell nothing
+ * (every program beside ours is ALLOW_MULTI: the kernel lets no other mode join), so the
+ * name is the fact that tells. It is a label anyone who may attach a program could give
+ * (root alone may); detaching such a one leaves the node's program, the rules devwl
+ * enforces anyway, never more. Any other program is another agent's, never detached.
+ */
+static bool runtime_program(const struct devwl_cgroup *cg, const struct bpf_prog_info *info)
+{
+	if (!(cg->flags & DEVWL_CGROUP_TAKE_OVER))
+		return false;
+	if (!cg->taken)
+		return true;
+	return info->type == BPF_PROG_TYPE_CGROUP_DEVICE && info->nr_map_ids == 0 &&
+	       !strncmp(info->name, SYSTEMD_DEVICES_PROG, sizeof(info->name));
+}
+
+/* An fd of program id, and its info; NULL insns: none asked for. -ENOENT: gone. */
+static int prog_by_id(uint32_t id, struct bpf_prog_info *info, struct bpf_insn *insns,
+		      size_t n_insns)
+{
+	union bpf_attr a;
+	int fd, r;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_id = id;
+	fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+	if (fd < 0)
+		return fd;
+	memset(info, 0, sizeof(*info));
+	if (insns) {
+		info->xlated_prog_len = (uint32_t)(n_insns * sizeof(*insns));
+		info->xlated_prog_insns = (uint64_t)(uintptr_t)insns;
+	}
+	r = prog_info(fd, info);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/*
+ * TAKE_OVER: detach every program attached to the cgroup itself (not its ancestors') that
+ * runtime_program() says is the runtime's, after ours is in place: all of them must
+ * allow, so until now the cgroup held the intersection, never more than either. Returns
+ * how many were detached, or <0.
+ */
+static int v2_detach_runtime(struct devwl_cgroup *cg)
 {
 	uint32_t ids[64], own = cg->cur_id;
-	int r, n;
+	int r, n, detached = 0;
 
 	if (!own)
 		return -EIO; /* cannot tell ours from theirs: detach nothing */
@@ -193,18 +250,21 @@ static int v2_detach_others(struct devwl_cgroup *cg)
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
+		struct bpf_prog_info info;
 		union bpf_attr a;
 		int fd;
 
 		if (ids[i] == own)
 			continue;
-		memset(&a, 0, sizeof(a));
-		a.prog_id = ids[i];
-		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+		fd = prog_by_id(ids[i], &info, NULL, 0);
 		if (fd == -ENOENT)
 			continue; /* detached meanwhile */
 		if (fd < 0)
 			return fd;
+		if (!runtime_program(cg, &info)) {
+			close(fd);
+			continue;
+		}
 		memset(&a, 0, sizeof(a));
 		a.target_fd = (uint32_t)cg->dirfd;
 		a.attach_bpf_fd = (uint32_t)fd;
@@ -213,9 +273,10 @@ static int v2_detach_others(struct devwl_cgroup *cg)
 		close(fd);
 		if (r < 0 && r != -ENOENT)
 			return r;
+		detached += r >= 0;
 	}
 	cg->taken = true;
-	return 0;
+	return detached;
 }
 
 /*
@@ -281,10 +342,10 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 		} else {
 			set_current(cg, fd);
 			cg->recording = records;
-			/* Only the runtime's, once: a program attached after that is another
-			 * agent's, which devwl_cgroup_check() reports and nobody here detaches. */
-			if ((cg->flags & DEVWL_CGROUP_TAKE_OVER) && !cg->taken)
-				r = v2_detach_others(cg);
+			/* The runtime's programs, at every apply: all of them at the first,
+			 * then what its cgroup manager attaches again (runtime_program()). */
+			if (cg->flags & DEVWL_CGROUP_TAKE_OVER)
+				r = v2_detach_runtime(cg);
 			if (r >= 0)
 				return n > INT32_MAX ? INT32_MAX : (int)n;
 		}
@@ -961,26 +1022,11 @@ static int v1_check(struct devwl_cgroup *cg, char *what, size_t size)
 	return r;
 }
 
-/* What a program plainly does, where it is "r0 = K; exit" (an allow-all or deny-all). */
-static const char *prog_plain(uint32_t id, char *name, size_t size)
+/* What a program plainly does, where its n instructions are "r0 = K; exit" (an
+ * allow-all or deny-all); else NULL. */
+static const char *prog_plain(const struct bpf_insn *insns, uint32_t len)
 {
-	struct bpf_insn insns[3];
-	struct bpf_prog_info info;
-	union bpf_attr a;
-	_cleanup_close_ int fd = -1;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_id = id;
-	fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
-	if (fd < 0)
-		return NULL;
-	memset(&info, 0, sizeof(info));
-	info.xlated_prog_len = sizeof(insns);
-	info.xlated_prog_insns = (uint64_t)(uintptr_t)insns;
-	if (prog_info(fd, &info) < 0)
-		return NULL;
-	snprintf(name, size, "%.*s", (int)sizeof(info.name), info.name);
-	if (info.xlated_prog_len != 2 * sizeof(insns[0]) ||
+	if (len != 2 * sizeof(insns[0]) ||
 	    (insns[0].code != (BPF_ALU64 | BPF_MOV | BPF_K) &&
 	     insns[0].code != (BPF_ALU | BPF_MOV | BPF_K)) ||
 	    insns[0].dst_reg != BPF_REG_0 || insns[1].code != (BPF_JMP | BPF_EXIT))
@@ -1010,15 +1056,29 @@ static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
 		r |= (int)DEVWL_CGROUP_DRIFT_DETACHED;
 	}
 	for (int i = 0; i < n; i++) {
-		char name[BPF_OBJ_NAME_LEN + 1] = "";
+		struct bpf_insn insns[3];
+		struct bpf_prog_info info;
+		_cleanup_close_ int fd = -1;
 		const char *plain;
 
 		/* Before the take-over is done, the others are the runtime's, going. */
 		if (ids[i] == cg->cur_id || ((cg->flags & DEVWL_CGROUP_TAKE_OVER) && !cg->taken))
 			continue;
-		plain = prog_plain(ids[i], name, sizeof(name));
-		say(what, size, "%sforeign program %u \"%s\" attached: %s", r ? "; " : "", ids[i],
-		    name, plain ? plain : "it may refuse what the node grants");
+		fd = prog_by_id(ids[i], &info, insns, ARRAY_SIZE(insns));
+		if (fd == -ENOENT)
+			continue; /* detached meanwhile */
+		if (fd >= 0 && runtime_program(cg, &info)) {
+			say(what, size,
+			    "%sthe cgroup manager (systemd) re-applied the runtime's device rules"
+			    " (program %u \"%.*s\")",
+			    r ? "; " : "", ids[i], (int)sizeof(info.name), info.name);
+			r |= (int)DEVWL_CGROUP_DRIFT_REAPPLIED;
+			continue;
+		}
+		plain = fd >= 0 ? prog_plain(insns, info.xlated_prog_len) : NULL;
+		say(what, size, "%sforeign program %u \"%.*s\" attached: %s", r ? "; " : "", ids[i],
+		    fd >= 0 ? (int)sizeof(info.name) : 0, fd >= 0 ? info.name : "",
+		    plain ? plain : "it may refuse what the node grants");
 		r |= (int)DEVWL_CGROUP_DRIFT_FOREIGN;
 	}
 	return r;

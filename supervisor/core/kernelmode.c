@@ -578,7 +578,7 @@ static uint64_t drift_period_ms(void)
 static void drift_event(struct devwld *d, const struct container *c, int changed, const char *what,
 			const char *result)
 {
-	static const char *const bits[] = {"rules", "detached", "foreign"};
+	static const char *const bits[] = {"rules", "detached", "foreign", "reapplied"};
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
 	char now[AUDIT_TIME_MAX];
 
@@ -605,6 +605,12 @@ static void drift_event(struct devwld *d, const struct container *c, int changed
 	json_object_put(o);
 }
 
+/* What a check found that an apply undoes: rules or a program of devwld's changed, or the
+ * runtime's rules attached again by its cgroup manager (which the apply detaches, as the
+ * take-over did; libdevwl decides which program that is). */
+#define REPAIRED                                                                                   \
+	(DEVWL_CGROUP_DRIFT_RULES | DEVWL_CGROUP_DRIFT_DETACHED | DEVWL_CGROUP_DRIFT_REAPPLIED)
+
 /* A program another attached beside ours: said once for each set of them. */
 static void drift_foreign(struct devwld *d, struct container *c, int r, const char *what)
 {
@@ -628,7 +634,7 @@ static void drift_foreign(struct devwld *d, struct container *c, int r, const ch
 		" to its device cgroup %s (%s); devwld does not detach another's program, and"
 		" every attached program must allow an access, so node %s's grants may be refused",
 		c->id, k->dir, f, c->node_path);
-	if (!(r & (DEVWL_CGROUP_DRIFT_RULES | DEVWL_CGROUP_DRIFT_DETACHED)))
+	if (!(r & REPAIRED))
 		drift_event(d, c, r, what, "reported");
 }
 
@@ -642,6 +648,7 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 	uint64_t period = drift_period_ms(), max = DRIFT_BACKOFF_MAX(period);
 	char what[768];
 	int r = devwl_cgroup_check(k->cg, what, sizeof(what)), ar;
+	bool retaken;
 
 	k->next_check = now + period;
 	if (r < 0) {
@@ -655,7 +662,7 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 	}
 	k->check_failed = false;
 	drift_foreign(d, c, r, what);
-	if (!(r & (DEVWL_CGROUP_DRIFT_RULES | DEVWL_CGROUP_DRIFT_DETACHED))) {
+	if (!(r & REPAIRED)) {
 		if (k->backoff && now - k->last_repair >= max)
 			k->backoff = 0; /* quiet long enough: the next repair waits no longer */
 		return;
@@ -669,7 +676,10 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 	k->backoff = k->backoff ? (2 * k->backoff < max ? 2 * k->backoff : max) : period;
 	k->last_repair = now;
 	k->next_check = now + k->backoff;
-	drift_event(d, c, r, what, ar < 0 ? "failed" : "repaired");
+	/* The cgroup manager's re-application alone is no other writer: its program is the
+	 * runtime's, taken over again. */
+	retaken = (r & REPAIRED) == DEVWL_CGROUP_DRIFT_REAPPLIED;
+	drift_event(d, c, r, what, ar < 0 ? "failed" : retaken ? "taken over again" : "repaired");
 	if (ar >= 0)
 		denials_watch(d, c);
 	if (ar >= 0 && k->last_log && now - k->last_log < DRIFT_LOG_MS) {
@@ -683,6 +693,12 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 			" %s (%s), and applying node %s again failed (%s); the cgroup denies every"
 			" device until a change applies",
 			c->id, k->dir, what, c->node_path, strerror(-ar));
+	else if (retaken)
+		log_msg("container %s: kernel mode: in its device cgroup %s, %s: taken over again,"
+			" node %s applied (repair %llu, %u not logged since the last line; next"
+			" check in %llu ms)",
+			c->id, k->dir, what, c->node_path, (unsigned long long)k->repairs,
+			k->unlogged, (unsigned long long)k->backoff);
 	else
 		log_msg("container %s: kernel mode: another writer changed its device cgroup %s"
 			" (%s); node %s applied again (repair %llu, %u not logged since the last"

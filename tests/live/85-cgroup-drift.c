@@ -7,7 +7,10 @@
  * switch to allow-all. v2, taken over from a "runtime" program: the first apply detaches
  * it; a deny-all program attached afterwards is FOREIGN ("denies every device") and stays
  * through an apply; devwl's program detached is DETACHED, and the apply attaches it again
- * beside the foreign one. Either kind is skipped (77 if both) where the host has none.
+ * beside the foreign one; a deny-all one named as systemd names its device programs
+ * ("sd_devices": systemd re-applying the runtime's rules) is REAPPLIED, and the apply
+ * detaches it while the foreign one stays. Either kind is skipped (77 if both) where the host has
+ * none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,8 +73,9 @@ static void list_sorted(const char *dir, char *buf, size_t size)
 		pclose(p);
 }
 
-/* "r0 = verdict; exit" attached to dir with ALLOW_MULTI; its id, or 0. */
-static uint32_t attach_plain(int dirfd, int verdict)
+/* "r0 = verdict; exit" named name (may be NULL) attached to dir with ALLOW_MULTI; its id,
+ * or 0. */
+static uint32_t attach_plain(int dirfd, int verdict, const char *name)
 {
 	struct bpf_insn insns[] = {
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = verdict},
@@ -86,6 +90,8 @@ static uint32_t attach_plain(int dirfd, int verdict)
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = 2;
 	a.license = (uint64_t)(uintptr_t) "GPL";
+	if (name)
+		snprintf(a.prog_name, sizeof(a.prog_name), "%s", name);
 	fd = sys_bpf(BPF_PROG_LOAD, &a);
 	if (fd < 0)
 		return 0;
@@ -220,7 +226,7 @@ static bool v2(const struct devwl_node *node)
 {
 	char mnt[256], dir[320], what[512], why[256];
 	struct devwl_cgroup *cg = NULL;
-	uint32_t ids[4], runtime, foreign, ours;
+	uint32_t ids[4], runtime, foreign, ours, sd;
 	int dirfd, n, r;
 
 	if (hp_bpf_device(why, sizeof(why)) < 0 || hp_cgroup_mount(NULL, mnt, sizeof(mnt)) < 0)
@@ -229,7 +235,7 @@ static bool v2(const struct devwl_node *node)
 	if (mkdir(dir, 0755) < 0)
 		return false;
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	runtime = attach_plain(dirfd, 1);
+	runtime = attach_plain(dirfd, 1, NULL);
 	CHECK(runtime, "v2: the runtime's program");
 	CHECK(devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER, &cg) == 0, "v2: open");
 	r = devwl_cgroup_check(cg, what, sizeof(what));
@@ -241,7 +247,7 @@ static bool v2(const struct devwl_node *node)
 	r = devwl_cgroup_check(cg, what, sizeof(what));
 	CHECK(r == 0, "v2: check after the take-over: %d (%s)", r, what);
 
-	foreign = attach_plain(dirfd, 0);
+	foreign = attach_plain(dirfd, 0, NULL);
 	r = devwl_cgroup_check(cg, what, sizeof(what));
 	CHECK(r == (int)DEVWL_CGROUP_DRIFT_FOREIGN && strstr(what, "denies every device"),
 	      "v2: a deny-all beside ours: %d (%s)", r, what);
@@ -263,6 +269,28 @@ static bool v2(const struct devwl_node *node)
 	r = devwl_cgroup_check(cg, what, sizeof(what));
 	CHECK(r == (int)DEVWL_CGROUP_DRIFT_FOREIGN, "v2: after the repair: %d (%s)", r, what);
 	printf("ok - v2: re-attached beside the foreign program, which stays\n");
+
+	/* systemd re-applying the runtime's rules (daemon-reload): its program, named as
+	 * systemd names it, is the runtime's, taken over again by the next apply; the
+	 * foreign one stays. */
+	sd = attach_plain(dirfd, 0, "sd_devices");
+	CHECK(sd, "v2: a program named sd_devices");
+	r = devwl_cgroup_check(cg, what, sizeof(what));
+	CHECK(r == (int)(DEVWL_CGROUP_DRIFT_FOREIGN | DEVWL_CGROUP_DRIFT_REAPPLIED) &&
+		      strstr(what, "the cgroup manager (systemd) re-applied the runtime's device"
+				   " rules") &&
+		      strstr(what, "\"sd_devices\""),
+	      "v2: sd_devices beside ours: %d (%s)", r, what);
+	printf("ok - v2: systemd's device program beside devwl's: REAPPLIED (%s)\n", what);
+	CHECK(devwl_cgroup_apply(cg, node) > 0, "v2: re-apply after sd_devices");
+	n = query(dirfd, ids);
+	CHECK(n == 2 && has(ids, n, foreign) && !has(ids, n, sd),
+	      "v2: after taking over again: %d programs, sd_devices %s, the foreign one %s", n,
+	      has(ids, n, sd) ? "stays" : "gone", has(ids, n, foreign) ? "stays" : "gone");
+	r = devwl_cgroup_check(cg, what, sizeof(what));
+	CHECK(r == (int)DEVWL_CGROUP_DRIFT_FOREIGN, "v2: after taking over again: %d (%s)", r,
+	      what);
+	printf("ok - v2: the apply detached sd_devices, the foreign program stays\n");
 	devwl_cgroup_free(cg);
 	close(dirfd);
 	rmdir(dir);
