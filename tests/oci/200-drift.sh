@@ -9,7 +9,10 @@
 # detached; replaced by an allow-all one (BPF_F_REPLACE); a deny-all one attached beside it
 # (ALLOW_MULTI): the first two repaired (devwld's program attached again, the allow-all one
 # left in place and reported), the third reported as a foreign program that denies every
-# device, never detached by devwld. Then an agent that rewrites every 100 ms for 2 s meets
+# device, never detached by devwld; a deny-all one named sd_devices, as systemd names the
+# program of a scope's DeviceAllow= (systemctl daemon-reload re-applies a runc
+# --systemd-cgroup container's rules), taken over again: detached, /km again, event
+# "reapplied". Then an agent that rewrites every 100 ms for 2 s meets
 # a backoff: a handful of repairs, not one per check, and one log line in all; once it
 # stops the cgroup holds /km again. tests/oci/bpf-drift.c is the other agent's bpf(2).
 RT=${RT:-runc}
@@ -146,6 +149,19 @@ else
 		fail "programs: $("$BPF" query "$dir")"
 	pass "v2: a deny-all program attached beside devwld's: reported ($(echo "$e" | jq -r .what)), left in place, no repair"
 	"$BPF" detach "$dir" "$deny" && "$BPF" detach "$dir" "$allow" || fail "detaching the other's"
+
+	# systemd re-applying the runtime's rules (systemctl daemon-reload, a runc
+	# --systemd-cgroup scope): its device program, named sd_devices, is the runtime's:
+	# taken over again (detached), where any other program stays.
+	sd=$("$BPF" attach "$dir" deny sd_devices) || fail "attaching a program named sd_devices"
+	ms=$(wait_repairs 3)
+	[ "$(access)" = "zero=ok full=refused" ] || fail "after taking over again: $(access)"
+	! "$BPF" query "$dir" | grep -qx "$sd" || fail "devwld left sd_devices ($sd) attached"
+	e=$(event 4)
+	echo "$e" | jq -e '.changed == ["reapplied"] and .result == "taken over again" and
+		(.what == "the cgroup manager (systemd) re-applied the runtime'"'"'s device rules (program \($sd) \"sd_devices\")")' \
+		--argjson sd "$sd" >/dev/null || fail "the sd_devices event: $e"
+	pass "v2: a deny-all program named sd_devices (systemd re-applying runc's rules): detached in $ms ms, /km again, event $(echo "$e" | jq -c '{changed, result}')"
 	agent() { while :; do "$BPF" detach-all "$dir"; sleep 0.1; done; }
 	settled() { [ "$("$BPF" query "$dir" | wc -l)" = 1 ]; }
 fi

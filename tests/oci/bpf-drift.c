@@ -2,10 +2,12 @@
 /*
  * bpf-drift: another agent's hand on a cgroup's device programs, for tests/oci/200 (no
  * bpftool needed). Every program it loads is "r0 = K; exit", named drift_allow or
- * drift_deny, and it detaches only what it is told to.
+ * drift_deny unless told a name, and it detaches only what it is told to.
  *   bpf-drift query CGDIR                 the ids attached to CGDIR itself, one a line
- *   bpf-drift attach CGDIR allow|deny     attach one beside the others (ALLOW_MULTI),
- *                                         print its id
+ *   bpf-drift attach CGDIR allow|deny [NAME]
+ *                                         attach one beside the others (ALLOW_MULTI),
+ *                                         named NAME (as systemd names its own:
+ *                                         sd_devices), print its id
  *   bpf-drift replace CGDIR ID allow|deny put one in place of program ID (BPF_F_REPLACE),
  *                                         print its id
  *   bpf-drift detach CGDIR ID             detach program ID
@@ -27,7 +29,8 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return (int)syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
-static int load(const char *verdict)
+/* "r0 = verdict; exit", named name, or drift_VERDICT where name is NULL. */
+static int load(const char *verdict, const char *name)
 {
 	struct bpf_insn insns[] = {
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K,
@@ -42,7 +45,10 @@ static int load(const char *verdict)
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = 2;
 	a.license = (uint64_t)(uintptr_t) "GPL";
-	snprintf(a.prog_name, sizeof(a.prog_name), "drift_%s", verdict);
+	if (name)
+		snprintf(a.prog_name, sizeof(a.prog_name), "%s", name);
+	else
+		snprintf(a.prog_name, sizeof(a.prog_name), "drift_%s", verdict);
 	return sys_bpf(BPF_PROG_LOAD, &a);
 }
 
@@ -123,11 +129,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	memset(&a, 0, sizeof(a));
-	if (!strcmp(argv[1], "attach") && argc == 4) {
-		prog = load(argv[3]);
+	if (!strcmp(argv[1], "attach") && (argc == 4 || argc == 5)) {
+		prog = load(argv[3], argc == 5 ? argv[4] : NULL);
 		old = -1;
 	} else if (!strcmp(argv[1], "replace") && argc == 5) {
-		prog = load(argv[4]);
+		prog = load(argv[4], NULL);
 		old = by_id(argv[3]);
 		if (old < 0)
 			return die("the program to replace");
