@@ -8,7 +8,10 @@
 # the host's /dev, booted to sysinit.target alone (not the services the host's /etc
 # enables). In it (inside(), below): the unit's capability bounding set as devwld holds
 # it; runc containers against the packaged devwld in kernel mode, granted and refused,
-# nodes made with the caller's ids and capabilities; a hot-plug attach; a loop device
+# nodes made with the caller's ids and capabilities; a container under runc's systemd
+# cgroup driver (runc --systemd-cgroup: a transient scope, systemd's own device program)
+# given back its grant beyond runc's config after systemctl daemon-reload re-applied
+# runc's rules (devwld(8), KERNEL MODE: drift); a hot-plug attach; a loop device
 # followed across a replug (uevents); the metrics on TCP and on a unix socket
 # (/etc/default/devwld); systemctl reload with a good and a bad policy; a planned restart
 # and systemctl restart (the fd store: a running container's own process served, granted
@@ -83,7 +86,7 @@ inside() {
     { "path": "/lab",
       "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm", "allow c 1:8 rwm",
                 "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm",
-                "allow b 7:* rw"],
+                "allow b 7:* rw", "allow c 10:237 rwm"],
       "mknod_needs_cap": false } ],
   "containers": { "default_template": "/lab/{id}", "container_rules": ["deny b 7:* rwm"] } }
 JSON
@@ -121,10 +124,14 @@ JSON
 	for a in $(rootfs/bin/busybox --list); do
 		[ "$a" = busybox ] || ln -sf busybox "rootfs/bin/$a"
 	done
+	# start_ct ID [SLICE:PREFIX:NAME]: with the second, under runc's systemd cgroup driver
+	# (runc --systemd-cgroup), in the scope PREFIX-NAME.scope of SLICE.
 	start_ct() {
+		local rt=(runc)
+		[ -z "${2:-}" ] || rt=(runc --systemd-cgroup)
 		mkdir -p "b-$1"
 		(cd "b-$1" && runc spec)
-		jq --arg root /root/rootfs --arg id "$1" '
+		jq --arg root /root/rootfs --arg id "$1" --arg cgpath "${2:-}" '
 			.root = {path: $root, readonly: false}
 			| .process.capabilities |= with_entries(.value += ["CAP_DAC_OVERRIDE"])
 			| .process.terminal = false
@@ -138,9 +145,10 @@ JSON
 				architectures: ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
 				syscalls: [{names: ["mknod", "mknodat", "open", "openat", "openat2",
 						"creat", "open_by_handle_at"], action: "SCMP_ACT_NOTIFY"},
-					{names: ["io_uring_setup"], action: "SCMP_ACT_ERRNO", errnoRet: 1}]}' \
+					{names: ["io_uring_setup"], action: "SCMP_ACT_ERRNO", errnoRet: 1}]}
+			| if $cgpath != "" then .linux.cgroupsPath = $cgpath else . end' \
 			"b-$1/config.json" >"b-$1/c.json" && mv "b-$1/c.json" "b-$1/config.json"
-		timeout 60 runc run -d --bundle "b-$1" "$1" >"$1.out" 2>&1 </dev/null ||
+		timeout 60 "${rt[@]}" run -d --bundle "b-$1" "$1" >"$1.out" 2>&1 </dev/null ||
 			die "runc run $1: $(cat "$1.out")"
 		until_ok 30 sh -c 'devwlctl containers | grep -q "^$0 "' "$1" ||
 			die "$1 never reached devwld: $(devwlctl containers)"
@@ -190,6 +198,40 @@ REFUSED" ] && in_proc "$1" "$SERVED" | grep -q 'p2: Operation not permitted'; }
 	out=$(probe c1 'mknod /tmp/u1000/n c 1 3 && stat -c %u /tmp/u1000/n')
 	[ "$out" = 0 ] || die "c1 as root: mknod in uid 1000's /tmp/u1000 (mode 0755): '$out'"
 	pass "c1: nodes made as the caller: uid 1000's owned 1000:1000, root's in uid 1000's directory (CAP_DAC_OVERRIDE)"
+
+	# runc's systemd cgroup driver (devwld(8), KERNEL MODE: drift): the container's scope
+	# enforces runc's device rules as systemd's own BPF program (DeviceAllow=), which
+	# systemd attaches again on systemctl daemon-reload. devwld takes that program for
+	# what it is, runc's rules re-applied, and takes the cgroup over again: c 10:237
+	# (/dev/loop-control), which /lab grants and runc's config does not, comes back
+	# within the 5 s drift period (bound: 12 s), with a drift event saying so. No D-Bus
+	# daemon needed: runc, as root, speaks to systemd on its private socket.
+	t_sd=$(date +%s%N)
+	start_ct sd1 system.slice:devwl:sd1
+	sdrt() { timeout 30 runc --systemd-cgroup "$@" </dev/null 2>&1 || true; }
+	cg=$(awk -F: '$1 == 0 {print $3}' "/proc/$(sdrt state sd1 | jq .pid)/cgroup")
+	[ "$cg" = /system.slice/devwl-sd1.scope ] || die "sd1's cgroup: '$cg' (runc --systemd-cgroup)"
+	mode=$(devwlctl containers | awk '$1 == "sd1" {print $5}')
+	[ "$mode" = kernel-v2 ] || die "sd1 is not in kernel-v2 mode: $(devwlctl containers)"
+	lc() { sdrt exec sd1 sh -c '{ true </tmp/lc; } 2>/dev/null && echo OPEN || echo REFUSED'; }
+	out=$(sdrt exec sd1 sh -c 'mknod /tmp/lc c 10 237 && echo MADE')
+	[ "$out" = MADE ] && [ "$(lc)" = OPEN ] || die "sd1: c 10:237 before the reload: '$out' $(lc)"
+	t0=$(date +%s%N)
+	systemctl daemon-reload || die "systemctl daemon-reload"
+	refused=$(lc)
+	until_ok 12 sh -c '[ "$(timeout 30 runc --systemd-cgroup exec sd1 sh -c "{ true </tmp/lc; } 2>/dev/null && echo OPEN" </dev/null)" = OPEN ]' ||
+		die "sd1: c 10:237 still refused 12 s after systemctl daemon-reload: $(journal | grep sd1 | tail -3)"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	until_ok 5 grep -q '"event":"drift".*"container":"sd1"' /var/log/devwl/audit.jsonl ||
+		die "no drift event of sd1 in /var/log/devwl/audit.jsonl"
+	ev=$(grep '"event":"drift"' /var/log/devwl/audit.jsonl | grep '"container":"sd1"' | tail -1)
+	jq -e '.changed == ["reapplied"] and .result == "taken over again" and
+		(.what | test("the cgroup manager \\(systemd\\) re-applied the runtime.s device rules \\(program [0-9]+ \"sd_devices\"\\)"))' \
+		<<<"$ev" >/dev/null || die "sd1's drift event: $ev"
+	journal | grep -q "container sd1: kernel mode: in its device cgroup .*: taken over again" ||
+		die "no log line of sd1's take-over"
+	sdrt delete -f sd1 >/dev/null || die "runc --systemd-cgroup delete -f sd1"
+	pass "runc --systemd-cgroup container sd1 (devwl-sd1.scope, $mode): c 10:237 granted beyond runc's config; systemctl daemon-reload (right after: $refused): open again in $ms ms, event $(jq -c '{changed, what, result}' <<<"$ev") ($((($(date +%s%N) - t_sd) / 1000000)) ms in all)"
 
 	# Hot-plug: a loop device the container's own node refuses, attached.
 	truncate -s 1M disk
