@@ -673,12 +673,19 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 	ar = apply(c);
 	k->repairs++;
 	drift_repairs++;
-	k->backoff = k->backoff ? (2 * k->backoff < max ? 2 * k->backoff : max) : period;
-	k->last_repair = now;
-	k->next_check = now + k->backoff;
 	/* The cgroup manager's re-application alone is no other writer: its program is the
-	 * runtime's, taken over again. */
+	 * runtime's, taken over again. It holds off nothing: systemd attaches it only when it
+	 * re-applies the unit, never in answer to the detach, and an upgrade runs
+	 * daemon-reload many times in a row, each of which would double the wait (up to
+	 * 5 min 20 s without the grants beyond the runtime's config). */
 	retaken = (r & REPAIRED) == DEVWL_CGROUP_DRIFT_REAPPLIED;
+	if (!retaken) {
+		k->backoff = k->backoff ? (2 * k->backoff < max ? 2 * k->backoff : max) : period;
+		k->last_repair = now;
+		k->next_check = now + k->backoff;
+	} else if (k->backoff && k->last_repair + k->backoff > k->next_check) {
+		k->next_check = k->last_repair + k->backoff; /* another's hold-off stands */
+	}
 	drift_event(d, c, r, what, ar < 0 ? "failed" : retaken ? "taken over again" : "repaired");
 	if (ar >= 0)
 		denials_watch(d, c);
@@ -698,7 +705,7 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 			" node %s applied (repair %llu, %u not logged since the last line; next"
 			" check in %llu ms)",
 			c->id, k->dir, what, c->node_path, (unsigned long long)k->repairs,
-			k->unlogged, (unsigned long long)k->backoff);
+			k->unlogged, (unsigned long long)(k->next_check - now));
 	else
 		log_msg("container %s: kernel mode: another writer changed its device cgroup %s"
 			" (%s); node %s applied again (repair %llu, %u not logged since the last"
