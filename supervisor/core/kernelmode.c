@@ -382,7 +382,10 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		refuse(d, c, 0, "%s is another container's too", dir);
 		return;
 	}
-	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER | DEVWL_CGROUP_RECORD_DENIALS, &cg);
+	r = devwl_cgroup_open(dir,
+			      DEVWL_CGROUP_TAKE_OVER | DEVWL_CGROUP_RECORD_DENIALS |
+				      DEVWL_CGROUP_RECORD_ACCESSES,
+			      &cg);
 	if (r < 0) {
 		refuse(d, c, r, "%s", dir);
 		return;
@@ -411,13 +414,18 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		k->size = r;
 	} else {
 		denials_watch(d, c);
+		bool reported = devwl_cgroup_recording(k->cg) & DEVWL_CGROUP_RECORD_ACCESSES;
+
 		log_msg("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s; its"
-			" denials %s)",
+			" denials %s; its allowed accesses %s)",
 			c->id, k->version, k->dir, c->node_path, k->size,
 			k->version == 2 ? "instructions" : "writes",
 			k->denials	  ? "recorded"
 			: k->version == 1 ? "not seen: the v1 controller tells nobody"
-					  : "not seen: the kernel cannot record them");
+					  : "not seen: the kernel cannot record them",
+			k->denials && reported ? "reported"
+			: k->version == 1      ? "not seen"
+					       : "not seen: the kernel cannot report them");
 	}
 	audit_mode(d, c);
 }
@@ -528,13 +536,18 @@ void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 	struct audit_counts a;
 
 	audit_counts(&d->audit, &a);
-	*ret = (struct kernel_counts){.applies = applies, .denied = a.kernel_denied};
+	*ret = (struct kernel_counts){.applies = applies,
+				      .denied = a.kernel_denied,
+				      .allowed = a.kernel_allowed,
+				      .reports = a.kernel_reports};
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
 		if (kernelmode_wanted(c) && c->kernel->cg) {
 			ret->programmed++;
 			ret->size += (uint64_t)(c->kernel->size > 0 ? c->kernel->size : 0);
+			if (!(devwl_cgroup_recording(c->kernel->cg) & DEVWL_CGROUP_RECORD_ACCESSES))
+				ret->unreported++;
 		} else if (kernelmode_wanted(c) && c->kernel->asked) {
 			ret->unprogrammed++;
 		}
@@ -548,9 +561,11 @@ void kernelmode_stats(struct devwld *d, FILE *out)
 	kernelmode_counts(d, &k);
 	fprintf(out,
 		"kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n"
-		"kernel_denied %llu\n",
+		"kernel_denied %llu\nkernel_allowed %llu\nkernel_allowed_reports %llu\n"
+		"kernel_unreported %u\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
 		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
 						     : "auto",
-		k.programmed, k.unprogrammed, (unsigned long long)k.denied);
+		k.programmed, k.unprogrammed, (unsigned long long)k.denied,
+		(unsigned long long)k.allowed, (unsigned long long)k.reports, k.unreported);
 }
