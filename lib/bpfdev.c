@@ -34,7 +34,8 @@
  * Reporting allowed accesses too (BPFDEV_RECORD_ACCESSES), the one place each behaviour
  * allows is followed by a second tail instead of the bare exit: it looks the request up in
  * an LRU hash keyed by (type, access, major, minor) and, while the key's last report is
- * younger than the window, only adds one to its count (an atomic add: the same key on
+ * younger than the window (the clock read only when the tick moved, see
+ * emit_allow_tail()), only adds one to its count (an atomic add: the same key on
  * other CPUs). Otherwise it takes the count with an atomic exchange (so an access counted
  * by another CPU meanwhile is in this report or the next, never lost or in both), stamps
  * the time and writes a record of count + 1 as the denial tail does. A full LRU map
@@ -508,13 +509,16 @@ static void emit_record_tail(struct prog *p)
 }
 
 /*
- * The allow tail (see the top): r6 the context, r7 now, r8 the seen map's value, r9 the
- * count reported; r6-r9 are free once the decision is made.
+ * The allow tail (see the top): r6 the context, r7 the time, r8 the seen map's value, r9
+ * the count reported; r6-r9 are free once the decision is made. The clock is read only
+ * when the tick (jiffies) moved since the key's last access: a flood's opens within one
+ * tick are surely within the window, and bpf_ktime_get_ns() costs a paravirtual clock
+ * read (hundreds of ns in some VMs), bpf_jiffies64() a load.
  */
 static void emit_allow_tail(struct prog *p)
 {
 	const int16_t key = STACK_KEY, seen = STACK_SEEN;
-	size_t absent, due, report;
+	size_t absent, same_tick, due, report;
 
 	emit(p, ldx_dw(BPF_REG_6, BPF_REG_10, STACK_CTX));
 	for (int16_t off = 0; off < 12; off += 4) {
@@ -522,8 +526,6 @@ static void emit_allow_tail(struct prog *p)
 		emit(p, stx(BPF_W, BPF_REG_10, BPF_REG_1, (int16_t)(key + off)));
 	}
 	emit(p, st_imm(BPF_W, BPF_REG_10, (int16_t)(key + 12), 0));
-	emit(p, call_helper(BPF_FUNC_ktime_get_ns));
-	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_7, BPF_REG_0));
 	emit_map(p, BPF_REG_1, p->seen_fd);
 	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_10));
 	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_2, key));
@@ -531,13 +533,23 @@ static void emit_allow_tail(struct prog *p)
 	absent =
 		emit(p, (struct bpf_insn){.code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_0});
 	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_8, BPF_REG_0));
-	/* Within the window: count it, allow. */
+	/* The same tick as the key's last access: within the window. */
+	emit(p, call_helper(BPF_FUNC_jiffies64));
+	emit(p, ldx_dw(BPF_REG_1, BPF_REG_8, (int16_t)offsetof(struct bpfdev_seen, tick)));
+	same_tick = emit(p, (struct bpf_insn){.code = BPF_JMP | BPF_JEQ | BPF_X,
+					      .dst_reg = BPF_REG_0,
+					      .src_reg = BPF_REG_1});
+	emit(p, stx(BPF_DW, BPF_REG_8, BPF_REG_0, (int16_t)offsetof(struct bpfdev_seen, tick)));
+	emit(p, call_helper(BPF_FUNC_ktime_get_ns));
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_7, BPF_REG_0));
 	emit(p, ldx_dw(BPF_REG_1, BPF_REG_8, (int16_t)offsetof(struct bpfdev_seen, last_ns)));
 	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_7));
 	emit(p, alu_reg(BPF_ALU64, BPF_SUB, BPF_REG_2, BPF_REG_1));
 	due = emit(p, (struct bpf_insn){.code = BPF_JMP | BPF_JGE | BPF_K,
 					.dst_reg = BPF_REG_2,
 					.imm = BPFDEV_SEEN_WINDOW_NS});
+	/* Within the window: count it, allow. */
+	patch(p, same_tick);
 	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_1, 1));
 	emit(p, atomic_dw(BPF_ADD, BPF_REG_8, BPF_REG_1,
 			  (int16_t)offsetof(struct bpfdev_seen, count)));
@@ -553,8 +565,13 @@ static void emit_allow_tail(struct prog *p)
 	report = emit(p, ja());
 	/* The first of its key: insert it (a full LRU map forgets the least used). */
 	patch(p, absent);
-	emit(p, stx(BPF_DW, BPF_REG_10, BPF_REG_7, (int16_t)(seen + 0)));
-	emit(p, st_imm(BPF_DW, BPF_REG_10, (int16_t)(seen + 8), 0));
+	emit(p, call_helper(BPF_FUNC_ktime_get_ns));
+	emit(p, stx(BPF_DW, BPF_REG_10, BPF_REG_0,
+		    (int16_t)(seen + (int16_t)offsetof(struct bpfdev_seen, last_ns))));
+	emit(p, st_imm(BPF_DW, BPF_REG_10,
+		       (int16_t)(seen + (int16_t)offsetof(struct bpfdev_seen, count)), 0));
+	emit(p, st_imm(BPF_DW, BPF_REG_10,
+		       (int16_t)(seen + (int16_t)offsetof(struct bpfdev_seen, tick)), 0));
 	emit_map(p, BPF_REG_1, p->seen_fd);
 	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_10));
 	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_2, key));

@@ -33,6 +33,7 @@ struct bpfdev_seen_key {
 struct bpfdev_seen {
 	uint64_t last_ns; /* bpf_ktime_get_ns() of the last report */
 	uint64_t count;	  /* accesses allowed since then, not reported */
+	uint64_t tick;	  /* bpf_jiffies64() of the last access: the clock is read on a new one */
 };
 
 /* An allowed access is reported at most once a window per key; the others are counted
