@@ -65,7 +65,7 @@ struct denials_src {
 	struct container *c;
 };
 
-/* Records taken per wake-up before the loop serves the others (a ring holds about 400). */
+/* Records taken per wake-up before the loop serves the others (a ring holds about 290). */
 #define DENIALS_PER_ROUND 512
 
 int kernelmode_parse(const char *s, enum kernel_when *ret)
