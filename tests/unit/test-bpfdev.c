@@ -435,6 +435,15 @@ static void test_compile_record_size(void **state)
 	free(rec);
 	assert_int_equal(bpfdev_compile_record(node, -1, -1, 0, &rec, &m), -EINVAL);
 	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD, -1, 4, &rec, &m), -EINVAL);
+	/* Reporting allowed accesses needs the seen map, and the map the bit. */
+	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD, 8, 0, &rec, &m), -EINVAL);
+	assert_int_equal(
+		bpfdev_compile_record(node, TEST_MAP_FD, 8, BPFDEV_RECORD_ACCESSES | 8, &rec, &m),
+		-EINVAL);
+	assert_int_equal(
+		bpfdev_compile_record(node, TEST_MAP_FD, 8, BPFDEV_RECORD_ACCESSES, &rec, &m), 0);
+	assert_true(m > n);
+	free(rec);
 	devwl_policy_free(p);
 }
 
