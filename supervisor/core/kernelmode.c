@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "devwld.h"
 #include "kernelmode.h"
+#include "learning.h"
 #include "log.h"
 #include "sink.h"
 #include "util.h"
@@ -315,20 +316,23 @@ static uint64_t drift_repairs, drift_due;
 
 /* Apply c's node if it changed since the last apply (or was never applied). */
 
-static int apply(struct container *c)
+/* Apply c's node (its ceiling while it learns: learning_served()) if it changed since the
+ * last apply (or was never applied). */
+static int apply(const struct devwld *d, struct container *c)
 {
+	const struct devwl_node *node = learning_served(d, c);
 	struct kernel_cg *k = c->kernel;
 	char *show = NULL;
 	int r;
 
-	r = devwl_node_show(c->node, &show);
+	r = devwl_node_show(node, &show);
 	if (r < 0)
 		show = NULL; /* out of memory: apply anyway, compare next time */
 	if (show && k->applied && !strcmp(show, k->applied)) {
 		free(show);
 		return 0;
 	}
-	r = devwl_cgroup_apply(k->cg, c->node);
+	r = devwl_cgroup_apply(k->cg, node);
 	free(k->applied);
 	k->applied = r >= 0 ? show : NULL;
 	if (r < 0)
@@ -391,7 +395,7 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 	k->ino = st.st_ino;
 	free(k->dir);
 	k->dir = TAKE_PTR(dir);
-	r = apply(c);
+	r = apply(d, c);
 	if (r < 0) {
 		/* The cgroup denies every device now (fail closed): say so, keep trying on
 		 * the next change. */
@@ -491,7 +495,7 @@ void kernelmode_policy_changed(struct devwld *d)
 
 		if (!c->kernel || !c->kernel->cg)
 			continue;
-		r = apply(c);
+		r = apply(d, c);
 		if (r < 0)
 			log_msg("container %s: WARNING: kernel mode: applying node %s to %s failed"
 				" (%s); the cgroup denies every device until a change applies",
@@ -663,7 +667,7 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 	/* The handle holds the kernel's state now: the whole node goes in again. */
 	free(k->applied);
 	k->applied = NULL;
-	ar = apply(c);
+	ar = apply(d, c);
 	k->repairs++;
 	drift_repairs++;
 	k->backoff = k->backoff ? (2 * k->backoff < max ? 2 * k->backoff : max) : period;
