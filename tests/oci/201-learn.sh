@@ -6,8 +6,10 @@
 # from a running container (its owner's name only: another uid's advise finds nothing) and
 # from the node (what every container it served touched), naming the loop device by the
 # file behind it (loop:FILE) with the program that touched it. learn off gives the node its
-# own rules back: the workload is refused. The advice, loaded as it is (devwlctl reload),
-# lets the same workload pass and refuses, EPERM, the other loop device it never touched.
+# own rules back: the workload is refused, and stays so across a restart of devwld (the
+# change is kept; the records are not). devwlctl learn on serves it under /ci again. The
+# advice, loaded as it is (devwlctl reload), lets the same workload pass and refuses,
+# EPERM, the other loop device it never touched.
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -78,6 +80,29 @@ run_fg "off-$$" "$T/enforce"
 grep -q WORK_OK "$T/off-$$.out" && fail "learn off: /ci/job's own rules let the loop device through"
 grep -q "Operation not permitted" "$T/off-$$.out" || fail "learn off: $(cat "$T/off-$$.out")"
 pass "learn off: /ci/job's own rules (c 1:3 only) refuse the workload EPERM"
+
+# --- a restart keeps the flag (a change the state keeps), not the record ----------------
+kill "$DEVWLD_PID"
+wait "$DEVWLD_PID" 2>/dev/null
+DEVWLD_PID=
+start_devwld
+run_fg "rst-$$" "$T/enforce"
+grep -q WORK_OK "$T/rst-$$.out" && fail "restart: learn off was lost (the file's learn is back)"
+ctl advise /ci/job 2>"$T/rst.err" >/dev/null && fail "restart: a record survived"
+grep -q "ENOENT.*learnt nothing" "$T/rst.err" || fail "restart: advise: $(cat "$T/rst.err")"
+pass "a restart keeps devwlctl learn off (the state's changes), not the records"
+
+# --- devwlctl learn on: the ceiling again, a new record ---------------------------------
+ctl learn /nope on 2>"$T/nope.err" && fail "learn on a node that does not exist"
+grep -q ENOENT "$T/nope.err" || fail "learn /nope: $(cat "$T/nope.err")"
+ctl learn /ci/job on || fail "devwlctl learn /ci/job on"
+run_fg "on-$$" "$T/enforce"
+grep -q WORK_OK "$T/on-$$.out" && grep -q OTHER_RC=0 "$T/on-$$.out" ||
+	fail "learn on: not under /ci: $(cat "$T/on-$$.out")"
+ctl advise /ci/job | jq -r '.nodes[] | select(.path == "/ci/job") | .rules[]' |
+	grep -qxF "allow loop:$T/other.img r" || fail "learn on: $OTHER not in the new record"
+ctl learn /ci/job off || fail "devwlctl learn /ci/job off"
+pass "devwlctl learn on: the workload runs under /ci again and its record starts anew"
 
 # --- the advice as the policy: enforced ---------------------------------------------------
 jq '.containers = {default_template: "/ci/job/{id}"}' "$T/advice.json" >"$T/policy.json"
