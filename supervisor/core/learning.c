@@ -43,15 +43,18 @@ struct devwl_node *learning_node(const struct devwld *d, const struct devwl_node
 	return NULL;
 }
 
-/* The root's ceiling: made once, never changed, freed at exit. */
-static struct devwl_policy *defaults;
+/*
+ * The ceilings that are no node of the hierarchy, each in a policy of its own: the root's,
+ * the default set (made once); and a top-level node's below a root that allows by default,
+ * which nobody wrote (devwld(8), DEFAULT DEVICES): the default set less what the root
+ * denies, what a top-level node nobody defined gets (store.c's top_level_default()), made
+ * again when the root's listing changes. Loop thread only.
+ */
+static struct devwl_policy *defaults, *top;
+static char *top_of; /* the root's listing top was made from */
 
-struct devwl_node *learning_ceiling(struct devwl_node *learner)
+static struct devwl_node *root_ceiling(void)
 {
-	struct devwl_node *parent = devwl_node_parent(learner);
-
-	if (parent)
-		return parent;
 	if (!defaults) {
 		struct devwl_policy *p = devwl_policy_new();
 
@@ -62,6 +65,60 @@ struct devwl_node *learning_ceiling(struct devwl_node *learner)
 		defaults = p;
 	}
 	return devwl_policy_find(defaults, "/");
+}
+
+static struct devwl_node *top_ceiling(const struct devwl_node *root)
+{
+	_cleanup_free_ char *show = NULL;
+	struct devwl_policy *p = NULL;
+	struct devwl_node *r = NULL;
+	size_t n = devwl_node_exception_count(root);
+
+	if (devwl_node_show(root, &show) < 0)
+		return NULL;
+	if (top && !strcmp(show, top_of))
+		return devwl_policy_find(top, "/ceiling");
+	p = devwl_policy_new();
+	r = p ? devwl_policy_find(p, "/") : NULL;
+	for (size_t i = 0; r && i < n; i++) {
+		struct devwl_rule rule;
+
+		/* An allow-by-default root's exceptions are its denies. */
+		if (devwl_node_exception(root, i, &rule) < 0 ||
+		    devwl_node_update(r, DEVWL_FILE_DENY, &rule) < 0)
+			r = NULL;
+	}
+	if (!r || devwl_policy_mkdir(p, "/ceiling") < 0 ||
+	    devwl_node_set_defaults(devwl_policy_find(p, "/ceiling")) < 0) {
+		devwl_policy_free(p);
+		return NULL;
+	}
+	devwl_policy_free(top);
+	free(top_of);
+	top = p;
+	top_of = TAKE_PTR(show);
+	return devwl_policy_find(top, "/ceiling");
+}
+
+struct devwl_node *learning_ceiling(struct devwl_node *learner)
+{
+	struct devwl_node *parent = devwl_node_parent(learner);
+
+	if (!parent)
+		return root_ceiling();
+	if (!devwl_node_parent(parent) && devwl_node_behavior(parent) == DEVWL_BEHAVIOR_ALLOW)
+		return top_ceiling(parent);
+	return parent;
+}
+
+/* The policy ceiling is a node of (learn_advise() makes a child of it there). */
+static struct devwl_policy *ceiling_policy(struct devwld *d, const struct devwl_node *ceiling)
+{
+	if (defaults && ceiling == devwl_policy_find(defaults, "/"))
+		return defaults;
+	if (top && ceiling == devwl_policy_find(top, "/ceiling"))
+		return top;
+	return d->policy;
 }
 
 const struct devwl_node *learning_served(const struct devwld *d, const struct container *c)
@@ -183,9 +240,8 @@ int learning_advise(struct devwld *d, uid_t owner, const char *name, FILE *out,
 	if (!ceiling)
 		return devwl_error_set(err, -ENOMEM, 0, "out of memory");
 	follow_env(d, &env);
-	r = learn_advise(
-		rec, defaults && ceiling == devwl_policy_find(defaults, "/") ? defaults : d->policy,
-		ceiling, path, &env, warn_advice, (void *)name, &json);
+	r = learn_advise(rec, ceiling_policy(d, ceiling), ceiling, path, &env, warn_advice,
+			 (void *)name, &json);
 	if (r < 0)
 		return devwl_error_set(err, r, 0, "advise %s: %s", name, strerror(-r));
 	fputs(json, out);
@@ -210,5 +266,8 @@ void learning_fini(struct devwld *d)
 	d->learnt = NULL;
 	d->n_learnt = d->cap_learnt = 0;
 	devwl_policy_free(defaults);
-	defaults = NULL;
+	devwl_policy_free(top);
+	free(top_of);
+	defaults = top = NULL;
+	top_of = NULL;
 }

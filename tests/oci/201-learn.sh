@@ -9,7 +9,8 @@
 # own rules back: the workload is refused, and stays so across a restart of devwld (the
 # change is kept; the records are not). devwlctl learn on serves it under /ci again. The
 # advice, loaded as it is (devwlctl reload), lets the same workload pass and refuses,
-# EPERM, the other loop device it never touched.
+# EPERM, the other loop device it never touched. A top-level node learns under the default
+# set, not the allow all of a root nobody wrote.
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -112,4 +113,15 @@ grep -q WORK_OK "$T/enf-$$.out" || fail "enforced: the workload failed: $(cat "$
 grep -q "can't open /dev/disk1: Operation not permitted" "$T/enf-$$.out" ||
 	fail "enforced: $OTHER, never touched: $(cat "$T/enf-$$.out")"
 pass "the advice loaded as the policy: the workload passes, $OTHER (never touched) EPERM"
+
+# --- a top-level node's ceiling, below the root nobody wrote: the default set ------------
+# The advice's /ci is a copy of the root, allow all; its parent is that root, which allows
+# all only because nobody wrote it (devwld(8), DEFAULT DEVICES): learning /ci never gets
+# more than the default set.
+ctl reset >/dev/null || fail "devwlctl reset"
+ctl learn /ci on || fail "devwlctl learn /ci on"
+run_fg "top-$$" "$T/enforce"
+grep -q WORK_OK "$T/top-$$.out" && fail "learning /ci: the loop device through the root's allow all"
+grep -q "Operation not permitted" "$T/top-$$.out" || fail "learning /ci: $(cat "$T/top-$$.out")"
+pass "learning a top-level node runs its containers under the default set, not the root's allow all"
 exit 0
