@@ -472,8 +472,8 @@ static void do_learn(struct devwld *d, const char *line, size_t len, FILE *out)
 
 		learning_restart(d, path);
 		log_msg("node %s learns: its containers run under %s", path,
-			ceiling && devwl_node_parent(node) ? devwl_node_path(ceiling)
-							   : "the default devices");
+			ceiling && ceiling == devwl_node_parent(node) ? devwl_node_path(ceiling)
+								      : "the default devices");
 	}
 }
 
