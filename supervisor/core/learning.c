@@ -228,8 +228,8 @@ int learning_advise(struct devwld *d, uid_t owner, const char *name, FILE *out,
 		rec = node_record(d, path, false);
 		if (!rec)
 			return devwl_error_set(err, -ENOENT, 0,
-					       "node %s has learnt nothing: devwlctl learn %s on, "
-					       "then run its containers",
+					       "node %s has learnt nothing yet (devwlctl learn %s "
+					       "on, then run its containers)",
 					       path, path);
 	}
 	node = devwl_policy_find(d->policy, path);

@@ -493,8 +493,8 @@ static void do_advise(struct devwld *d, const char *args, size_t len, FILE *out)
 		if (end == name + 6 || *end != ' ' || uid >= UINT32_MAX)
 			r = devwl_error_set(&err, -EINVAL, 0,
 					    "advise: expects [owner=UID] CONTAINER|NODE");
-		owner = (uid_t)uid;
-		name = end ? end + 1 : name;
+		else
+			owner = (uid_t)uid, name = end + 1;
 	}
 	if (r >= 0 && (!*name || strchr(name, ' ')))
 		r = devwl_error_set(&err, -EINVAL, 0, "advise: expects [owner=UID] CONTAINER|NODE");
