@@ -76,10 +76,11 @@ nap() { read -r -t "$1" -u "$NAP" _ || :; }
 # cgroup, and cgroup2 has no such file (its device access is a BPF program).
 v1_devices() { awk '$0 ~ / - cgroup / && $NF ~ /(^|,)devices(,|$)/ {print $5; exit}' /proc/self/mountinfo; }
 
-# start_devwld: devwld on $T/policy.json, its sockets in $T; DEVWLD_PID, and ctl.
+# start_devwld [ARG...]: devwld on $T/policy.json, its sockets in $T, ARGs added to its
+# command line; DEVWLD_PID, and ctl.
 start_devwld() {
 	"$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" --policy "$T/policy.json" \
-		2>>"$T/devwld.log" &
+		"$@" 2>>"$T/devwld.log" &
 	DEVWLD_PID=$!
 	for _ in $(seq 200); do
 		[ -S "$T/listen.sock" ] && [ -S "$T/control.sock" ] && break

@@ -1,13 +1,14 @@
 #!/bin/bash
-# bench/plugin.sh [--quick] [--build DIR] [--ops N] [--containers ROUNDS]: a trapped open
-# and a granted mknod in a crun container, decided by devwl-plugin(7) inside crun against
-# the same decided by devwld (crun's listenerPath).
+# bench/plugin.sh [--quick] [--build DIR] [--ops N] [--containers ROUNDS] [--baseline]: a
+# trapped open and a granted mknod in a crun container, decided by devwl-plugin(7) inside
+# crun against the same decided by devwld (crun's listenerPath).
 #
 # One busybox root, one policy (/containers: c 1:3 rwm granted, mknod without CAP_MKNOD),
 # two bundles that differ only in who answers: "plugin" has the run.oci.seccomp.plugins
 # annotation and org.devwl.policy, "devwld" the listenerPath of a devwld on that policy.
 # Each container runs bench/ref/ref-workload-static twice: --ops opens of /dev/null
-# (trapped; granted, the fd opened by the supervisor and injected) and --ops mknods of
+# (trapped; granted: both sides in kernel mode answer CONTINUE and the kernel opens it;
+# with --baseline both open it and inject the fd) and --ops mknods of
 # c 1:3 (granted; the supervisor makes the node), each ns per operation. The two sides
 # alternate, container by container, for ROUNDS rounds (plugin first in odd rounds,
 # devwld first in even ones); prints each round, the median of each side, and the median
@@ -16,13 +17,20 @@
 #   --build DIR      the build directory (default build/ next to bench/)
 #   --ops N          operations per workload run (default 2000)
 #   --containers R   rounds (default 9)
+#   --baseline       both sides without kernel mode (DEVWL_PLUGIN_MODE=baseline, devwld
+#                    --kernel-mode=never): the hand-off alone, the open injected
 set -u
 
 # shellcheck disable=SC2034 # read by lib.sh
-NAME=plugin.sh HELP=19
+NAME=plugin.sh HELP=21
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-bench_args "$@"
+mode=kernel
+args=()
+for a in "$@"; do
+	if [ "$a" = --baseline ]; then mode=baseline; else args+=("$a"); fi
+done
+bench_args "${args[@]}"
 # lib.sh's defaults are the hot-plug bench's; this one's where not given.
 case " $* " in *" --ops"*) ;; *) ops=$((quick ? 200 : 2000)) ;; esac
 case " $* " in *" --containers"*) ;; *) many=$((quick ? 3 : 9)) ;; esac
@@ -84,7 +92,13 @@ cat >"$T/policies/bench.json" <<'JSON'
     "mknod_needs_cap": false } ] }
 JSON
 cp "$T/policies/bench.json" "$T/policy.json"
-start_devwld
+if [ $mode = baseline ]; then
+	start_devwld --kernel-mode=never
+	export DEVWL_PLUGIN_MODE=baseline
+else
+	start_devwld
+	unset DEVWL_PLUGIN_MODE
+fi
 # No audit on either side (bench/lib.sh starts devwld without --audit).
 export DEVWL_PLUGIN_POLICY_DIR=$T/policies
 unset DEVWL_PLUGIN_AUDIT
@@ -144,7 +158,7 @@ side() {
 }
 
 echo "bench/plugin.sh: $rounds rounds, $ops opens and $ops mknods per container," \
-	"$(crun --version | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	"$mode mode, $(crun --version | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
 	echo "round $r"
 	if ((r % 2)); then
@@ -163,7 +177,8 @@ done
 echo
 printf '%-38s %10s %10s %6s %s\n' "median ns per call" plugin devwld ratio "(min-max of the rounds)"
 for kind in open mknod; do
-	desc="granted open of /dev/null (injected)"
+	desc="granted open of /dev/null (kernel opens)"
+	[ $mode = baseline ] && desc="granted open of /dev/null (injected)"
 	[ $kind = mknod ] && desc="granted mknod c 1:3 (node made)"
 	printf '%-38s %10.0f %10.0f %6.2f (%.2f-%.2f)\n' "$desc" "$(pct "$T/plugin.$kind" 50)" \
 		"$(pct "$T/devwld.$kind" 50)" "$(pct "$T/ratio.$kind" 50)" \

@@ -250,6 +250,50 @@ int baseline_cgroup_of(enum baseline_kind kind, pid_t pid, char **ret_path, char
 	return 0;
 }
 
+/* Is path (in a hierarchy) its top, or at or above the caller's own cgroup there? */
+static bool holds_caller(enum baseline_kind kind, const char *path)
+{
+	_cleanup_free_ char *own = NULL, *dir = NULL;
+	size_t n = strlen(path);
+
+	if (!strcmp(path, "/"))
+		return true;
+	if (baseline_cgroup_of(kind, 0, &own, &dir) < 0)
+		return true; /* cannot tell: do not risk our own */
+	return !strncmp(own, path, n) && (own[n] == '/' || own[n] == '\0');
+}
+
+int baseline_container_cgroup(pid_t pid, char **ret_dir, char *why, size_t size)
+{
+	static const enum baseline_kind kinds[] = {BASELINE_V1, BASELINE_V2};
+	int r = -ENOENT;
+	bool refused = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		_cleanup_free_ char *path = NULL, *dir = NULL;
+
+		r = baseline_cgroup_of(kinds[i], pid, &path, &dir);
+		if (r < 0)
+			continue;
+		if (holds_caller(kinds[i], path)) {
+			/* v1 "/" is how a container of a v2 runtime looks on a hybrid host. */
+			snprintf(why, size, "its %s cgroup %s is not its own",
+				 kinds[i] == BASELINE_V1 ? "v1 devices" : "cgroup2", path);
+			refused = true;
+			continue;
+		}
+		*ret_dir = TAKE_PTR(dir);
+		return 0;
+	}
+	/* A cgroup seen but not its own says more than a hierarchy not mounted. */
+	if (refused)
+		return -EPERM;
+	if (r == -ENOENT)
+		snprintf(why, size, "process %d is in no device cgroup this process can see",
+			 (int)pid);
+	return r;
+}
+
 static int write_file(const char *dir, const char *file, const char *text)
 {
 	_cleanup_free_ char *path = NULL;

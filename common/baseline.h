@@ -2,7 +2,8 @@
 /*
  * The kernel baseline of devwl-run: a scratch cgroup that denies every device, so that
  * a call devwl answers with CONTINUE is judged by a kernel that grants nothing devwl did
- * not grant itself (see devwl-run(1), "KERNEL BASELINE").
+ * not grant itself (see devwl-run(1), "KERNEL BASELINE"); and the device cgroups a
+ * process is in, which devwld's and the plugin's kernel mode program.
  */
 #ifndef DEVWL_BASELINE_H
 #define DEVWL_BASELINE_H
@@ -81,6 +82,17 @@ int baseline_each_mount(baseline_mount_fn fn, void *data);
  * what the mount shows; -ESRCH/-EACCES from /proc; -ENOMEM.
  */
 int baseline_cgroup_of(enum baseline_kind kind, pid_t pid, char **ret_path, char **ret_dir);
+
+/*
+ * A container's own device cgroup, from the cgroup process pid is in: its v1 devices
+ * directory if it has one of its own there, else its cgroup2 one. Never the top of a
+ * hierarchy, never one at or above the caller's own cgroup (a supervisor never programs
+ * the cgroup it runs in: devwld's kernel mode, the plugin's). Returns 0 and the directory
+ * (heap); else why (NUL-terminated, at most size) says which rule refused, with -ENOENT
+ * (in no device cgroup this process can see) or -EPERM (not its own), or another error
+ * of /proc (-ESRCH, -EACCES, -ENOMEM) with why unchanged.
+ */
+int baseline_container_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
 
 /* SIGKILL every process in the baseline. Returns how many were still there, or <0. */
 int baseline_kill(const struct baseline *b);

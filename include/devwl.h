@@ -501,8 +501,10 @@ struct devwl_cgroup;
 /* Take over a cgroup a runtime has programmed, its tasks running: no moment of deny-all.
  * v1: the first apply starts from the cgroup's own devices.list (a DENY cgroup's; an
  * ALLOW one is reset to deny-all first); v2: the first program joins the runtime's, then
- * every other program attached to the cgroup itself is detached, at each apply. The
- * cgroup holds, at every moment, no more than its old rules or the node allow. */
+ * every other program attached to the cgroup itself is detached, by each apply until one
+ * has detached them all; one attached after that is another's and stays
+ * (devwl_cgroup_check() reports it). The cgroup holds, at every moment, no more than its
+ * old rules or the node allow. */
 #define DEVWL_CGROUP_TAKE_OVER (1u << 1)
 /* cgroup v2: the program also records each access it denies, for
  * devwl_cgroup_read_denials(), where the kernel has BPF ring buffers (5.8); elsewhere,
@@ -545,6 +547,33 @@ int devwl_cgroup_apply(struct devwl_cgroup *cgroup, const struct devwl_node *nod
 
 /* 1 or 2 for a cgroup-v1 devices directory or a cgroup2 one; -EINVAL for NULL. */
 int devwl_cgroup_version(const struct devwl_cgroup *cgroup);
+
+/* What devwl_cgroup_check() found changed since the last devwl_cgroup_apply() (bits). */
+/* v1: devices.list is not the set of exceptions written (another writer added, removed
+ * or changed rules, or switched the default). */
+#define DEVWL_CGROUP_DRIFT_RULES (1u << 0)
+/* v2: the handle's program is no longer attached (detached, or replaced by another). */
+#define DEVWL_CGROUP_DRIFT_DETACHED (1u << 1)
+/* v2: a program the handle did not attach is attached to the cgroup beside it; every
+ * attached program must allow an access, so it may refuse what the node grants. */
+#define DEVWL_CGROUP_DRIFT_FOREIGN (1u << 2)
+
+/*
+ * Does the cgroup still hold what the last devwl_cgroup_apply() made it? Another writer
+ * can change it behind the handle (a service manager re-applying its own rules, a
+ * runtime's update, a tool attaching a program). Reads the cgroup only: v1 devices.list,
+ * compared with what was written as sets of exceptions; v2 BPF_PROG_QUERY of the cgroup's
+ * own programs. Returns 0 when it holds what was applied, else DEVWL_CGROUP_DRIFT_* bits,
+ * with what changed in ret_what (NUL-terminated, cut at size; may be NULL). After RULES
+ * or DETACHED the handle takes the kernel's state as its own, so the next
+ * devwl_cgroup_apply() restores the node from there, in its usual order (a v1 cgroup
+ * switched to allow-all is first made to deny all). FOREIGN is never repaired: the handle
+ * detaches no program it did not attach (TAKE_OVER's runtime program aside, before the
+ * first apply that detached it); ret_what names each one, and says what it does where
+ * that is plain (a program that only allows or only denies). Before the first apply:
+ * 0. Errors: -EINVAL, -ENOMEM, errors of read(2) and bpf(2).
+ */
+int devwl_cgroup_check(struct devwl_cgroup *cgroup, char *ret_what, size_t size);
 
 /* An access the cgroup's program denied (DEVWL_CGROUP_RECORD_DENIALS), or one it allowed
  * (DEVWL_CGROUP_RECORD_ACCESSES). */

@@ -32,6 +32,7 @@
 #include <linux/bpf.h>
 #include <linux/magic.h>
 #include <linux/membarrier.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,6 +66,8 @@ struct devwl_cgroup {
 	size_t prod_len, ring_size;
 	unsigned int rec_level; /* index into rec_levels: the first one to try */
 	bool recording;		/* the program attached now writes to the ring */
+	uint32_t cur_id;	/* cur_fd's program id, 0 while cur_fd < 0 */
+	bool taken;		/* TAKE_OVER: the runtime's programs are detached */
 	bool reporting;		/* ... its allowed accesses too */
 	/* v1 */
 	int allow_fd, deny_fdw; /* devices.allow/deny */
@@ -108,6 +111,42 @@ static int prog_attach(int dirfd, int prog, int old)
 	return sys_bpf(BPF_PROG_ATTACH, &attr) < 0 ? negerrno() : 0;
 }
 
+static int prog_info(int fd, struct bpf_prog_info *info)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = (uint32_t)fd;
+	attr.info.info_len = sizeof(*info);
+	attr.info.info = (uint64_t)(uintptr_t)info;
+	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr);
+}
+
+static int prog_id(int fd, uint32_t *ret_id)
+{
+	struct bpf_prog_info info;
+	int r;
+
+	memset(&info, 0, sizeof(info));
+	r = prog_info(fd, &info);
+	if (r < 0)
+		return r;
+	*ret_id = info.id;
+	return 0;
+}
+
+/* fd is attached now in place of cur_fd (closed unless it is the deny-all one); -1: none
+ * is. cur_id follows it, so a check needs no call to learn which program is ours. */
+static void set_current(struct devwl_cgroup *cg, int fd)
+{
+	if (cg->cur_fd >= 0 && cg->cur_fd != cg->deny_fd && cg->cur_fd != fd)
+		close(cg->cur_fd);
+	cg->cur_fd = fd;
+	cg->cur_id = 0;
+	if (fd >= 0 && prog_id(fd, &cg->cur_id) < 0)
+		cg->cur_id = 0; /* unknown: a check reports nothing rather than a false drift */
+}
+
 /* Put the deny-all program in place of whatever is attached. */
 static int v2_deny_all(struct devwl_cgroup *cg)
 {
@@ -118,27 +157,7 @@ static int v2_deny_all(struct devwl_cgroup *cg)
 	r = prog_attach(cg->dirfd, cg->deny_fd, cg->cur_fd);
 	if (r < 0)
 		return r;
-	if (cg->cur_fd >= 0)
-		close(cg->cur_fd);
-	cg->cur_fd = cg->deny_fd;
-	return 0;
-}
-
-static int prog_id(int fd, uint32_t *ret_id)
-{
-	struct bpf_prog_info info;
-	union bpf_attr attr;
-	int r;
-
-	memset(&info, 0, sizeof(info));
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = (uint32_t)fd;
-	attr.info.info_len = sizeof(info);
-	attr.info.info = (uint64_t)(uintptr_t)&info;
-	r = sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr);
-	if (r < 0)
-		return r;
-	*ret_id = info.id;
+	set_current(cg, cg->deny_fd);
 	return 0;
 }
 
@@ -147,24 +166,35 @@ static int prog_id(int fd, uint32_t *ret_id)
  * runtime's), after ours is in place: all of them must allow, so until now the cgroup
  * held the intersection, never more than either. Programs of ancestors stay.
  */
-static int v2_detach_others(struct devwl_cgroup *cg)
+/* The ids of the device programs attached to the cgroup itself (not its ancestors'), at
+ * most max (the first max where more are). Returns how many, or <0. */
+static int v2_query(const struct devwl_cgroup *cg, uint32_t *ids, uint32_t max)
 {
-	uint32_t ids[64], own = 0;
 	union bpf_attr attr;
 	int r;
 
-	r = prog_id(cg->cur_fd, &own);
-	if (r < 0)
-		return r;
 	memset(&attr, 0, sizeof(attr));
 	attr.query.target_fd = (uint32_t)cg->dirfd;
 	attr.query.attach_type = BPF_CGROUP_DEVICE;
 	attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
-	attr.query.prog_cnt = ARRAY_SIZE(ids);
+	attr.query.prog_cnt = max;
 	r = sys_bpf(BPF_PROG_QUERY, &attr);
-	if (r < 0)
+	if (r < 0 && r != -ENOSPC)
 		return r;
-	for (uint32_t i = 0; i < attr.query.prog_cnt && i < ARRAY_SIZE(ids); i++) {
+	return (int)(attr.query.prog_cnt < max ? attr.query.prog_cnt : max);
+}
+
+static int v2_detach_others(struct devwl_cgroup *cg)
+{
+	uint32_t ids[64], own = cg->cur_id;
+	int r, n;
+
+	if (!own)
+		return -EIO; /* cannot tell ours from theirs: detach nothing */
+	n = v2_query(cg, ids, ARRAY_SIZE(ids));
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
 		union bpf_attr a;
 		int fd;
 
@@ -186,6 +216,7 @@ static int v2_detach_others(struct devwl_cgroup *cg)
 		if (r < 0 && r != -ENOENT)
 			return r;
 	}
+	cg->taken = true;
 	return 0;
 }
 
@@ -259,11 +290,11 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 		if (r < 0) {
 			close(fd);
 		} else {
-			if (cg->cur_fd >= 0 && cg->cur_fd != cg->deny_fd)
-				close(cg->cur_fd);
-			cg->cur_fd = fd;
+			set_current(cg, fd);
 			cg->recording = records;
-			if (cg->flags & DEVWL_CGROUP_TAKE_OVER)
+			/* Only the runtime's, once: a program attached after that is another
+			 * agent's, which devwl_cgroup_check() reports and nobody here detaches. */
+			if ((cg->flags & DEVWL_CGROUP_TAKE_OVER) && !cg->taken)
 				r = v2_detach_others(cg);
 			if (r >= 0)
 				return n > INT32_MAX ? INT32_MAX : (int)n;
@@ -874,8 +905,181 @@ static int v2_open(struct devwl_cgroup *cg, unsigned int flags)
 	r = prog_attach(cg->dirfd, cg->deny_fd, -1);
 	if (r < 0)
 		return r;
-	cg->cur_fd = cg->deny_fd;
+	set_current(cg, cg->deny_fd);
 	return 0;
+}
+
+/* ---- drift: what another writer changed ------------------------------------------------ */
+
+/* Append to what[0..size), cut where it ends. */
+static void say(char *what, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *what, size_t size, const char *fmt, ...)
+{
+	size_t n = what ? strnlen(what, size) : size;
+	va_list ap;
+
+	if (n + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what + n, size - n, fmt, ap);
+	va_end(ap);
+}
+
+/* The rules of a as b lacks (same key and access), each as "c 1:3 rwm", after label. */
+static unsigned int v1_lacking(const struct exlist *a, const struct exlist *b, const char *label,
+			       char *what, size_t size)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		char text[DEVWL_RULE_STR_MAX];
+
+		if (exlist_access(b, &a->v[i]) == a->v[i].access)
+			continue;
+		if (devwl_rule_format(&a->v[i], text, sizeof(text)) < 0)
+			continue;
+		say(what, size, "%s%s", n ? ", " : label, text);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * v1: devices.list against the mirror, as sets (the kernel lists exceptions in the order
+ * they were added, and merges the access of one device's). An ALLOW cgroup lists only
+ * "a *:* rwm", so the mirror of one is that line: its denials are hidden from every
+ * reader, and only a switch of its default shows.
+ */
+static int v1_check(struct devwl_cgroup *cg, char *what, size_t size)
+{
+	_cleanup_close_ int fd = openat(cg->dirfd, "devices.list", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct exlist have = {0}, want = {0};
+	size_t lines = 1;
+	unsigned int n;
+	ssize_t len;
+	int r = 0;
+
+	if (fd < 0)
+		return negerrno();
+	len = devwl_read_all(fd, (size_t)DEVWL_RULE_STR_MAX << 20, &buf);
+	if (len < 0)
+		return (int)len;
+	for (const char *p = buf; *p; p++)
+		lines += *p == '\n';
+	have.v = malloc(lines * sizeof(*have.v));
+	if (!have.v)
+		return -ENOMEM;
+	for (char *line = buf, *nl; *line; line = nl + 1) {
+		nl = strchrnul(line, '\n');
+		if (nl > line &&
+		    devwl_rule_parse(line, (size_t)(nl - line), &have.v[have.n], NULL) >= 0)
+			have.n++;
+		if (!*nl)
+			break;
+	}
+	qsort(have.v, have.n, sizeof(*have.v), devwl_rule_key_cmp);
+	if (devwl_node_behavior(cg->sw) == DEVWL_BEHAVIOR_ALLOW) {
+		want.v = malloc(sizeof(*want.v));
+		if (want.v)
+			want.v[want.n++] = rule_all;
+		else
+			r = -ENOMEM;
+	} else {
+		r = exlist_take(cg->sw, &want);
+	}
+	if (r >= 0) {
+		n = v1_lacking(&want, &have, "missing ", what, size);
+		if (n)
+			say(what, size, "; ");
+		n += v1_lacking(&have, &want, "extra ", what, size);
+		r = n ? (int)DEVWL_CGROUP_DRIFT_RULES : 0;
+	}
+	free(have.v);
+	free(want.v);
+	if (r <= 0)
+		return r;
+	/* The kernel's list is the handle's from here: the next apply diffs from it. An
+	 * ALLOW cgroup's hidden denials are unknown, so it denies all first (as at open);
+	 * so does one whose list could not be taken whole (the mirror would be wrong). */
+	if (v1_adopt(cg) != 0)
+		(void)v1_write(cg, DEVWL_FILE_DENY, &rule_all); /* or not read whole: from none */
+	return r;
+}
+
+/* What a program plainly does, where it is "r0 = K; exit" (an allow-all or deny-all). */
+static const char *prog_plain(uint32_t id, char *name, size_t size)
+{
+	struct bpf_insn insns[3];
+	struct bpf_prog_info info;
+	union bpf_attr a;
+	_cleanup_close_ int fd = -1;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_id = id;
+	fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+	if (fd < 0)
+		return NULL;
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = sizeof(insns);
+	info.xlated_prog_insns = (uint64_t)(uintptr_t)insns;
+	if (prog_info(fd, &info) < 0)
+		return NULL;
+	snprintf(name, size, "%.*s", (int)sizeof(info.name), info.name);
+	if (info.xlated_prog_len != 2 * sizeof(insns[0]) ||
+	    (insns[0].code != (BPF_ALU64 | BPF_MOV | BPF_K) &&
+	     insns[0].code != (BPF_ALU | BPF_MOV | BPF_K)) ||
+	    insns[0].dst_reg != BPF_REG_0 || insns[1].code != (BPF_JMP | BPF_EXIT))
+		return NULL;
+	return insns[0].imm ? "allows every device" : "denies every device";
+}
+
+/* v2: is our program among the cgroup's own, and is anyone else's beside it? */
+static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
+{
+	uint32_t ids[64];
+	bool ours = false;
+	int n, r = 0;
+
+	if (cg->cur_fd < 0 || !cg->cur_id)
+		return 0; /* nothing applied (TAKE_OVER before its first apply), or unknown */
+	n = v2_query(cg, ids, ARRAY_SIZE(ids));
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		ours |= ids[i] == cg->cur_id;
+	if (!ours) {
+		say(what, size, "program %u detached", cg->cur_id);
+		/* Attached by nobody now: the next apply attaches beside whatever is there. */
+		set_current(cg, -1);
+		cg->recording = cg->reporting = false;
+		r |= (int)DEVWL_CGROUP_DRIFT_DETACHED;
+	}
+	for (int i = 0; i < n; i++) {
+		char name[BPF_OBJ_NAME_LEN + 1] = "";
+		const char *plain;
+
+		/* Before the take-over is done, the others are the runtime's, going. */
+		if (ids[i] == cg->cur_id || ((cg->flags & DEVWL_CGROUP_TAKE_OVER) && !cg->taken))
+			continue;
+		plain = prog_plain(ids[i], name, sizeof(name));
+		say(what, size, "%sforeign program %u \"%s\" attached: %s", r ? "; " : "", ids[i],
+		    name, plain ? plain : "it may refuse what the node grants");
+		r |= (int)DEVWL_CGROUP_DRIFT_FOREIGN;
+	}
+	return r;
+}
+
+DEVWL_EXPORT int devwl_cgroup_check(struct devwl_cgroup *cg, char *ret_what, size_t size)
+{
+	if (!cg || (size && !ret_what))
+		return -EINVAL;
+	if (size)
+		ret_what[0] = '\0';
+	if (cg->version == 2)
+		return v2_check(cg, size ? ret_what : NULL, size);
+	return v1_check(cg, size ? ret_what : NULL, size);
 }
 
 DEVWL_EXPORT void devwl_cgroup_free(struct devwl_cgroup *cg)

@@ -11,21 +11,32 @@
  * container gets the OCI default devices, as devwld gives a container without a policy.
  * Anything that keeps the plugin from knowing the node makes start fail, and the runtime
  * then refuses to run the container: it fails closed.
+ *
+ * Kernel mode, as devwld's (supervisor/core/kernelmode.c): where the runtime is root, the
+ * plugin takes the container's device cgroup over and programs it with the node, so that
+ * the kernel opens a granted device itself, in the caller's own context. Where it cannot,
+ * a cgroup of the container's own that a root runtime programmed is a deny baseline, and
+ * the plugin opens granted devices on the caller's behalf; where there is none (a rootless
+ * runtime, a container in the runtime's own cgroup), nothing but the plugin confines the
+ * container, and a granted node is made only on a nodev mount (libdevwl(3)).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit-line.h"
+#include "baseline.h"
 #include "defaults.h"
 #include "devwl.h"
 #include "fileio.h"
@@ -52,8 +63,10 @@ enum {
 };
 
 #define ANNOTATION_POLICY "org.devwl.policy"
+#define ANNOTATION_MODE	  "org.devwl.mode"
 #define ENV_POLICY_DIR	  "DEVWL_PLUGIN_POLICY_DIR"
 #define ENV_AUDIT	  "DEVWL_PLUGIN_AUDIT"
+#define ENV_MODE	  "DEVWL_PLUGIN_MODE"
 #define TEXT_MAX	  (16u << 20) /* devwld reads no longer policy either */
 #ifndef DEVWL_PLUGIN_POLICY_DIR
 #define DEVWL_PLUGIN_POLICY_DIR "/etc/devwl/plugin"
@@ -80,6 +93,12 @@ struct plugin {
 	struct request *head, **tail;
 	bool stopping;
 	unsigned int warned; /* the worker's: a flood of one failure only drowns the log */
+	/* The container's cgroup: set at start, then the worker's alone. */
+	bool cgroup_pending;	 /* to be looked up, at the latest on the first call */
+	bool kernel_wanted;	 /* and taken over, programmed with node */
+	bool baseline;		 /* a cgroup of its own, a root runtime's: a deny baseline */
+	char *baseline_why;	 /* why not kernel mode, where it was not wanted */
+	struct devwl_cgroup *cg; /* the container's, programmed with node; or NULL */
 };
 
 /* Messages for the runtime's log: it says only "error loading" when start fails. */
@@ -118,11 +137,13 @@ static void plugin_free(struct plugin *p)
 		free(r);
 	}
 	devwl_notify_free(p->notify);
+	devwl_cgroup_free(p->cg);
 	devwl_policy_free(p->policy);
 	closep(&p->notify_fd);
 	closep(&p->audit_fd);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
+	free(p->baseline_why);
 	free(p->id);
 	free(p);
 }
@@ -288,6 +309,121 @@ static void audit(struct plugin *p, const struct devwl_event *ev)
 		say("writing the audit: %m");
 }
 
+/* {"event":"mode",...} and a line on stderr: which mode the container got, and why. */
+static void say_mode(struct plugin *p, const char *dir, int size, const char *reason)
+{
+	const int version = devwl_cgroup_version(p->cg);
+	const struct audit_mode m = {
+		.container = p->id,
+		.node = devwl_node_path(p->node),
+		.mode = !p->cg	       ? "baseline"
+			: version == 2 ? "kernel-v2"
+				       : "kernel-v1",
+		.reason = reason,
+		.cgroup = p->cg ? dir : NULL,
+		.version = version,
+		.size = size,
+	};
+	char line[AUDIT_LINE_MAX];
+	int n;
+
+	if (p->cg)
+		say("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s)", p->id,
+		    version, dir, m.node, size, version == 2 ? "instructions" : "writes");
+	else if (p->baseline)
+		say("container %s: baseline mode (%s): the plugin opens the devices node %s "
+		    "grants on the caller's behalf",
+		    p->id, reason, m.node);
+	else
+		say("container %s: baseline mode (%s): no device cgroup confines the container, "
+		    "so node %s's grants are made only on nodev mounts, and opened for the caller",
+		    p->id, reason, m.node);
+	if (p->audit_fd < 0)
+		return;
+	n = audit_mode_format(&m, line, sizeof(line));
+	if (n > 0 && devwl_write_all(p->audit_fd, line, (size_t)n) < 0)
+		say("writing the audit: %m");
+}
+
+/* Kernel mode is not to be: the container stays in baseline mode, said once. */
+static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
+{
+	char why[320];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	n = strlen(why);
+	if (err && n < sizeof(why))
+		snprintf(why + n, sizeof(why) - n, ": %s", strerror(-err));
+	p->cgroup_pending = false;
+	say_mode(p, NULL, 0, why);
+}
+
+/* Has the caller of notification id (0: none) stopped waiting for its answer? */
+static bool caller_gone(const struct plugin *p, uint64_t id)
+{
+	return id && ioctl(p->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0;
+}
+
+/*
+ * Look up the container's device cgroup: one of its own, which the root runtime programmed
+ * from its config, is a deny baseline; without one nothing confines the container but the
+ * plugin (the handler then makes nodes only on nodev mounts). Where kernel mode is wanted,
+ * take the cgroup over and program it with the node (devwld(8), KERNEL MODE): from then on
+ * the kernel opens what the node grants, and the handler answers CONTINUE once it has
+ * refused what the node denies. pid is one of the container's processes: crun's child, or
+ * the caller of notification id (nonzero), which must still be waiting once the cgroup is
+ * looked up, or the pid may name another process by then.
+ */
+static void cgroup_take(struct plugin *p, pid_t pid, uint64_t id)
+{
+	_cleanup_free_ char *dir = NULL;
+	char why[200] = "";
+	int r;
+
+	r = baseline_container_cgroup(pid, &dir, why, sizeof(why));
+	if (r < 0 && caller_gone(p, id))
+		return; /* its pid said nothing: the next caller's is looked up */
+	if (r < 0) {
+		kernel_refuse(p, r == -ENOENT || r == -EPERM ? 0 : r, "%s",
+			      why[0] ? why : "its cgroup");
+		return;
+	}
+	p->baseline = true;
+	devwl_notify_set_baseline(p->notify, true);
+	if (!p->kernel_wanted) {
+		kernel_refuse(p, 0, "%s", p->baseline_why);
+		return;
+	}
+	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER, &p->cg);
+	if (r < 0) {
+		kernel_refuse(p, r, "%s", dir);
+		return;
+	}
+	if (caller_gone(p, id)) {
+		/* Its pid may name another process by now: the next caller's is looked up. */
+		devwl_cgroup_free(TAKE_PTR(p->cg));
+		return;
+	}
+	p->cgroup_pending = false;
+	r = devwl_cgroup_apply(p->cg, p->node);
+	if (r < 0) {
+		devwl_cgroup_free(TAKE_PTR(p->cg));
+		kernel_refuse(p, r,
+			      "applying node %s to %s failed, and the cgroup now denies every "
+			      "device (opens the plugin does not trap fail)",
+			      devwl_node_path(p->node), dir);
+		return;
+	}
+	devwl_notify_set_enforced(p->notify, true);
+	say_mode(p, dir, r, NULL);
+}
+
 /* The worker: every notification of the container, decided and answered in turn. */
 static void *serve(void *userdata)
 {
@@ -310,6 +446,11 @@ static void *serve(void *userdata)
 		pthread_mutex_unlock(&p->lock);
 		if (!req)
 			return NULL;
+		if (p->cgroup_pending) {
+			const struct seccomp_notif *n = (const struct seccomp_notif *)req->req;
+
+			cgroup_take(p, (pid_t)n->pid, n->id);
+		}
 		r = devwl_notify_handle_request(p->notify, p->notify_fd,
 						(const struct seccomp_notif *)req->req, req->size,
 						p->node, &ev);
@@ -322,6 +463,41 @@ static void *serve(void *userdata)
 	}
 }
 
+/* The container's process, as crun's state directory records it before it loads plugins
+ * (its status file); 0 where there is none (conmon passes no state directory). */
+static pid_t state_pid(const struct run_oci_conf *conf)
+{
+	_cleanup_free_ char *file = NULL, *text = NULL;
+	struct json_object *top = NULL, *pid = NULL;
+	int64_t p = 0;
+
+	if (!conf->runtime_root_path || asprintf(&file, "%s/status", conf->runtime_root_path) < 0) {
+		file = NULL;
+		return 0;
+	}
+	if (read_text(file, &text) < 0)
+		return 0;
+	top = json_tokener_parse(text);
+	if (json_object_object_get_ex(top, "pid", &pid) && json_object_is_type(pid, json_type_int))
+		p = json_object_get_int64(pid);
+	json_object_put(top);
+	return p > 1 && p <= INT32_MAX ? (pid_t)p : 0;
+}
+
+#ifdef DEVWL_TEST_HOOKS
+/* Tests only (tests/oci/194, built with -DDEVWL_TEST_HOOKS=ON): DEVWL_PLUGIN_TEST_NO_STATE
+ * makes kernel mode wait for the first call, as under conmon, which passes no state. */
+static bool state_hidden(void)
+{
+	return secure_getenv("DEVWL_PLUGIN_TEST_NO_STATE") != NULL;
+}
+#else
+static bool state_hidden(void)
+{
+	return false;
+}
+#endif
+
 /*
  * The runtime has started the container's process when it loads plugins (crun does so in
  * its wait loop), and one that fails to start only makes it close the notify fd: a trapped
@@ -331,23 +507,61 @@ static void *serve(void *userdata)
  */
 static void stop_container(const struct run_oci_conf *conf)
 {
-	_cleanup_free_ char *file = NULL, *text = NULL;
-	struct json_object *top = NULL, *pid = NULL;
-	int64_t p = 0;
+	pid_t pid = state_pid(conf);
 
-	if (!conf->runtime_root_path || asprintf(&file, "%s/status", conf->runtime_root_path) < 0) {
-		file = NULL;
-		return;
+	if (pid > 0 && kill(pid, SIGKILL) == 0)
+		say("container %s: killed its process %d: it cannot be served", conf->name,
+		    (int)pid);
+}
+
+/* What the container's cgroup is to be to the plugin (mode_wanted()). */
+enum want {
+	WANT_NO_CGROUP, /* the runtime programs none: nothing is looked up */
+	WANT_KERNEL,	/* looked up, taken over and programmed with the node */
+	WANT_BASELINE,	/* looked up: one of its own is the runtime's deny baseline */
+};
+
+/*
+ * What the container is to have: kernel mode where the runtime is root of the initial user
+ * namespace (only such a runtime programs a device cgroup, and only such a plugin can take
+ * one over), unless the operator (DEVWL_PLUGIN_MODE) or the container (org.devwl.mode)
+ * says "baseline". why says why not kernel mode; -EINVAL a word that is neither (start
+ * fails: fail closed).
+ */
+static int mode_wanted(const struct oci_state *st, char *why, size_t size)
+{
+	const char *env = secure_getenv(ENV_MODE), *anno = oci_annotation(st, ANNOTATION_MODE);
+	_cleanup_free_ char *map = NULL;
+	unsigned long inside = 0, outside = 0, count = 0;
+	int want = WANT_KERNEL;
+
+	for (int i = 0; i < 2; i++) {
+		const char *word = i ? anno : env;
+		const char *what = i ? "annotation " ANNOTATION_MODE : ENV_MODE;
+
+		if (!word || !strcmp(word, "kernel"))
+			continue;
+		if (strcmp(word, "baseline") != 0) {
+			say("%s \"%s\": neither \"kernel\" nor \"baseline\"", what, word);
+			return -EINVAL;
+		}
+		if (want == WANT_KERNEL)
+			snprintf(why, size, "%s says baseline", what);
+		want = WANT_BASELINE;
 	}
-	if (read_text(file, &text) < 0)
-		return;
-	top = json_tokener_parse(text);
-	if (json_object_object_get_ex(top, "pid", &pid) && json_object_is_type(pid, json_type_int))
-		p = json_object_get_int64(pid);
-	json_object_put(top);
-	if (p > 1 && p <= INT32_MAX && kill((pid_t)p, SIGKILL) == 0)
-		say("container %s: killed its process %" PRId64 ": it cannot be served", conf->name,
-		    p);
+	if (geteuid() != 0) {
+		snprintf(why, size, "the runtime runs as uid %u, not root",
+			 (unsigned int)geteuid());
+		return WANT_NO_CGROUP;
+	}
+	/* Root of a user namespace (rootless podman's crun) programs no device cgroup. */
+	if (read_text("/proc/self/uid_map", &map) < 0 ||
+	    sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3 || inside != 0 ||
+	    outside != 0 || count != 4294967295ul) {
+		snprintf(why, size, "the runtime runs in a user namespace");
+		return WANT_NO_CGROUP;
+	}
+	return want;
 }
 
 PLUGIN_EXPORT int run_oci_seccomp_notify_version(void);
@@ -364,8 +578,10 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	struct plugin *p = NULL;
 	struct oci_state st = {0};
 	const char *audit_file = secure_getenv(ENV_AUDIT);
+	char why[200] = "";
 	sigset_t all, saved;
-	int r;
+	pid_t pid = 0;
+	int r, want = WANT_NO_CGROUP;
 
 	if (size < sizeof(*conf) || !conf->name || !conf->oci_config_path) {
 		say("the runtime passed no container configuration");
@@ -384,6 +600,8 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 	r = p->id ? read_config(conf->oci_config_path, conf->name, &st) : -ENOMEM;
 	if (r >= 0)
 		r = load_policy(p, &st);
+	if (r >= 0)
+		r = want = mode_wanted(&st, why, sizeof(why));
 	oci_state_clear(&st);
 	if (r < 0)
 		goto fail;
@@ -403,11 +621,23 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 		goto fail;
 	}
 	/*
-	 * The runtime has programmed the container's device cgroup from its config, which
-	 * denies every device it does not list (the OCI defaults): a deny baseline. Granted
-	 * devices beyond it are opened here for the caller, as devwld does for runtimes.
+	 * A root runtime has programmed the container's device cgroup from its config, which
+	 * denies every device it does not list: a deny baseline, once the cgroup is found to
+	 * be the container's own. Granted devices beyond it are opened here for the caller,
+	 * as devwld does for runtimes, until kernel mode takes the cgroup over. The cgroup is
+	 * looked up at once where crun's state names the container's process, else on the
+	 * first call, whose caller is one. Until then no baseline is assumed.
 	 */
-	devwl_notify_set_baseline(p->notify, true);
+	p->kernel_wanted = want == WANT_KERNEL;
+	p->cgroup_pending = want != WANT_NO_CGROUP;
+	if (want == WANT_BASELINE && !(p->baseline_why = strdup(why))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (want == WANT_NO_CGROUP)
+		kernel_refuse(p, 0, "%s", why);
+	else if (!state_hidden() && (pid = state_pid(conf)) > 0)
+		cgroup_take(p, pid, 0);
 	/* The worker takes no signal: they are the runtime's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);

@@ -150,6 +150,19 @@ static void print_selector(FILE *out, struct json_object *obj)
 	fprintf(out, " (%s)\n", field(obj, "cause"));
 }
 
+/* Another writer changed a kernel-mode cgroup: time, container, node, what changed and
+ * what devwld did (devwld(8), KERNEL MODE: drift). */
+static void print_drift(FILE *out, struct json_object *obj)
+{
+	const char *t = field(obj, "time");
+
+	fprintf(out, "%.12s", strlen(t) >= 23 ? t + 11 : t);
+	print_container_node(out, field(obj, "container"), field(obj, "node"));
+	fprintf(out, " drift v%s %s: %s (%s, repairs %s)\n", field(obj, "version"),
+		field(obj, "cgroup"), field(obj, "what"), field(obj, "result"),
+		field(obj, "repairs"));
+}
+
 /*
  * The words of a line for people after its time, container and node, column by column:
  * a decision's keys, and a record's that is no decision ("event": attach, detach...).
@@ -170,6 +183,10 @@ void ctl_event_print(FILE *out, struct json_object *obj)
 
 	if (!strcmp(field(obj, "event"), "selector")) {
 		print_selector(out, obj);
+		return;
+	}
+	if (!strcmp(field(obj, "event"), "drift")) {
+		print_drift(out, obj);
 		return;
 	}
 	t = json_object_object_get_ex(obj, "time", &v) ? json_object_get_string(v) : "?";
@@ -218,6 +235,12 @@ void ctl_usage(FILE *f)
 	      "  list NODE | show NODE              devices.list / the full listing\n"
 	      "  check NODE c|b MAJOR MINOR ACCESS  would the node allow it?\n"
 	      "  mknod-cap NODE true|false          whether on-behalf mknod needs CAP_MKNOD\n"
+	      "  learn NODE on|off                  learn mode: the node's containers run\n"
+	      "                                     under its parent, each device they\n"
+	      "                                     touch recorded\n"
+	      "  advise CONTAINER|NODE [--owner UID]\n"
+	      "                                     the minimal policy learnt so far, as a\n"
+	      "                                     policy file (devwl-policy(5))\n"
 	      "  containers                         ID NODE PROCESSES NOTIFICATIONS MODE OWNER\n"
 	      "                                     NAME per line (OWNER: the runtimes' uid;\n"
 	      "                                     NAME: podman's, nerdctl's or the\n"

@@ -13,12 +13,15 @@
  *
  * Which cgroup: the one /proc/PID/cgroup names for the container's pid, in the v1 devices
  * hierarchy if the container has its own there, else in cgroup2. Never the root of a
- * hierarchy, never one holding devwld (its own or an ancestor of it), never one another
+ * hierarchy, never one holding devwld (its own or an ancestor of it): the rule of
+ * baseline_container_cgroup(), which devwl-plugin(7) follows too. Never one another
  * container was programmed through, never for a runtime other than root (the pid is its
  * word alone).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,8 +34,10 @@
 #include "audit-line.h"
 #include "audit.h"
 #include "baseline.h"
+#include "clock.h"
 #include "devwld.h"
 #include "kernelmode.h"
+#include "learning.h"
 #include "log.h"
 #include "sink.h"
 #include "util.h"
@@ -50,7 +55,31 @@ struct kernel_cg {
 	char reason[256];
 	bool await_pid; /* wanted, but no process of it came with a pid yet (crun exec) */
 	struct denials_src *denials; /* its program's ring of denials on the loop, or NULL */
+	/* Drift: another writer's changes to its cgroup (drift_check()); times in now_ms(). */
+	uint64_t next_check;   /* when its cgroup is read next; 0: not yet scheduled */
+	uint64_t backoff;      /* how long a repair holds off the next check; 0: none lately */
+	uint64_t last_repair;  /* when it was last repaired */
+	uint64_t last_log;     /* when a repair of it was last logged */
+	uint64_t repairs;      /* repairs since the worker started */
+	unsigned int unlogged; /* repairs since the last one logged */
+	bool check_failed;     /* the last check failed (logged once) */
+	char *foreign;	       /* the foreign programs last reported, or NULL */
 };
+
+/*
+ * Drift (devwld(8), KERNEL MODE): every programmed cgroup is read every DRIFT_PERIOD_MS,
+ * on the loop (a devices.list read and a BPF_PROG_QUERY are cheap syscalls on kernfs and
+ * bpf, which no workload can stall: bench/drift measures them), at most DRIFT_PER_TICK
+ * per round so a host of many containers spreads them over rounds. A repair holds off the
+ * next check of that cgroup, doubling up to DRIFT_BACKOFF_MAX while the changes go on,
+ * back to none after a quiet DRIFT_BACKOFF_MAX: an agent that keeps rewriting meets one
+ * repair per backoff, never a tight fight. Log lines of repairs: one per DRIFT_LOG_MS
+ * per container, with the count of those left out; events: every one.
+ */
+#define DRIFT_PERIOD_MS		  5000
+#define DRIFT_BACKOFF_MAX(period) (64 * (period))
+#define DRIFT_PER_TICK		  256
+#define DRIFT_LOG_MS		  60000
 
 /*
  * What a v2 program refused, read from the loop. One ring per container, not one shared
@@ -110,16 +139,14 @@ bool container_has_baseline(const struct container *c)
 	return c->owner_uid == 0;
 }
 
-static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
-
 bool kernelmode_holds(const struct container *c, pid_t pid)
 {
 	_cleanup_free_ char *dir = NULL;
 	char why[200];
 	struct stat st;
 
-	if (!kernelmode_enforced(c) || pid <= 0 || find_cgroup(pid, &dir, why, sizeof(why)) < 0 ||
-	    stat(dir, &st) < 0)
+	if (!kernelmode_enforced(c) || pid <= 0 ||
+	    baseline_container_cgroup(pid, &dir, why, sizeof(why)) < 0 || stat(dir, &st) < 0)
 		return false;
 	return st.st_dev == c->kernel->dev && st.st_ino == c->kernel->ino;
 }
@@ -184,47 +211,6 @@ static void refuse(struct devwld *d, struct container *c, int err, const char *f
 		"rules decide them, not node %s",
 		c->id, k->reason, c->node_path);
 	audit_mode(d, c);
-}
-
-/* Is path (in a hierarchy) the top, or at or above devwld's own cgroup there? */
-static bool holds_us(enum baseline_kind kind, const char *path)
-{
-	_cleanup_free_ char *own = NULL, *dir = NULL;
-	size_t n = strlen(path);
-
-	if (!strcmp(path, "/"))
-		return true;
-	if (baseline_cgroup_of(kind, 0, &own, &dir) < 0)
-		return true; /* cannot tell: do not risk our own */
-	return !strncmp(own, path, n) && (own[n] == '/' || own[n] == '\0');
-}
-
-/* The container's own device cgroup directory: v1 devices if it has one, else cgroup2. */
-static int find_cgroup(pid_t pid, char **ret_dir, char *why, size_t size)
-{
-	static const enum baseline_kind kinds[] = {BASELINE_V1, BASELINE_V2};
-	int r = -ENOENT;
-
-	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
-		_cleanup_free_ char *path = NULL, *dir = NULL;
-
-		r = baseline_cgroup_of(kinds[i], pid, &path, &dir);
-		if (r < 0)
-			continue;
-		if (holds_us(kinds[i], path)) {
-			/* v1 "/" is how a container of a v2 runtime looks on a hybrid host. */
-			snprintf(why, size, "its %s cgroup %s is not its own",
-				 kinds[i] == BASELINE_V1 ? "v1 devices" : "cgroup2", path);
-			r = -EPERM;
-			continue;
-		}
-		*ret_dir = TAKE_PTR(dir);
-		return 0;
-	}
-	if (r == -ENOENT)
-		snprintf(why, size, "process %d is in no device cgroup this devwld can see",
-			 (int)pid);
-	return r;
 }
 
 static bool cgroup_taken(struct devwld *d, const struct container *self, const struct stat *st)
@@ -323,24 +309,30 @@ static void denials_watch(struct devwld *d, struct container *c)
 	}
 }
 
-/* Apply c's node if it changed since the last apply (or was never applied). */
 /* Programs applied since the worker started (the loop thread's). */
 static uint64_t applies;
+/* Repairs of drift since the worker started; the earliest next_check (0: unknown). */
+static uint64_t drift_repairs, drift_due;
 
-static int apply(struct container *c)
+/* Apply c's node if it changed since the last apply (or was never applied). */
+
+/* Apply c's node (its ceiling while it learns: learning_served()) if it changed since the
+ * last apply (or was never applied). */
+static int apply(const struct devwld *d, struct container *c)
 {
+	const struct devwl_node *node = learning_served(d, c);
 	struct kernel_cg *k = c->kernel;
 	char *show = NULL;
 	int r;
 
-	r = devwl_node_show(c->node, &show);
+	r = devwl_node_show(node, &show);
 	if (r < 0)
 		show = NULL; /* out of memory: apply anyway, compare next time */
 	if (show && k->applied && !strcmp(show, k->applied)) {
 		free(show);
 		return 0;
 	}
-	r = devwl_cgroup_apply(k->cg, c->node);
+	r = devwl_cgroup_apply(k->cg, node);
 	free(k->applied);
 	k->applied = r >= 0 ? show : NULL;
 	if (r < 0)
@@ -369,7 +361,7 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		refuse(d, c, negerrno(), "process %d", (int)pid);
 		return;
 	}
-	r = find_cgroup(pid, &dir, why, sizeof(why));
+	r = baseline_container_cgroup(pid, &dir, why, sizeof(why));
 	if (r < 0) {
 		refuse(d, c, r == -ENOENT || r == -EPERM ? 0 : r, "%s", why);
 		return;
@@ -399,12 +391,14 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		}
 	}
 	k->cg = cg;
+	k->next_check = 0;
+	drift_due = 0; /* the next tick schedules its first check */
 	k->version = devwl_cgroup_version(cg);
 	k->dev = st.st_dev;
 	k->ino = st.st_ino;
 	free(k->dir);
 	k->dir = TAKE_PTR(dir);
-	r = apply(c);
+	r = apply(d, c);
 	if (r < 0) {
 		/* The cgroup denies every device now (fail closed): say so, keep trying on
 		 * the next change. */
@@ -509,7 +503,7 @@ void kernelmode_policy_changed(struct devwld *d)
 
 		if (!c->kernel || !c->kernel->cg)
 			continue;
-		r = apply(c);
+		r = apply(d, c);
 		if (r < 0)
 			log_msg("container %s: WARNING: kernel mode: applying node %s to %s failed"
 				" (%s); the cgroup denies every device until a change applies",
@@ -527,6 +521,7 @@ void kernelmode_gone(struct devwld *d, struct container *c)
 	devwl_cgroup_free(c->kernel->cg);
 	free(c->kernel->dir);
 	free(c->kernel->applied);
+	free(c->kernel->foreign);
 	free(c->kernel);
 	c->kernel = NULL;
 }
@@ -539,12 +534,14 @@ void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 	*ret = (struct kernel_counts){.applies = applies,
 				      .denied = a.kernel_denied,
 				      .allowed = a.kernel_allowed,
-				      .reports = a.kernel_reports};
+				      .reports = a.kernel_reports,
+				      .drift_repairs = drift_repairs};
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
 		if (kernelmode_wanted(c) && c->kernel->cg) {
 			ret->programmed++;
+			ret->foreign += c->kernel->foreign != NULL;
 			ret->size += (uint64_t)(c->kernel->size > 0 ? c->kernel->size : 0);
 			if (!(devwl_cgroup_recording(c->kernel->cg) & DEVWL_CGROUP_RECORD_ACCESSES))
 				ret->unreported++;
@@ -562,10 +559,180 @@ void kernelmode_stats(struct devwld *d, FILE *out)
 	fprintf(out,
 		"kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n"
 		"kernel_denied %llu\nkernel_allowed %llu\nkernel_allowed_reports %llu\n"
-		"kernel_unreported %u\n",
+		"kernel_unreported %u\nkernel_drift_repairs %llu\nkernel_foreign_programs %u\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
 		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
 						     : "auto",
 		k.programmed, k.unprogrammed, (unsigned long long)k.denied,
-		(unsigned long long)k.allowed, (unsigned long long)k.reports, k.unreported);
+		(unsigned long long)k.allowed, (unsigned long long)k.reports, k.unreported,
+		(unsigned long long)k.drift_repairs, k.foreign);
+	/* Per container, only those repaired: the list stays short on a quiet host. */
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *c = container_of(l, struct container, link);
+
+		if (c->kernel && c->kernel->repairs)
+			fprintf(out, "kernel_drift_repairs:%s %llu\n", c->id,
+				(unsigned long long)c->kernel->repairs);
+	}
+}
+
+uint64_t kernelmode_drift_repairs(const struct container *c)
+{
+	return c->kernel ? c->kernel->repairs : 0;
+}
+
+static uint64_t drift_period_ms(void)
+{
+#ifdef DEVWL_TEST_HOOKS
+	/* tests/oci/200 and tests/live/85 see a repair in a fraction of a second. */
+	const char *ms = secure_getenv("DEVWLD_TEST_DRIFT_MS");
+
+	if (ms && *ms && strtoul(ms, NULL, 10) > 0)
+		return strtoul(ms, NULL, 10);
+#endif
+	return DRIFT_PERIOD_MS;
+}
+
+/* {"event":"drift",...}: what another writer changed in c's cgroup and what devwld did. */
+static void drift_event(struct devwld *d, const struct container *c, int changed, const char *what,
+			const char *result)
+{
+	static const char *const bits[] = {"rules", "detached", "foreign"};
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	char now[AUDIT_TIME_MAX];
+
+	if (!o || !a) {
+		json_object_put(o);
+		json_object_put(a);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bits); i++)
+		if (changed & (1 << i))
+			json_object_array_add(a, json_object_new_string(bits[i]));
+	audit_time(now);
+	json_object_object_add(o, "time", json_object_new_string(now));
+	json_object_object_add(o, "event", json_object_new_string("drift"));
+	json_object_object_add(o, "container", json_object_new_string(c->id));
+	json_object_object_add(o, "node", json_object_new_string(c->node_path));
+	json_object_object_add(o, "cgroup", json_object_new_string(c->kernel->dir));
+	json_object_object_add(o, "version", json_object_new_int(c->kernel->version));
+	json_object_object_add(o, "changed", a);
+	json_object_object_add(o, "what", json_object_new_string(what));
+	json_object_object_add(o, "result", json_object_new_string(result));
+	json_object_object_add(o, "repairs", json_object_new_uint64(c->kernel->repairs));
+	audit_record(&d->audit, o, c->owner_uid, c->id);
+	json_object_put(o);
+}
+
+/* A program another attached beside ours: said once for each set of them. */
+static void drift_foreign(struct devwld *d, struct container *c, int r, const char *what)
+{
+	struct kernel_cg *k = c->kernel;
+	const char *f = (r & DEVWL_CGROUP_DRIFT_FOREIGN) ? strstr(what, "foreign program") : NULL;
+
+	if (!f) {
+		if (k->foreign)
+			log_msg("container %s: kernel mode: no program of another is attached to %s"
+				" any more",
+				c->id, k->dir);
+		free(k->foreign);
+		k->foreign = NULL;
+		return;
+	}
+	if (k->foreign && !strcmp(k->foreign, f))
+		return;
+	free(k->foreign);
+	k->foreign = strdup(f);
+	log_msg("container %s: WARNING: kernel mode: a program devwld did not attach is attached"
+		" to its device cgroup %s (%s); devwld does not detach another's program, and"
+		" every attached program must allow an access, so node %s's grants may be refused",
+		c->id, k->dir, f, c->node_path);
+	if (!(r & (DEVWL_CGROUP_DRIFT_RULES | DEVWL_CGROUP_DRIFT_DETACHED)))
+		drift_event(d, c, r, what, "reported");
+}
+
+/*
+ * Read c's cgroup; where another writer changed what devwld applied, apply c's node again
+ * through apply() (the one writer), count and report it, and hold off its next check.
+ */
+static void drift_check(struct devwld *d, struct container *c, uint64_t now)
+{
+	struct kernel_cg *k = c->kernel;
+	uint64_t period = drift_period_ms(), max = DRIFT_BACKOFF_MAX(period);
+	char what[768];
+	int r = devwl_cgroup_check(k->cg, what, sizeof(what)), ar;
+
+	k->next_check = now + period;
+	if (r < 0) {
+		if (!k->check_failed)
+			log_msg("container %s: kernel mode: cannot read its device cgroup %s (%s): "
+				"a"
+				" change another writer makes there is not seen",
+				c->id, k->dir, strerror(-r));
+		k->check_failed = true;
+		return;
+	}
+	k->check_failed = false;
+	drift_foreign(d, c, r, what);
+	if (!(r & (DEVWL_CGROUP_DRIFT_RULES | DEVWL_CGROUP_DRIFT_DETACHED))) {
+		if (k->backoff && now - k->last_repair >= max)
+			k->backoff = 0; /* quiet long enough: the next repair waits no longer */
+		return;
+	}
+	/* The handle holds the kernel's state now: the whole node goes in again. */
+	free(k->applied);
+	k->applied = NULL;
+	ar = apply(d, c);
+	k->repairs++;
+	drift_repairs++;
+	k->backoff = k->backoff ? (2 * k->backoff < max ? 2 * k->backoff : max) : period;
+	k->last_repair = now;
+	k->next_check = now + k->backoff;
+	drift_event(d, c, r, what, ar < 0 ? "failed" : "repaired");
+	if (ar >= 0)
+		denials_watch(d, c);
+	if (ar >= 0 && k->last_log && now - k->last_log < DRIFT_LOG_MS) {
+		k->unlogged++;
+		return;
+	}
+	k->last_log = now;
+	if (ar < 0)
+		log_msg("container %s: WARNING: kernel mode: another writer changed its device "
+			"cgroup"
+			" %s (%s), and applying node %s again failed (%s); the cgroup denies every"
+			" device until a change applies",
+			c->id, k->dir, what, c->node_path, strerror(-ar));
+	else
+		log_msg("container %s: kernel mode: another writer changed its device cgroup %s"
+			" (%s); node %s applied again (repair %llu, %u not logged since the last"
+			" line; next check in %llu ms)",
+			c->id, k->dir, what, c->node_path, (unsigned long long)k->repairs,
+			k->unlogged, (unsigned long long)k->backoff);
+	k->unlogged = 0;
+}
+
+int kernelmode_tick(struct devwld *d, uint64_t now)
+{
+	uint64_t period = drift_period_ms(), next = now + period;
+	unsigned int checked = 0;
+
+	if (drift_due && now < drift_due)
+		return (int)(drift_due - now < INT_MAX ? drift_due - now : INT_MAX);
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		struct container *c = container_of(l, struct container, link);
+		struct kernel_cg *k = c->kernel;
+
+		if (!k || !k->cg)
+			continue;
+		if (!k->next_check)
+			k->next_check = now + period;
+		if (k->next_check <= now && checked < DRIFT_PER_TICK) {
+			drift_check(d, c, now);
+			checked++;
+		}
+		if (k->next_check < next)
+			next = k->next_check;
+	}
+	drift_due = next > now ? next : now + 1;
+	return (int)(drift_due - now);
 }

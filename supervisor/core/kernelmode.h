@@ -75,10 +75,20 @@ struct kernel_counts {
 	unsigned int programmed, unprogrammed;
 	unsigned int unreported; /* programmed, whose allowed accesses are not reported */
 	uint64_t applies, size, denied;
+	uint64_t drift_repairs;	   /* cgroups another writer changed, applied again */
+	unsigned int foreign;	   /* programmed cgroups with another's program beside ours */
 	uint64_t allowed, reports; /* accesses allowed and reported, in how many records */
 };
 void kernelmode_counts(struct devwld *d, struct kernel_counts *ret);
 /* "name value" lines for devwlctl stats. */
 void kernelmode_stats(struct devwld *d, FILE *out);
+/* Repairs of c's cgroup since the worker started (another writer changed it). */
+uint64_t kernelmode_drift_repairs(const struct container *c);
+/*
+ * The loop's tick: read the programmed cgroups that are due, and where another writer
+ * changed one, apply its node again and report it (devwld(8), KERNEL MODE: drift).
+ * Returns ms until the next is due.
+ */
+int kernelmode_tick(struct devwld *d, uint64_t now);
 
 #endif

@@ -171,6 +171,15 @@ static void put_containers(struct devwld *d, FILE *f)
 		put_label(f, c->node_path);
 		fprintf(f, "\"} %llu\n", (unsigned long long)c->notifications);
 	}
+	head(f, "devwl_container_drift_repairs_total", "counter",
+	     "Repairs of each container's device cgroup after another writer changed it.");
+	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
+		const struct container *c = container_of(l, struct container, link);
+
+		fputs("devwl_container_drift_repairs_total{container=\"", f);
+		put_label(f, c->id);
+		fprintf(f, "\"} %llu\n", (unsigned long long)kernelmode_drift_repairs(c));
+	}
 }
 
 int metrics_write(struct devwld *d, FILE *f)
@@ -214,6 +223,12 @@ int metrics_write(struct devwld *d, FILE *f)
 	    "Records of allowed accesses, at most one a second per device and access.", k.reports);
 	one(f, "devwl_kernel_unprogrammed_containers", "gauge",
 	    "Containers that asked for kernel mode and could not have it.", k.unprogrammed);
+	one(f, "devwl_drift_repairs_total", "counter",
+	    "Programmed device cgroups another writer changed, applied again (kernel mode).",
+	    k.drift_repairs);
+	one(f, "devwl_kernel_foreign_programs", "gauge",
+	    "Programmed device cgroups with another's device program attached beside devwld's.",
+	    k.foreign);
 	one(f, "devwl_audit_records_dropped_total", "counter",
 	    "Audit records the sink had no room for.", t.counts.dropped);
 	one(f, "devwl_log_lines_dropped_total", "counter", "Log lines stderr did not take in time.",

@@ -99,7 +99,7 @@ static void worker_hooks(struct devwld *d)
 {
 	d->loop.hooks = (struct loop_hooks){
 		/* A reload the watch makes is in the state write started right after. */
-		.tick = {watch_tick, uevents_tick, tick_state},
+		.tick = {watch_tick, uevents_tick, tick_state, kernelmode_tick},
 		.after = {oci_conn_expire, metrics_expire, after_audit, handover_after},
 		.reload = reload,
 		.restart = handover_begin,

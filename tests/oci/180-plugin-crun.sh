@@ -1,8 +1,8 @@
 # crun loads devwl's seccomp-notify plugin (devwl-plugin(7)) by the annotation
 # run.oci.seccomp.plugins and hands it every notification of the container: no devwld runs.
 # With org.devwl.policy naming a policy in the plugin's policy directory, the container
-# opens a device the policy grants and crun's device cgroup denies (the plugin opens it
-# for the caller), is refused one the policy denies and crun allows, and every decision is
+# opens a device the policy grants and crun's rules deny (the plugin programs the device
+# cgroup with the node: tests/oci/194), is refused one the policy denies and crun allows, and every decision is
 # in the audit file; without the annotation it gets the OCI default set, never more; a
 # node the container names by org.devwl.node is admitted as devwld admits it; the plugin
 # exports the four functions of the ABI and nothing else.

@@ -2,8 +2,8 @@
 # (devwl-plugin(7)): the container's root is uid 100000 on the host and has no CAP_MKNOD
 # that the kernel honours for devices; the policy grants c 1:11 and waives the capability.
 # The node is made for the caller (on crun's /dev tmpfs, mounted in the container's user
-# namespace and so nodev, and on the bundle's /tmp), opens for writing through the plugin,
-# and is refused for reading and for a device the policy does not grant.
+# namespace and so nodev, and on the bundle's /tmp), opens for writing (kernel mode: the
+# kernel opens it, through a node the plugin binds over the caller's), and is refused for reading and for a device the policy does not grant.
 RT=crun
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"

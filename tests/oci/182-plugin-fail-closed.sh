@@ -1,11 +1,11 @@
 # devwl's plugin under crun fails closed (devwl-plugin(7)): a policy file with errors, a
 # policy named outside the policy directory or missing, a plugin file missing or not
-# loadable, an audit file that cannot be opened: crun refuses the container with the
-# reason, and the container's first trapped call never succeeds (crun loads plugins once
-# the container's process runs, so what comes before that call runs). Where the plugin
-# itself refuses, it kills the container's process first: it goes no further than that
-# call; where crun cannot load the plugin, crun closes the notify fd before it kills the
-# container, and the call may return ENOSYS first.
+# loadable, an audit file that cannot be opened, an org.devwl.mode of another word: crun
+# refuses the container with the reason, and the container's first trapped call never
+# succeeds (crun loads plugins once the container's process runs, so what comes before
+# that call runs). Where the plugin itself refuses, it kills the container's process
+# first: it goes no further than that call; where crun cannot load the plugin, crun closes
+# the notify fd before it kills the container, and the call may return ENOSYS first.
 RT=crun
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -62,4 +62,8 @@ pass "crun: a plugin that does not load → refused, the trapped call fails"
 plugin_bundle noaudit "$SCRIPT" ''
 DEVWL_PLUGIN_AUDIT=$T/no/such/dir/audit.jsonl refused noaudit 'DEVWL_PLUGIN_AUDIT'
 pass "crun+plugin: an audit file that cannot be opened → refused"
+
+plugin_bundle badmode "$SCRIPT" '' '.annotations["org.devwl.mode"] = "fast"'
+refused badmode 'org.devwl.mode "fast": neither "kernel" nor "baseline"'
+pass "crun+plugin: an org.devwl.mode that is neither kernel nor baseline → refused"
 plugin_sanitizer_check

@@ -14,6 +14,13 @@
  *                                           until DIR/stop-ID exists, opening /dev/null
  *                                           (a trapped call: a decision) and printing
  *                                           "OPENED" whenever DIR/go-ID appears (removed)
+ *   oci-client SOCKET relay LISTEN          a runtime's hand-off forged on its way: take
+ *                                           one hand-off on LISTEN (devwl-run --connect
+ *                                           LISTEN), put OCI_CLIENT_ANNOTATIONS in its
+ *                                           state, pass it on to SOCKET as our own (our
+ *                                           uid is the runtime's devwld sees), and close
+ *                                           the sender's connection once devwld has
+ *                                           closed ours, as devwld would have
  *
  * Bad modes: malformed truncated nofds extrafds wrongfd nostate huge slow silent nonroot.
  * OCI_CLIENT_PID=N sends N as the process's pid (0: none, as crun exec does).
@@ -201,6 +208,101 @@ static int run(const char *sock_path, const char *id, const char *dir)
 	return 0;
 }
 
+/* The length of the JSON value at the start of buf[0..n), or 0 while it is incomplete. */
+static size_t json_end(const char *buf, size_t n)
+{
+	bool str = false, esc = false;
+	int depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = buf[i];
+
+		if (esc)
+			esc = false;
+		else if (str && c == '\\')
+			esc = true;
+		else if (c == '"')
+			str = !str;
+		else if (!str && (c == '{' || c == '['))
+			depth++;
+		else if (!str && (c == '}' || c == ']') && --depth == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+static int relay(const char *sock_path, const char *listen_path)
+{
+	static const char empty[] = "\"annotations\":{}";
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	const char *annos = getenv("OCI_CLIENT_ANNOTATIONS");
+	char in[8192], out[16384], *at;
+	size_t len = 0, end = 0;
+	int lsock, conn, sock, fd = -1, n;
+
+	if (!annos || !*annos || strlen(listen_path) >= sizeof(addr.sun_path)) {
+		fputs("oci-client relay: needs OCI_CLIENT_ANNOTATIONS and a short LISTEN\n",
+		      stderr);
+		return 2;
+	}
+	strcpy(addr.sun_path, listen_path);
+	unlink(listen_path);
+	lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lsock < 0 || bind(lsock, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    listen(lsock, 1) < 0)
+		die("listen");
+	printf("LISTENING\n");
+	fflush(stdout);
+	conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+	if (conn < 0)
+		die("accept");
+	/* The fd rides on the first byte; the text may come in parts. */
+	while (!end) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} cmsg = {0};
+		struct iovec iov = {.iov_base = in + len, .iov_len = sizeof(in) - 1 - len};
+		struct msghdr msg = {.msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = cmsg.buf,
+				     .msg_controllen = sizeof(cmsg.buf)};
+		struct cmsghdr *c;
+		ssize_t got;
+
+		if (!iov.iov_len)
+			die("hand-off too long");
+		got = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+		if (got <= 0)
+			die("recvmsg");
+		c = CMSG_FIRSTHDR(&msg);
+		if (c && c->cmsg_type == SCM_RIGHTS && fd < 0)
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		len += (size_t)got;
+		end = json_end(in, len);
+	}
+	in[end] = '\0';
+	at = strstr(in, empty);
+	if (fd < 0 || !at) {
+		fprintf(stderr, "oci-client relay: no fd, or no empty annotations in: %s\n", in);
+		return 1;
+	}
+	n = snprintf(out, sizeof(out), "%.*s\"annotations\":%s%s", (int)(at - in), in, annos,
+		     at + strlen(empty));
+	if (n < 0 || (size_t)n >= sizeof(out))
+		die("annotations too long");
+	sock = connect_to(sock_path);
+	send_with_fds(sock, out, (size_t)n, &fd, 1);
+	close(fd);
+	if (wait_dropped(sock, 20)) {
+		fputs("oci-client relay: devwld kept the connection open\n", stderr);
+		return 1;
+	}
+	close(conn);
+	printf("RELAYED\n");
+	return 0;
+}
+
 /* A connect that may fail (devwld refusing, the backlog full): the fd or -1. */
 static int try_connect(const char *path)
 {
@@ -273,6 +375,8 @@ int main(int argc, char **argv)
 		return argc == 5 ? hold(argv[1], atoi(argv[3]), atoi(argv[4])) : 2;
 	if (!strcmp(mode, "run"))
 		return argc == 5 ? run(argv[1], argv[3], argv[4]) : 2;
+	if (!strcmp(mode, "relay"))
+		return argc == 4 ? relay(argv[1], argv[3]) : 2;
 	if (!strcmp(mode, "nonroot") && setresuid(65534, 65534, 65534) < 0)
 		die("setresuid");
 

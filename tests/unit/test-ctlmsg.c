@@ -126,6 +126,19 @@ static void test_ctl_event_print_decision(void **state)
 		"16:54:01.123 c /n 1 openat /dev/null c 1:3 w allow\n");
 }
 
+/* A drift record: the cgroup, what changed and what devwld did, in one line. */
+static void test_ctl_event_print_drift(void **state)
+{
+	(void)state;
+	expect_event("{\"time\":\"2026-12-07T04:40:00.123456789Z\",\"event\":\"drift\","
+		     "\"container\":\"k\",\"node\":\"/km\",\"cgroup\":\"/sys/fs/cgroup/k\","
+		     "\"version\":1,\"changed\":[\"rules\"],"
+		     "\"what\":\"missing c 1:5 rwm; extra c 1:7 rwm\",\"result\":\"repaired\","
+		     "\"repairs\":1}",
+		     "04:40:00.123 k /km drift v1 /sys/fs/cgroup/k: missing c 1:5 rwm; extra c 1:7 "
+		     "rwm (repaired, repairs 1)\n");
+}
+
 static void test_ctl_event_print_record(void **state)
 {
 	(void)state;
@@ -239,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_ctl_socket_error_other),
 		cmocka_unit_test(test_ctl_event_print_decision),
 		cmocka_unit_test(test_ctl_event_print_record),
+		cmocka_unit_test(test_ctl_event_print_drift),
 		cmocka_unit_test(test_ctl_event_print_selector),
 		cmocka_unit_test(test_ctl_verb_of),
 		cmocka_unit_test(test_ctl_verbs_documented),
