@@ -6,6 +6,11 @@
 # beforehand (ms for the whole devwl-run). Enforced twice: mode auto (kernel mode where
 # the cgroup can be programmed: opens not trapped) and authoritative (every open trapped
 # and decided, as when learning): learn/authoritative is the recorder's own cost.
+# Then devwld's learn mode (devwld(8), LEARN MODE): the same opens from processes devwld
+# serves (devwl-run --connect hands over its notify fd as a runtime does), one on a node
+# that learns, one on a node enforcing what it learnt, every open decided by devwld on
+# both (--kernel-mode=never), in rounds whose order turns (bench/lib.sh rounds()), with the
+# per-round ratios learn/enforced (ratio_rows()).
 #
 #   bench/learn.sh [--quick] [--build DIR] [--rounds N]      (root)
 set -u
@@ -18,7 +23,7 @@ while [ $# -gt 0 ]; do
 	--quick) ROUNDS=3 OPENS=5000 ;;
 	--build) BUILD=$2 && shift ;;
 	--rounds) ROUNDS=$2 && shift ;;
-	*) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' && exit 2 ;;
+	*) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' && exit 2 ;;
 	esac
 	shift
 done
@@ -80,3 +85,40 @@ row open "open /dev/null x$OPENS" ns/op "$WORK" open "$OPENS" /dev/null || exit 
 row mkfs "mkfs.ext4 on a loop device" ms mkfs.ext4 -q -F "$LOOP" || exit 1
 echo "policy learnt for mkfs.ext4:"
 cat "$T/mkfs.json"
+
+# ---- devwld ----------------------------------------------------------------------------
+NAME=learn
+HELP=15
+. "$HERE/lib.sh"
+DEVWLD=$BUILD/supervisor/devwld
+DEVWLCTL=$BUILD/tools/devwlctl
+nap_init
+cat >"$T/policy.json" <<EOF
+{"version": 1, "nodes": [
+  {"path": "/b", "rules": ["deny a", "allow c 1:* rwm", "allow c 5:* rwm", "allow b 7:* rwm"]},
+  {"path": "/b/learn", "rules": ["deny a"], "learn": true},
+  {"path": "/b/enforced", "rules": ["deny a"]}],
+ "containers": {"node_annotation": ["/b"]}}
+EOF
+"$DEVWLD" --listen "$T/listen.sock" --control "$T/control.sock" --policy "$T/policy.json" \
+	--kernel-mode=never --audit /dev/null 2>>"$T/devwld.log" &
+DEVWLD_PID=$!
+trap 'kill "$DEVWLD_PID" 2>/dev/null; wait "$DEVWLD_PID" 2>/dev/null; losetup -d "$LOOP"; rm -rf "$T"' EXIT
+for _ in $(seq 200); do [ -S "$T/control.sock" ] && break; nap 0.05; done
+[ -S "$T/control.sock" ] || die "devwld did not start"
+served() { "$RUN" --connect "$T/listen.sock" --node "/b/$1" -- "$WORK" open "$OPENS" /dev/null; }
+# What the learning node touched, granted to the enforced one: the advice's rules.
+served learn >/dev/null || die "learning run"
+ctl advise /b/learn >"$T/advice.json" || die "advise /b/learn"
+jq -r '.nodes[] | select(.path == "/b/learn") | .rules[] | select(startswith("allow "))[6:]' \
+	"$T/advice.json" | while read -r rule; do ctl allow /b/enforced "$rule" >/dev/null || exit 1; done ||
+	die "granting the advice to /b/enforced"
+one() { # SIDE: ns per open, into LAST
+	LAST=$(served "$1" | sed -n 's/.*ns_per_op=\([0-9.]*\).*/\1/p')
+	[ -n "$LAST" ] || die "$1: no figure"
+	echo "$LAST" >>"$T/$1.ns"
+}
+rounds "$ROUNDS" enforced learn
+printf 'devwld, open /dev/null x%s: learn %s  enforced %s ns/op (medians)\n' "$OPENS" \
+	"$(med "$T/learn.ns")" "$(med "$T/enforced.ns")"
+ratio_rows "devwld, open /dev/null x$OPENS" enforced learn

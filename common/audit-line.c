@@ -180,6 +180,7 @@ void audit_decision_of(const struct devwl_event *ev, const char *container, cons
 		ret->why.rule = ret->rule;
 	}
 	ret->pid = pid_of(ev, reason);
+	ret->count = 0;
 	audit_time(ret->time);
 }
 
@@ -203,6 +204,10 @@ void audit_event_of_denial(const struct devwl_denial *denial, struct devwl_event
 	ret->major = denial->major;
 	ret->minor = denial->minor;
 	ret->access = denial->access;
+	if (denial->allowed) {
+		ret->verdict = DEVWL_VERDICT_ALLOW;
+		ret->error = 0;
+	}
 }
 
 int audit_format(const struct audit_decision *d, char *buf, size_t size)
@@ -267,6 +272,8 @@ int audit_format(const struct audit_decision *d, char *buf, size_t size)
 		puts_(&o, ",\"rule\":");
 		put_json_string(&o, d->why.rule);
 	}
+	if (d->count)
+		printf_(&o, ",\"source\":\"kernel\",\"count\":%llu", (unsigned long long)d->count);
 	printf_(&o, ",\"handling_ns\":%llu}\n", (unsigned long long)ev->handling_ns);
 	return o.overflow ? -ENOSPC : (int)o.len;
 }

@@ -38,7 +38,9 @@ struct audit_decision {
 	const struct devwl_event *ev;
 	const char *container, *node; /* NULL container: no "container" and "node" */
 	struct audit_why why;
-	pid_t pid; /* the record's "pid" (0: null) */
+	pid_t pid;	/* the record's "pid" (0: null) */
+	uint64_t count; /* > 0: a kernel device program's report ("source":"kernel"), standing
+			   for this many accesses */
 	char time[AUDIT_TIME_MAX];
 	char rule[EXPLAIN_MAX];
 };
@@ -61,7 +63,8 @@ void audit_decision_of(const struct devwl_event *ev, const char *container, cons
 /*
  * The event such a denial is recorded as: verdict deny, EPERM (the kernel's answer),
  * syscall and path null (the kernel does not say which call asked), the pid and thread
- * where the program could learn them.
+ * where the program could learn them. An allowed access it reported
+ * (DEVWL_CGROUP_RECORD_ACCESSES) likewise, with verdict allow and no errno.
  */
 void audit_event_of_denial(const struct devwl_denial *denial, struct devwl_event *ret);
 

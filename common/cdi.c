@@ -470,3 +470,34 @@ int cdi_resolve(const struct cdi_registry *reg, const char *kind, const char *na
 	rulevec_sort(rv);
 	return 0;
 }
+
+int cdi_name_of(const struct cdi_registry *reg, uint8_t type, uint32_t major, uint32_t minor,
+		char *buf, size_t size)
+{
+	for (size_t i = 0; reg && i < reg->n_ents; i++) {
+		const struct entry *e = &reg->ents[i];
+		struct rulevec rv = {0};
+		struct devwl_error err = {0};
+		bool only = false;
+		int r;
+
+		if (e->conflict)
+			continue;
+		r = entry_rules(e, DEVWL_ACC_MASK, &rv, &err);
+		if (r == -ENOMEM) {
+			free(rv.v);
+			return r;
+		}
+		only = r >= 0 && rv.n > 0;
+		for (size_t k = 0; only && k < rv.n; k++)
+			only = rv.v[k].type == type && rv.v[k].major == major &&
+			       rv.v[k].minor == minor;
+		free(rv.v);
+		if (!only)
+			continue;
+		if ((size_t)snprintf(buf, size, "%s=%s", e->spec->kind, e->dev->name) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return -ENOENT;
+}

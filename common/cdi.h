@@ -45,4 +45,13 @@ const char *cdi_error(const struct cdi_registry *reg, size_t i);
 int cdi_resolve(const struct cdi_registry *reg, const char *kind, const char *name, uint8_t access,
 		struct rulevec *rv, struct devwl_error *ret_err);
 
+/*
+ * The name, "VENDOR/CLASS=NAME" into buf, of the first device (in load order) that is
+ * the one device type major:minor and nothing else: every node it and its spec's common
+ * edits name is that device. What names it and more would grant more than it. 0,
+ * -ENOENT (none), -ENOMEM, -ENAMETOOLONG (size).
+ */
+int cdi_name_of(const struct cdi_registry *reg, uint8_t type, uint32_t major, uint32_t minor,
+		char *buf, size_t size);
+
 #endif

@@ -17,6 +17,9 @@ const struct ctl_verb_row ctl_verbs[CTL_VERB_COUNT] = {
 	[CTL_SHOW] = {"show", "show", 1, B | L},
 	[CTL_CHECK] = {"check", "check", 5, B | L},
 	[CTL_MKNOD_CAP] = {"mknod_needs_cap", "mknod-cap", 2, E},
+	[CTL_LEARN] = {"learn", "learn", 2, E},
+	/* advise [owner=UID] NAME: devwlctl's cmd_advise() */
+	[CTL_ADVISE] = {"advise", "advise", -1, L},
 	[CTL_UNBIND] = {"unbind", "unbind", 3, E | CTLV_RULE},
 	[CTL_CONTAINERS] = {"containers", "containers", 0, L | CTLV_BARE},
 	/* devwlctl's containers --devices */

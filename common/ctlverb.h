@@ -25,6 +25,8 @@ enum ctl_verb {
 	CTL_CHECK,
 	/* devwld's own */
 	CTL_MKNOD_CAP,
+	CTL_LEARN,
+	CTL_ADVISE,
 	CTL_UNBIND,
 	CTL_CONTAINERS,
 	CTL_DEVICES,

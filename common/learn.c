@@ -3,8 +3,9 @@
  * The recorder and the advice of learn mode (learn.h). A device is kept by its numbers,
  * with the union of the access granted and a few words per distinct way it was touched;
  * its name is the first of these that resolves, through the selectors' own resolvers, to
- * rules covering it: its identity where it has one (a loop device's backing file, the
- * USB device above it, udev's by-id link), then its node in /dev, then, for a node of a
+ * rules covering it: its identity where it has one (a loop device's backing file, the CDI
+ * device that is this device alone, the USB device above it, udev's by-id link), then
+ * its node in /dev, then, for a node of a
  * devpts instance (made anew per session, its number never the same twice), its major's
  * name. Anything else is named by numbers: a name that might mean another device next
  * time is worse than none.
@@ -22,6 +23,7 @@
 #include <sys/sysmacros.h>
 
 #include "array.h"
+#include "cdi.h"
 #include "jsonutil.h"
 #include "learn.h"
 #include "nodepath.h"
@@ -346,6 +348,28 @@ static char *name_node(const struct selector_env *env, uint8_t type, uint32_t ma
 	return name;
 }
 
+/* The CDI device (cdi.h) that is this device and nothing else: the name an operator gave
+ * it, the same on every host whose spec says so. One that is more than it (a GPU's
+ * several nodes) would grant more than the workload touched. */
+static char *name_cdi(const struct selector_env *env, uint8_t type, uint32_t major, uint32_t minor)
+{
+	struct cdi_registry *reg = NULL;
+	char kind[512];
+	int r;
+
+	if (env && env->cdi)
+		r = cdi_name_of(env->cdi, type, major, minor, kind, sizeof(kind));
+	else {
+		r = env && env->cdi_dirs
+			    ? cdi_load(env->cdi_dirs, env->n_cdi_dirs, &reg)
+			    : cdi_load(cdi_default_dirs, ARRAY_SIZE(cdi_default_dirs), &reg);
+		if (r >= 0)
+			r = cdi_name_of(reg, type, major, minor, kind, sizeof(kind));
+		cdi_free(reg);
+	}
+	return r < 0 ? NULL : try_name(env, type, major, minor, "cdi:%s", kind);
+}
+
 /* The device's most stable name that resolves to it now, or NULL: its numbers. */
 static char *name_device(const struct selector_env *env, uint8_t type, uint32_t major,
 			 uint32_t minor)
@@ -354,7 +378,9 @@ static char *name_device(const struct selector_env *env, uint8_t type, uint32_t 
 
 	if (type == DEVWL_DEV_BLOCK && sysfsid_is_loop(sys_root(env), major, minor))
 		return name_loop(env, major, minor);
-	name = name_usb(env, type, major, minor);
+	name = name_cdi(env, type, major, minor);
+	if (!name)
+		name = name_usb(env, type, major, minor);
 	if (!name)
 		name = name_by_id(env, type, major, minor);
 	if (!name)
@@ -492,10 +518,12 @@ static int advise_rules(const struct learn *l, struct devwl_node *check,
 			continue;
 		access_word(s->access, acc);
 		/* Named again now: a name that no longer covers the device (a loop device
-		 * detached since, a link gone) would grant nothing, or another device. */
-		name = s->name && names_device(env, s->name, s->type, s->major, s->minor)
-			       ? strdup(s->name)
-			       : name_device(env, s->type, s->major, s->minor);
+		 * detached since, a link gone) would grant nothing, or another device; one
+		 * that came since (a CDI spec written) is the better. The name it had then
+		 * is kept if it still names it. */
+		name = name_device(env, s->type, s->major, s->minor);
+		if (!name && s->name && names_device(env, s->name, s->type, s->major, s->minor))
+			name = strdup(s->name);
 		if (name) {
 			if (asprintf(&text, "%s %s", name, acc) < 0)
 				text = NULL;

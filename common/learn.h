@@ -46,7 +46,7 @@ size_t learn_count(const struct learn *l);
  * node node_path (its missing ancestors made, copies of an allow-all root) denies every
  * device but those the workload was granted under ceiling, one "allow" rule each with
  * the access it asked for, and a "why" entry per rule saying which program touched it
- * and how. A device is named by its identity (loop:FILE, usb:, by-id:, /dev/NAME,
+ * and how. A device is named by its identity (loop:FILE, cdi:, usb:, by-id:, /dev/NAME,
  * char-NAME) only where that name resolves now to rules that cover it and that ceiling
  * allows; by its numbers otherwise. A temporary child of ceiling is made and removed to
  * check that. warn (may be NULL) is told of each device the ceiling refused (not in the

@@ -511,6 +511,14 @@ struct devwl_cgroup;
  * devwl_cgroup_read_denials(), where the kernel has BPF ring buffers (5.8); elsewhere,
  * and on cgroup v1 (whose controller tells nobody), it is ignored. */
 #define DEVWL_CGROUP_RECORD_DENIALS (1u << 2)
+/* cgroup v2, with DEVWL_CGROUP_RECORD_DENIALS: the program also reports the accesses it
+ * allows, to the same reader (allowed 1), each (type, major, minor, access) at most once a
+ * second, with the count of those allowed since its last report folded in: a workload
+ * opening /dev/null in a loop costs one record a second. Needs a kernel whose verifier
+ * takes atomic exchanges (5.12); elsewhere the program reports denials only (see
+ * devwl_cgroup_recording()). Accesses counted after a key's last report wait for its next
+ * access past the second. */
+#define DEVWL_CGROUP_RECORD_ACCESSES (1u << 3)
 
 /*
  * Take over the device controls of the cgroup directory dir: a cgroup2 directory (a BPF
@@ -575,16 +583,21 @@ int devwl_cgroup_version(const struct devwl_cgroup *cgroup);
  */
 int devwl_cgroup_check(struct devwl_cgroup *cgroup, char *ret_what, size_t size);
 
-/* An access the cgroup's program denied (DEVWL_CGROUP_RECORD_DENIALS). */
+/* An access the cgroup's program denied (DEVWL_CGROUP_RECORD_DENIALS), or one it allowed
+ * (DEVWL_CGROUP_RECORD_ACCESSES). */
 struct devwl_denial {
 	int type; /* DEVWL_DEV_CHAR/_BLOCK as the kernel asked (another value: denied as such) */
 	uint32_t major, minor;
-	int access;	    /* DEVWL_ACC_* asked for */
-	pid_t pid;	    /* thread-group id of the task (host pid namespace); 0 where the kernel
-			       does not let device programs ask */
-	pid_t tid;	    /* its thread, 0 likewise */
-	uint64_t cgroup_id; /* the task's cgroup2 id (its inode number), 0 likewise */
-	uint64_t reserved[4]; /* zero; later members come from here (see devwl_error) */
+	int access;	     /* DEVWL_ACC_* asked for */
+	pid_t pid;	     /* thread-group id of the task (host pid namespace); 0 where the kernel
+				does not let device programs ask */
+	pid_t tid;	     /* its thread, 0 likewise */
+	uint64_t cgroup_id;  /* the task's cgroup2 id (its inode number), 0 likewise */
+	uint64_t count;	     /* accesses the record stands for (>= 1; a denial: 1); 0 from a
+				library before DEVWL_CGROUP_RECORD_ACCESSES, meaning 1 */
+	uint32_t allowed;    /* 1: an access the program allowed, 0: a denial */
+	uint32_t reserved32; /* zero */
+	uint64_t reserved[2]; /* zero; later members come from here (see devwl_error) */
 };
 
 /*
@@ -597,9 +610,17 @@ struct devwl_denial {
 int devwl_cgroup_denials_fd(const struct devwl_cgroup *cgroup);
 
 /*
- * Take up to max recorded denials, oldest first, into ret; never blocks. Returns how many
- * (0: none waiting). Denials past a full ring (about 400 waiting) are lost, not the refusal;
- * those of the deny-all program in force after a failure are not recorded. Read until
+ * What the program attached now reports: DEVWL_CGROUP_RECORD_DENIALS, with
+ * DEVWL_CGROUP_RECORD_ACCESSES where it also reports allowed accesses, or 0 (nothing: see
+ * devwl_cgroup_denials_fd()). Errors: -EINVAL NULL.
+ */
+int devwl_cgroup_recording(const struct devwl_cgroup *cgroup);
+
+/*
+ * Take up to max recorded denials (and allowed accesses), oldest first, into ret; never
+ * blocks. Returns how many (0: none waiting). Records past a full ring (about 290
+ * waiting) are lost, not the refusal or the access; those of the deny-all program in
+ * force after a failure are not recorded. Read until
  * it returns less than max: the fd is woken again only once the ring was emptied.
  * Errors: -EOPNOTSUPP no ring (see above), -EINVAL, -EIO the ring is not as written.
  */

@@ -30,8 +30,20 @@
  * bpf_ringbuf_output(). The tail is reached from the early refusal and from the decision
  * only, so it adds a constant to the verifier's work, and runs only on a denial: an
  * allowed access costs what it did. The decision itself is the same instructions.
+ *
+ * Reporting allowed accesses too (BPFDEV_RECORD_ACCESSES), the one place each behaviour
+ * allows is followed by a second tail instead of the bare exit: it looks the request up in
+ * an LRU hash keyed by (type, access, major, minor) and, while the key's last report is
+ * younger than the window (the clock read only when the tick moved, see
+ * emit_allow_tail()), only adds one to its count (an atomic add: the same key on
+ * other CPUs). Otherwise it takes the count with an atomic exchange (so an access counted
+ * by another CPU meanwhile is in this report or the next, never lost or in both), stamps
+ * the time and writes a record of count + 1 as the denial tail does. A full LRU map
+ * forgets the keys least used: the next access of one is reported at once, and what it
+ * had counted is lost with it (cgroupdev.c sizes the map past what a container touches).
  */
 #include <linux/bpf.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +61,12 @@
 #define A_MINOR 2
 #define A_KEY	3
 
-/* The stack of the main program, recording: the context pointer, the record below it. */
-#define STACK_CTX (-8)
-#define STACK_REC (STACK_CTX - (int16_t)sizeof(struct bpfdev_record))
+/* The stack of the main program, recording: the context pointer, the record below it,
+ * and below that the seen map's key and a value to insert. */
+#define STACK_CTX  (-8)
+#define STACK_REC  (STACK_CTX - (int16_t)sizeof(struct bpfdev_record))
+#define STACK_KEY  (STACK_REC - (int16_t)sizeof(struct bpfdev_seen_key))
+#define STACK_SEEN (STACK_KEY - (int16_t)sizeof(struct bpfdev_seen))
 
 #define PRESENT 8u
 /* Leaves searched linearly below this many keys. */
@@ -64,6 +79,7 @@ struct prog {
 	/* Recording denials: the ring's map fd (>= 0), the helpers to call, and the jumps
 	 * to the recording tail (at most three: the early refusal, two in a decision). */
 	int map_fd;
+	int seen_fd; /* BPFDEV_RECORD_ACCESSES: the map of reported accesses */
 	unsigned int helpers;
 	size_t to_tail[4], nto_tail;
 };
@@ -130,6 +146,19 @@ static struct bpf_insn st_imm(uint8_t size, uint8_t dst, int16_t off, int32_t im
 		.code = (uint8_t)(BPF_ST | BPF_MEM | size), .dst_reg = dst, .off = off, .imm = imm};
 }
 
+/* An atomic read-modify-write of a 64-bit word: BPF_ADD, or BPF_XCHG (src gets the old). */
+static struct bpf_insn atomic_dw(int32_t op, uint8_t dst, uint8_t src, int16_t off)
+{
+	return (struct bpf_insn){.code = BPF_STX | BPF_ATOMIC | BPF_DW,
+				 .dst_reg = dst,
+				 .src_reg = src,
+				 .off = off,
+				 .imm = op};
+}
+
+/* dst = the map fd: BPF_LD_IMM64 with BPF_PSEUDO_MAP_FD, two instructions. */
+static void emit_map(struct prog *p, uint8_t dst, int fd);
+
 static struct bpf_insn call_helper(int32_t func)
 {
 	return (struct bpf_insn){.code = BPF_JMP | BPF_CALL, .imm = func};
@@ -188,6 +217,19 @@ static void emit_deny(struct prog *p)
 		return;
 	}
 	p->to_tail[p->nto_tail++] = emit(p, ja());
+}
+
+static void emit_allow_tail(struct prog *p);
+
+/* Allow: r0 = 1 and exit, or, reporting accesses, the tail that reports and allows. */
+static void emit_allow(struct prog *p)
+{
+	if (p->seen_fd >= 0) {
+		emit_allow_tail(p);
+		return;
+	}
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 1));
+	emit(p, exit_insn());
 }
 
 /* ---- the exceptions of one device type, sorted for searching ------------------------ */
@@ -377,8 +419,7 @@ static void emit_decide(struct prog *p, enum devwl_behavior behavior)
 		emit(p, alu(BPF_ALU64, BPF_AND, R_PACKED, DEVWL_ACC_MASK));
 		if (p->map_fd >= 0) {
 			p->to_tail[p->nto_tail++] = emit(p, jmp32(BPF_JNE, R_PACKED, 0));
-			emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 1));
-			emit(p, exit_insn());
+			emit_allow(p);
 			return;
 		}
 		emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 0));
@@ -405,27 +446,37 @@ static void emit_decide(struct prog *p, enum devwl_behavior behavior)
 	emit_deny(p);
 	for (int i = 0; i < 4; i++)
 		patch(p, allow[i]);
-	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 1));
-	emit(p, exit_insn());
+	emit_allow(p);
+}
+
+static void emit_map(struct prog *p, uint8_t dst, int fd)
+{
+	emit(p, (struct bpf_insn){.code = BPF_LD | BPF_DW | BPF_IMM,
+				  .dst_reg = dst,
+				  .src_reg = BPF_PSEUDO_MAP_FD,
+				  .imm = fd});
+	emit(p, (struct bpf_insn){0});
 }
 
 /*
  * The record on the stack below the saved context pointer (struct bpfdev_record), handed
  * to bpf_ringbuf_output(map, &rec, sizeof(rec), 0); whatever it returns (a full ring
- * drops the record), the answer is deny.
+ * drops the record), the answer is r0 = verdict. Expects the context in r6; the count in
+ * r9 when allowed (a denial counts 1).
  */
-static void emit_record_tail(struct prog *p)
+static void emit_record(struct prog *p, bool allowed)
 {
 	const int16_t rec = STACK_REC;
 
-	for (size_t i = 0; i < p->nto_tail; i++)
-		patch(p, p->to_tail[i]);
-	emit(p, ldx_dw(BPF_REG_6, BPF_REG_10, STACK_CTX));
 	for (int16_t off = 0; off < 12; off += 4) {
 		emit(p, ldx_w(BPF_REG_1, BPF_REG_6, off));
 		emit(p, stx(BPF_W, BPF_REG_10, BPF_REG_1, (int16_t)(rec + off)));
 	}
-	emit(p, st_imm(BPF_W, BPF_REG_10, (int16_t)(rec + 12), 0));
+	emit(p, st_imm(BPF_W, BPF_REG_10, (int16_t)(rec + 12), allowed));
+	if (allowed)
+		emit(p, stx(BPF_DW, BPF_REG_10, BPF_REG_9, (int16_t)(rec + 32)));
+	else
+		emit(p, st_imm(BPF_DW, BPF_REG_10, (int16_t)(rec + 32), 1));
 	if (p->helpers & BPFDEV_RECORD_PID) {
 		emit(p, call_helper(BPF_FUNC_get_current_pid_tgid));
 		emit(p, stx(BPF_DW, BPF_REG_10, BPF_REG_0, (int16_t)(rec + 16)));
@@ -438,19 +489,99 @@ static void emit_record_tail(struct prog *p)
 	} else {
 		emit(p, st_imm(BPF_DW, BPF_REG_10, (int16_t)(rec + 24), 0));
 	}
-	/* r1 = the map: BPF_LD_IMM64 with BPF_PSEUDO_MAP_FD, two instructions. */
-	emit(p, (struct bpf_insn){.code = BPF_LD | BPF_DW | BPF_IMM,
-				  .dst_reg = BPF_REG_1,
-				  .src_reg = BPF_PSEUDO_MAP_FD,
-				  .imm = p->map_fd});
-	emit(p, (struct bpf_insn){0});
+	emit_map(p, BPF_REG_1, p->map_fd);
 	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_10));
 	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_2, rec));
 	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_3, (int32_t)sizeof(struct bpfdev_record)));
 	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_4, 0));
 	emit(p, call_helper(BPF_FUNC_ringbuf_output));
-	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 0));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, allowed));
 	emit(p, exit_insn());
+}
+
+/* The denial tail: every way to deny jumps here. */
+static void emit_record_tail(struct prog *p)
+{
+	for (size_t i = 0; i < p->nto_tail; i++)
+		patch(p, p->to_tail[i]);
+	emit(p, ldx_dw(BPF_REG_6, BPF_REG_10, STACK_CTX));
+	emit_record(p, false);
+}
+
+/*
+ * The allow tail (see the top): r6 the context, r7 the time, r8 the seen map's value, r9
+ * the count reported; r6-r9 are free once the decision is made. The clock is read only
+ * when the tick (jiffies) moved since the key's last access: a flood's opens within one
+ * tick are surely within the window, and bpf_ktime_get_ns() costs a paravirtual clock
+ * read (hundreds of ns in some VMs), bpf_jiffies64() a load.
+ */
+static void emit_allow_tail(struct prog *p)
+{
+	const int16_t key = STACK_KEY, seen = STACK_SEEN;
+	size_t absent, same_tick, due, report;
+
+	emit(p, ldx_dw(BPF_REG_6, BPF_REG_10, STACK_CTX));
+	for (int16_t off = 0; off < 12; off += 4) {
+		emit(p, ldx_w(BPF_REG_1, BPF_REG_6, off));
+		emit(p, stx(BPF_W, BPF_REG_10, BPF_REG_1, (int16_t)(key + off)));
+	}
+	emit(p, st_imm(BPF_W, BPF_REG_10, (int16_t)(key + 12), 0));
+	emit_map(p, BPF_REG_1, p->seen_fd);
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_10));
+	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_2, key));
+	emit(p, call_helper(BPF_FUNC_map_lookup_elem));
+	absent =
+		emit(p, (struct bpf_insn){.code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_0});
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_8, BPF_REG_0));
+	/* The same tick as the key's last access: within the window. */
+	emit(p, call_helper(BPF_FUNC_jiffies64));
+	emit(p, ldx_dw(BPF_REG_1, BPF_REG_8, (int16_t)offsetof(struct bpfdev_seen, tick)));
+	same_tick = emit(p, (struct bpf_insn){.code = BPF_JMP | BPF_JEQ | BPF_X,
+					      .dst_reg = BPF_REG_0,
+					      .src_reg = BPF_REG_1});
+	emit(p, stx(BPF_DW, BPF_REG_8, BPF_REG_0, (int16_t)offsetof(struct bpfdev_seen, tick)));
+	emit(p, call_helper(BPF_FUNC_ktime_get_ns));
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_7, BPF_REG_0));
+	emit(p, ldx_dw(BPF_REG_1, BPF_REG_8, (int16_t)offsetof(struct bpfdev_seen, last_ns)));
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_7));
+	emit(p, alu_reg(BPF_ALU64, BPF_SUB, BPF_REG_2, BPF_REG_1));
+	due = emit(p, (struct bpf_insn){.code = BPF_JMP | BPF_JGE | BPF_K,
+					.dst_reg = BPF_REG_2,
+					.imm = BPFDEV_SEEN_WINDOW_NS});
+	/* Within the window: count it, allow. */
+	patch(p, same_tick);
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_1, 1));
+	emit(p, atomic_dw(BPF_ADD, BPF_REG_8, BPF_REG_1,
+			  (int16_t)offsetof(struct bpfdev_seen, count)));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, 1));
+	emit(p, exit_insn());
+	/* Due: stamp, take what was counted, report it with this one. */
+	patch(p, due);
+	emit(p, stx(BPF_DW, BPF_REG_8, BPF_REG_7, (int16_t)offsetof(struct bpfdev_seen, last_ns)));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_9, 0));
+	emit(p, atomic_dw(BPF_XCHG, BPF_REG_8, BPF_REG_9,
+			  (int16_t)offsetof(struct bpfdev_seen, count)));
+	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_9, 1));
+	report = emit(p, ja());
+	/* The first of its key: insert it (a full LRU map forgets the least used). */
+	patch(p, absent);
+	emit(p, call_helper(BPF_FUNC_ktime_get_ns));
+	emit(p, stx(BPF_DW, BPF_REG_10, BPF_REG_0,
+		    (int16_t)(seen + (int16_t)offsetof(struct bpfdev_seen, last_ns))));
+	emit(p, st_imm(BPF_DW, BPF_REG_10,
+		       (int16_t)(seen + (int16_t)offsetof(struct bpfdev_seen, count)), 0));
+	emit(p, st_imm(BPF_DW, BPF_REG_10,
+		       (int16_t)(seen + (int16_t)offsetof(struct bpfdev_seen, tick)), 0));
+	emit_map(p, BPF_REG_1, p->seen_fd);
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_2, BPF_REG_10));
+	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_2, key));
+	emit(p, alu_reg(BPF_ALU64, BPF_MOV, BPF_REG_3, BPF_REG_10));
+	emit(p, alu(BPF_ALU64, BPF_ADD, BPF_REG_3, seen));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_4, BPF_ANY));
+	emit(p, call_helper(BPF_FUNC_map_update_elem));
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_9, 1));
+	patch(p, report);
+	emit_record(p, true);
 }
 
 static void emit_call(struct prog *p, struct call *calls, size_t *ncalls, size_t target)
@@ -463,12 +594,12 @@ static void emit_call(struct prog *p, struct call *calls, size_t *ncalls, size_t
 	emit(p, alu_reg(BPF_ALU64, BPF_OR, R_PACKED, BPF_REG_0));
 }
 
-static int compile(const struct devwl_node *node, int map_fd, unsigned int helpers,
+static int compile(const struct devwl_node *node, int map_fd, int seen_fd, unsigned int helpers,
 		   struct bpf_insn **ret_insns, size_t *ret_count)
 {
 	static const unsigned types[2] = {DEVWL_DEV_BLOCK, DEVWL_DEV_CHAR};
 	struct type_set ts[2] = {{0}};
-	struct prog p = {.map_fd = map_fd, .helpers = helpers};
+	struct prog p = {.map_fd = map_fd, .seen_fd = seen_fd, .helpers = helpers};
 	struct call calls[4];
 	size_t ncalls = 0, sub_start[4], to_section[2], to_decide[2], deny;
 	enum devwl_behavior behavior;
@@ -566,15 +697,18 @@ out:
 
 int bpfdev_compile(const struct devwl_node *node, struct bpf_insn **ret_insns, size_t *ret_count)
 {
-	return compile(node, -1, 0, ret_insns, ret_count);
+	return compile(node, -1, -1, 0, ret_insns, ret_count);
 }
 
-int bpfdev_compile_record(const struct devwl_node *node, int map_fd, unsigned int helpers,
-			  struct bpf_insn **ret_insns, size_t *ret_count)
+int bpfdev_compile_record(const struct devwl_node *node, int map_fd, int seen_fd,
+			  unsigned int helpers, struct bpf_insn **ret_insns, size_t *ret_count)
 {
-	if (map_fd < 0 || (helpers & ~(BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP)))
+	bool accesses = helpers & BPFDEV_RECORD_ACCESSES;
+
+	if (map_fd < 0 || accesses != (seen_fd >= 0) ||
+	    (helpers & ~(BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP | BPFDEV_RECORD_ACCESSES)))
 		return -EINVAL;
-	return compile(node, map_fd, helpers, ret_insns, ret_count);
+	return compile(node, map_fd, seen_fd, helpers, ret_insns, ret_count);
 }
 
 DEVWL_EXPORT int devwl_node_compile_bpf(const struct devwl_node *node, struct bpf_insn **ret_insns,

@@ -60,6 +60,7 @@ struct devwl_cgroup {
 	 * out: the consumer's page (ours to write), then the producer's and the data twice
 	 * over, so a record that wraps reads as one. */
 	int ring_fd;
+	int seen_fd; /* DEVWL_CGROUP_RECORD_ACCESSES: what was reported when (bpfdev.c) */
 	uint64_t *cons_pos;
 	void *prod_map; /* producer page, then the data */
 	size_t prod_len, ring_size;
@@ -67,6 +68,7 @@ struct devwl_cgroup {
 	bool recording;		/* the program attached now writes to the ring */
 	uint32_t cur_id;	/* cur_fd's program id, 0 while cur_fd < 0 */
 	bool taken;		/* TAKE_OVER: the runtime's programs are detached */
+	bool reporting;		/* ... its allowed accesses too */
 	/* v1 */
 	int allow_fd, deny_fdw; /* devices.allow/deny */
 	int pdirfd;		/* the parent, with DEVWL_CGROUP_OWN_PARENT */
@@ -287,6 +289,9 @@ static int v2_detach_runtime(struct devwl_cgroup *cg)
  * the next level leaves the fields 0.
  */
 static const unsigned int rec_levels[] = {
+	BPFDEV_RECORD_ACCESSES | BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP,
+	BPFDEV_RECORD_ACCESSES | BPFDEV_RECORD_PID,
+	BPFDEV_RECORD_ACCESSES,
 	BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP,
 	BPFDEV_RECORD_PID,
 	0,
@@ -302,14 +307,20 @@ static int v2_load(struct devwl_cgroup *cg, const struct devwl_node *node, size_
 	int r;
 
 	for (unsigned int i = cg->rec_level; cg->ring_fd >= 0 && i < ARRAY_SIZE(rec_levels); i++) {
+		bool accesses = rec_levels[i] & BPFDEV_RECORD_ACCESSES;
+
+		if (accesses && cg->seen_fd < 0)
+			continue; /* not asked for, or no map */
 		free(insns);
 		insns = NULL;
-		r = bpfdev_compile_record(node, cg->ring_fd, rec_levels[i], &insns, &n);
+		r = bpfdev_compile_record(node, cg->ring_fd, accesses ? cg->seen_fd : -1,
+					  rec_levels[i], &insns, &n);
 		if (r < 0)
 			break; /* too big with the tail, or no memory: the plain one may do */
 		r = prog_load(insns, n);
 		if (r >= 0) {
 			cg->rec_level = i; /* a level refused once is not tried again */
+			cg->reporting = accesses;
 			*ret_records = true;
 			*ret_n = n;
 			return r;
@@ -352,14 +363,17 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 	}
 	/* Fail closed: never leave the old program's grants in force. */
 	if (v2_deny_all(cg) >= 0)
-		cg->recording = false;
+		cg->recording = cg->reporting = false;
 	return r;
 }
 
 /* ---- v2: the ring of denials ----------------------------------------------------------- */
 
-/* 32-byte records with their 8-byte headers: about 400 denials wait before one is dropped. */
+/* 48-byte records with their 8-byte headers: about 290 wait before one is dropped. */
 #define RING_SIZE (16 * 1024)
+/* Keys of the seen map: more distinct (type, major, minor, access) than a container
+ * touches, so that the LRU forgets none it still counts. 32 bytes each, and the map's own. */
+#define SEEN_MAX 4096
 
 static void ring_unmap(struct devwl_cgroup *cg)
 {
@@ -408,11 +422,40 @@ static void ring_open(struct devwl_cgroup *cg)
 	cg->ring_fd = fd;
 }
 
+/* DEVWL_CGROUP_RECORD_ACCESSES: the map the program keeps its reports in; on failure
+ * (no LRU maps, no memory) it reports denials only. */
+static void seen_open(struct devwl_cgroup *cg)
+{
+	static const char name[] = "devwl_seen";
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_LRU_HASH;
+	attr.key_size = sizeof(struct bpfdev_seen_key);
+	attr.value_size = sizeof(struct bpfdev_seen);
+	attr.max_entries = SEEN_MAX;
+	memcpy(attr.map_name, name, sizeof(name));
+	fd = sys_bpf(BPF_MAP_CREATE, &attr); /* O_CLOEXEC by the kernel */
+	if (fd >= 0)
+		cg->seen_fd = fd;
+}
+
 DEVWL_EXPORT int devwl_cgroup_denials_fd(const struct devwl_cgroup *cg)
 {
 	if (!cg)
 		return -EINVAL;
 	return cg->ring_fd >= 0 && cg->recording ? cg->ring_fd : -EOPNOTSUPP;
+}
+
+DEVWL_EXPORT int devwl_cgroup_recording(const struct devwl_cgroup *cg)
+{
+	if (!cg)
+		return -EINVAL;
+	if (cg->ring_fd < 0 || !cg->recording)
+		return 0;
+	return (int)(DEVWL_CGROUP_RECORD_DENIALS |
+		     (cg->reporting ? DEVWL_CGROUP_RECORD_ACCESSES : 0));
 }
 
 DEVWL_EXPORT int devwl_cgroup_read_denials(struct devwl_cgroup *cg, struct devwl_denial *ret,
@@ -452,6 +495,8 @@ DEVWL_EXPORT int devwl_cgroup_read_denials(struct devwl_cgroup *cg, struct devwl
 				.pid = (pid_t)(rec.pid_tgid >> 32),
 				.tid = (pid_t)(rec.pid_tgid & 0xffffffffu),
 				.cgroup_id = rec.cgroup_id,
+				.count = rec.count,
+				.allowed = rec.allowed ? 1 : 0,
 			};
 		}
 		cons += total;
@@ -913,6 +958,8 @@ static int v2_open(struct devwl_cgroup *cg, unsigned int flags)
 	cg->deny_fd = r;
 	if (flags & DEVWL_CGROUP_RECORD_DENIALS)
 		ring_open(cg);
+	if (cg->ring_fd >= 0 && (flags & DEVWL_CGROUP_RECORD_ACCESSES))
+		seen_open(cg);
 	/* Taking over: the runtime's program stands until the first apply joins it. */
 	if (flags & DEVWL_CGROUP_TAKE_OVER)
 		return 0;
@@ -1052,7 +1099,7 @@ static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
 		say(what, size, "program %u detached", cg->cur_id);
 		/* Attached by nobody now: the next apply attaches beside whatever is there. */
 		set_current(cg, -1);
-		cg->recording = false;
+		cg->recording = cg->reporting = false;
 		r |= (int)DEVWL_CGROUP_DRIFT_DETACHED;
 	}
 	for (int i = 0; i < n; i++) {
@@ -1097,12 +1144,13 @@ DEVWL_EXPORT int devwl_cgroup_check(struct devwl_cgroup *cg, char *ret_what, siz
 
 DEVWL_EXPORT void devwl_cgroup_free(struct devwl_cgroup *cg)
 {
-	int fds[] = {0, 0, 0, 0, 0, 0, 0};
+	int fds[] = {0, 0, 0, 0, 0, 0, 0, 0};
 
 	if (!cg)
 		return;
 	ring_unmap(cg);
 	fds[6] = cg->ring_fd;
+	fds[7] = cg->seen_fd;
 	fds[0] = cg->dirfd;
 	fds[1] = cg->cur_fd != cg->deny_fd ? cg->cur_fd : -1;
 	fds[2] = cg->deny_fd;
@@ -1125,15 +1173,15 @@ DEVWL_EXPORT int devwl_cgroup_open(const char *dir, unsigned int flags,
 	int r;
 
 	if (!dir || !ret_cgroup ||
-	    (flags &
-	     ~(DEVWL_CGROUP_OWN_PARENT | DEVWL_CGROUP_TAKE_OVER | DEVWL_CGROUP_RECORD_DENIALS)))
+	    (flags & ~(DEVWL_CGROUP_OWN_PARENT | DEVWL_CGROUP_TAKE_OVER |
+		       DEVWL_CGROUP_RECORD_DENIALS | DEVWL_CGROUP_RECORD_ACCESSES)))
 		return -EINVAL;
 	cg = calloc(1, sizeof(*cg));
 	if (!cg)
 		return -ENOMEM;
 	cg->flags = flags;
 	cg->dirfd = cg->deny_fd = cg->cur_fd = -1;
-	cg->allow_fd = cg->deny_fdw = cg->pdirfd = cg->ring_fd = -1;
+	cg->allow_fd = cg->deny_fdw = cg->pdirfd = cg->ring_fd = cg->seen_fd = -1;
 	cg->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->dirfd < 0) {
 		r = negerrno();

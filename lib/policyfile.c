@@ -193,11 +193,11 @@ static const char *json_type_word(const struct json_object *o)
 enum { T_VERSION, T_NODES, T_CONTAINERS, T_SELECTORS, T_COUNT };
 /* "containers" and "selectors" are devwld's: libdevwl checks the first, devwld reads both */
 static const char *const top_keys[T_COUNT] = {"version", "nodes", "containers", "selectors"};
-enum { N_PATH, N_RULES, N_DEVICES, N_MKNOD_NEEDS_CAP, N_CDI_ANNOTATIONS, N_WHY, N_COUNT };
-/* "cdi_annotations" is devwld's (it reads it itself), "why" words for people: both are
- * checked here, neither applied */
+enum { N_PATH, N_RULES, N_DEVICES, N_MKNOD_NEEDS_CAP, N_CDI_ANNOTATIONS, N_WHY, N_LEARN, N_COUNT };
+/* "cdi_annotations" and "learn" are devwld's (it reads them itself), "why" words for
+ * people: all are checked here, none applied */
 static const char *const node_keys[N_COUNT] = {
-	"path", "rules", "devices", "mknod_needs_cap", "cdi_annotations", "why",
+	"path", "rules", "devices", "mknod_needs_cap", "cdi_annotations", "why", "learn",
 };
 enum { D_ALLOW, D_TYPE, D_MAJOR, D_MINOR, D_ACCESS, D_COUNT };
 static const char *const device_keys[D_COUNT] = {"allow", "type", "major", "minor", "access"};
@@ -532,7 +532,7 @@ static int check_why(struct json_object *why, const char *where, struct devwl_er
 static int load_node(struct devwl_policy *policy, struct json_object *obj, size_t index,
 		     const char *name, bool *root_seen, struct devwl_error *err)
 {
-	struct json_object *v[N_COUNT] = {0}, *path, *rules, *devices, *cap, *cdi, *why;
+	struct json_object *v[N_COUNT] = {0}, *path, *rules, *devices, *cap, *cdi, *why, *learn;
 	char where[512], q[QUOTE_MAX + 8];
 	const char *p, *unknown;
 	struct devwl_node *node;
@@ -544,7 +544,7 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 				       json_type_word(obj));
 	unknown = take_keys(obj, node_keys, N_COUNT, v);
 	path = v[N_PATH], rules = v[N_RULES], devices = v[N_DEVICES], cap = v[N_MKNOD_NEEDS_CAP];
-	cdi = v[N_CDI_ANNOTATIONS], why = v[N_WHY];
+	cdi = v[N_CDI_ANNOTATIONS], why = v[N_WHY], learn = v[N_LEARN];
 	if (!path && unknown)
 		return unknown_key(err, where, unknown, node_keys, N_COUNT);
 	if (!path)
@@ -599,6 +599,9 @@ static int load_node(struct devwl_policy *policy, struct json_object *obj, size_
 					       where, json_type_word(cap));
 		devwl_node_set_mknod_needs_cap(node, json_object_get_boolean(cap));
 	}
+	if (learn && !json_object_is_type(learn, json_type_boolean))
+		return devwl_error_set(err, -EINVAL, 0, "%s: \"learn\": must be a boolean, not %s",
+				       where, json_type_word(learn));
 	if (rules) {
 		r = load_rules(node, rules, where, err);
 		if (r < 0)

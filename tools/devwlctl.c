@@ -180,6 +180,43 @@ int ctl_request(const char *line, size_t line_len)
 	return 0;
 }
 
+/* advise CONTAINER|NODE [--owner UID]: the policy learnt, as devwld writes it. */
+static int cmd_advise(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"owner", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	_cleanup_free_ char *req = NULL;
+	const char *owner = NULL;
+	int c, len;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			owner = optarg;
+			break;
+		case 'h':
+			ctl_usage(stdout);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc - 1 || !plain_word(argv[optind]) ||
+	    (owner && (!*owner || strspn(owner, "0123456789") != strlen(owner)))) {
+		fputs("devwlctl advise: expects CONTAINER|NODE [--owner UID]\n", stderr);
+		return 2;
+	}
+	len = asprintf(&req, "advise %s%s%s%s\n", owner ? "owner=" : "", owner ? owner : "",
+		       owner ? " " : "", argv[optind]);
+	if (len < 0)
+		return 1;
+	return ctl_request(req, (size_t)len);
+}
+
 /* devwld's worker generation from "stats", or a negative errno. */
 static long generation(void)
 {
@@ -611,6 +648,8 @@ int main(int argc, char **argv)
 		return cmd_restart(argc - i, argv + i);
 	if (!strcmp(argv[i], "events"))
 		return cmd_events(argc - i, argv + i);
+	if (!strcmp(argv[i], "advise"))
+		return cmd_advise(argc - i, argv + i);
 	if (!strcmp(argv[i], "attach") || !strcmp(argv[i], "detach"))
 		return cmd_attach(argc - i, argv + i);
 	if (!strcmp(argv[i], "containers") && argc - i == 2 && !strcmp(argv[i + 1], "--devices"))

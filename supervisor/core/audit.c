@@ -99,7 +99,7 @@ void audit_close(struct audit *a)
  */
 static void record(struct audit *a, const struct devwl_event *ev, uid_t owner,
 		   const char *container, const char *node, const char *reason,
-		   const struct devwl_node *decider, bool to_file)
+		   const struct devwl_node *decider, bool to_file, uint64_t count)
 {
 	char small[AUDIT_LINE_SMALL];
 	_cleanup_free_ char *big = NULL;
@@ -112,6 +112,7 @@ static void record(struct audit *a, const struct devwl_event *ev, uid_t owner,
 	if (!to_file && !events_listening())
 		return;
 	audit_decision_of(ev, container, node, reason, decider, &d);
+	d.count = count;
 	n = audit_line(&d, small, &big, &line);
 	if (n > 0)
 		events_publish_line(line, (size_t)n, owner, container, cont);
@@ -149,7 +150,7 @@ void audit_event(struct audit *a, const struct devwl_event *ev, const struct con
 	}
 	pthread_mutex_unlock(&a->lock);
 	record(a, ev, c ? c->owner_uid : EVENTS_ANY_OWNER, c ? c->id : "", c ? c->node_path : "",
-	       reason, decider, to_file);
+	       reason, decider, to_file, 0);
 }
 
 void audit_record(struct audit *a, struct json_object *o, uid_t owner, const char *container)
@@ -174,13 +175,20 @@ void audit_record(struct audit *a, struct json_object *o, uid_t owner, const cha
 void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
 			 const struct container *c)
 {
+	uint64_t count = denial->count ? denial->count : 1;
 	struct devwl_event ev;
 
 	audit_event_of_denial(denial, &ev);
 	pthread_mutex_lock(&a->lock);
-	a->kernel_denied++;
+	if (denial->allowed) {
+		a->kernel_allowed += count;
+		a->kernel_reports++;
+	} else {
+		a->kernel_denied++;
+	}
 	pthread_mutex_unlock(&a->lock);
-	record(a, &ev, c->owner_uid, c->id, c->node_path, AUDIT_KERNEL_REASON, c->node, true);
+	record(a, &ev, c->owner_uid, c->id, c->node_path, AUDIT_KERNEL_REASON, c->node, true,
+	       count);
 }
 
 uint64_t audit_error(struct audit *a)
@@ -231,6 +239,8 @@ static void counts_locked(const struct audit *a, struct audit_counts *ret)
 		.gone = a->gone,
 		.dropped = a->dropped,
 		.kernel_denied = a->kernel_denied,
+		.kernel_allowed = a->kernel_allowed,
+		.kernel_reports = a->kernel_reports,
 		.p50_ns = percentile(a, 0.50),
 		.p99_ns = percentile(a, 0.99),
 	};

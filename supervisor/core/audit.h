@@ -38,6 +38,8 @@ struct audit {
 	uint64_t notifications, continued, allowed, denied, errors, gone;
 	uint64_t dropped;	/* records the sink had no room for */
 	uint64_t kernel_denied; /* refusals a kernel-mode device program recorded */
+	uint64_t kernel_allowed, kernel_reports; /* accesses it allowed and reported, and in
+						    how many records (one a second a key) */
 	uint64_t hist[AUDIT_BUCKETS];
 	unsigned int depth; /* subtree depth of the series (--metrics-depth) */
 	struct audit_series *series;
@@ -51,6 +53,7 @@ struct audit {
 /* What devwlctl stats shows of the audit. */
 struct audit_counts {
 	uint64_t notifications, continued, allowed, denied, errors, gone, dropped, kernel_denied;
+	uint64_t kernel_allowed, kernel_reports;
 	uint64_t p50_ns, p99_ns;
 };
 
@@ -65,8 +68,10 @@ void audit_close(struct audit *a);
 void audit_event(struct audit *a, const struct devwl_event *ev, const struct container *c,
 		 const char *reason, const struct devwl_node *decider);
 /* What c's kernel-mode device program refused (no notification: the kernel decided),
- * counted apart from the notifications, recorded and published with AUDIT_KERNEL_REASON
- * and the rule of c's node that refuses it. Loop thread (it reads the hierarchy). */
+ * counted apart from the notifications, recorded and published with AUDIT_KERNEL_REASON,
+ * "source":"kernel", the count, and the rule of c's node that refuses it; or an access it
+ * allowed and reported (denial->allowed), recorded alike with decision allow and the
+ * accesses it stands for. Loop thread (it reads the hierarchy). */
 void audit_kernel_denial(struct audit *a, const struct devwl_denial *denial,
 			 const struct container *c);
 /* A record that is no decision (o: a JSON object, "time" and "event" first), one line

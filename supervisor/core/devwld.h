@@ -36,6 +36,7 @@ struct watch;
 struct metrics;
 struct follow;
 struct cdi_registry;
+struct learn;
 
 /*
  * What the store (store.c) tells the parts above it, set by the worker's start-up
@@ -94,6 +95,9 @@ struct container {
 	/* Nodes devwld made for it on nodev mounts, which only devwld opens for it: shared
 	 * by every handler thread (its serve box holds a reference) and saved (state.c). */
 	struct devwl_nodeset *nodeset;
+	/* What it touched while it learnt (learning.c), under node learn_path; NULL: never. */
+	struct learn *learn;
+	char *learn_path;
 };
 
 struct devwld_config {
@@ -160,6 +164,12 @@ struct devwld {
 	bool refollow;
 	struct list_head containers;
 	unsigned int ncontainers, nprocs;
+	/* The learning nodes' records (learning.c): every container each served. */
+	struct learning_rec {
+		char *path;
+		struct learn *rec;
+	} * learnt;
+	size_t n_learnt, cap_learnt;
 	struct audit audit;
 	/* The front (front/): the two sockets and their connections. */
 	struct source listen_src, control_src;

@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "devwld.h"
 #include "kernelmode.h"
+#include "learning.h"
 #include "log.h"
 #include "sink.h"
 #include "util.h"
@@ -93,7 +94,7 @@ struct denials_src {
 	struct container *c;
 };
 
-/* Records taken per wake-up before the loop serves the others (a ring holds about 400). */
+/* Records taken per wake-up before the loop serves the others (a ring holds about 290). */
 #define DENIALS_PER_ROUND 512
 
 int kernelmode_parse(const char *s, enum kernel_when *ret)
@@ -315,20 +316,23 @@ static uint64_t drift_repairs, drift_due;
 
 /* Apply c's node if it changed since the last apply (or was never applied). */
 
-static int apply(struct container *c)
+/* Apply c's node (its ceiling while it learns: learning_served()) if it changed since the
+ * last apply (or was never applied). */
+static int apply(const struct devwld *d, struct container *c)
 {
+	const struct devwl_node *node = learning_served(d, c);
 	struct kernel_cg *k = c->kernel;
 	char *show = NULL;
 	int r;
 
-	r = devwl_node_show(c->node, &show);
+	r = devwl_node_show(node, &show);
 	if (r < 0)
 		show = NULL; /* out of memory: apply anyway, compare next time */
 	if (show && k->applied && !strcmp(show, k->applied)) {
 		free(show);
 		return 0;
 	}
-	r = devwl_cgroup_apply(k->cg, c->node);
+	r = devwl_cgroup_apply(k->cg, node);
 	free(k->applied);
 	k->applied = r >= 0 ? show : NULL;
 	if (r < 0)
@@ -370,7 +374,10 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		refuse(d, c, 0, "%s is another container's too", dir);
 		return;
 	}
-	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER | DEVWL_CGROUP_RECORD_DENIALS, &cg);
+	r = devwl_cgroup_open(dir,
+			      DEVWL_CGROUP_TAKE_OVER | DEVWL_CGROUP_RECORD_DENIALS |
+				      DEVWL_CGROUP_RECORD_ACCESSES,
+			      &cg);
 	if (r < 0) {
 		refuse(d, c, r, "%s", dir);
 		return;
@@ -391,7 +398,7 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 	k->ino = st.st_ino;
 	free(k->dir);
 	k->dir = TAKE_PTR(dir);
-	r = apply(c);
+	r = apply(d, c);
 	if (r < 0) {
 		/* The cgroup denies every device now (fail closed): say so, keep trying on
 		 * the next change. */
@@ -401,13 +408,18 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 		k->size = r;
 	} else {
 		denials_watch(d, c);
+		bool reported = devwl_cgroup_recording(k->cg) & DEVWL_CGROUP_RECORD_ACCESSES;
+
 		log_msg("container %s: kernel mode: cgroup v%d %s enforces node %s (%d %s; its"
-			" denials %s)",
+			" denials %s; its allowed accesses %s)",
 			c->id, k->version, k->dir, c->node_path, k->size,
 			k->version == 2 ? "instructions" : "writes",
 			k->denials	  ? "recorded"
 			: k->version == 1 ? "not seen: the v1 controller tells nobody"
-					  : "not seen: the kernel cannot record them");
+					  : "not seen: the kernel cannot record them",
+			k->denials && reported ? "reported"
+			: k->version == 1      ? "not seen"
+					       : "not seen: the kernel cannot report them");
 	}
 	audit_mode(d, c);
 }
@@ -491,7 +503,7 @@ void kernelmode_policy_changed(struct devwld *d)
 
 		if (!c->kernel || !c->kernel->cg)
 			continue;
-		r = apply(c);
+		r = apply(d, c);
 		if (r < 0)
 			log_msg("container %s: WARNING: kernel mode: applying node %s to %s failed"
 				" (%s); the cgroup denies every device until a change applies",
@@ -519,8 +531,11 @@ void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 	struct audit_counts a;
 
 	audit_counts(&d->audit, &a);
-	*ret = (struct kernel_counts){
-		.applies = applies, .denied = a.kernel_denied, .drift_repairs = drift_repairs};
+	*ret = (struct kernel_counts){.applies = applies,
+				      .denied = a.kernel_denied,
+				      .allowed = a.kernel_allowed,
+				      .reports = a.kernel_reports,
+				      .drift_repairs = drift_repairs};
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
@@ -528,6 +543,8 @@ void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 			ret->programmed++;
 			ret->foreign += c->kernel->foreign != NULL;
 			ret->size += (uint64_t)(c->kernel->size > 0 ? c->kernel->size : 0);
+			if (!(devwl_cgroup_recording(c->kernel->cg) & DEVWL_CGROUP_RECORD_ACCESSES))
+				ret->unreported++;
 		} else if (kernelmode_wanted(c) && c->kernel->asked) {
 			ret->unprogrammed++;
 		}
@@ -541,11 +558,13 @@ void kernelmode_stats(struct devwld *d, FILE *out)
 	kernelmode_counts(d, &k);
 	fprintf(out,
 		"kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n"
-		"kernel_denied %llu\nkernel_drift_repairs %llu\nkernel_foreign_programs %u\n",
+		"kernel_denied %llu\nkernel_allowed %llu\nkernel_allowed_reports %llu\n"
+		"kernel_unreported %u\nkernel_drift_repairs %llu\nkernel_foreign_programs %u\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
 		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
 						     : "auto",
 		k.programmed, k.unprogrammed, (unsigned long long)k.denied,
+		(unsigned long long)k.allowed, (unsigned long long)k.reports, k.unreported,
 		(unsigned long long)k.drift_repairs, k.foreign);
 	/* Per container, only those repaired: the list stays short on a quiet host. */
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
@@ -670,7 +689,7 @@ static void drift_check(struct devwld *d, struct container *c, uint64_t now)
 	/* The handle holds the kernel's state now: the whole node goes in again. */
 	free(k->applied);
 	k->applied = NULL;
-	ar = apply(c);
+	ar = apply(d, c);
 	k->repairs++;
 	drift_repairs++;
 	/* The cgroup manager's re-application alone is no other writer: its program is the

@@ -69,12 +69,15 @@ bool kernelmode_wanted(const struct container *c);
 const char *kernelmode_name(const struct container *c);
 /* What the metrics show: containers programmed and wanted but not, programs applied
  * since the worker started, the size of what is programmed now (instructions on v2,
- * writes on v1), and the refusals the v2 programs recorded since the worker started. */
+ * writes on v1), and the refusals the v2 programs recorded since the worker started,
+ * the accesses they allowed and reported. */
 struct kernel_counts {
 	unsigned int programmed, unprogrammed;
+	unsigned int unreported; /* programmed, whose allowed accesses are not reported */
 	uint64_t applies, size, denied;
-	uint64_t drift_repairs; /* cgroups another writer changed, applied again */
-	unsigned int foreign;	/* programmed cgroups with another's program beside ours */
+	uint64_t drift_repairs;	   /* cgroups another writer changed, applied again */
+	unsigned int foreign;	   /* programmed cgroups with another's program beside ours */
+	uint64_t allowed, reports; /* accesses allowed and reported, in how many records */
 };
 void kernelmode_counts(struct devwld *d, struct kernel_counts *ret);
 /* "name value" lines for devwlctl stats. */

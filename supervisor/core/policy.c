@@ -123,6 +123,8 @@ int policy_parse_text(const char *file, const char *text, struct devwl_policy **
 	if (r >= 0)
 		r = cdi_optins_from_json(nodes, file, &m.cdi, err);
 	if (r >= 0)
+		r = node_flags_from_json(nodes, file, "learn", &m.learn, err);
+	if (r >= 0)
 		r = bindings_from_json(selectors, file, &b, err);
 	json_object_put(top);
 	if (r < 0) {

@@ -13,6 +13,7 @@
 #include "devwld.h"
 #include "follow.h"
 #include "keeper_link.h"
+#include "learning.h"
 #include "log.h"
 #include "policy.h"
 #include "rtname.h"
@@ -88,6 +89,7 @@ static void container_free(struct devwld *d, struct container *c)
 		log_msg("container %s: gone (%llu notifications)", c->id,
 			(unsigned long long)c->notifications);
 	attachments_free(c->attached, c->nattached);
+	learning_container_gone(c);
 	devwl_nodeset_unref(c->nodeset);
 	free(c->k8s_name);
 	free(c->rt_name);
@@ -387,4 +389,5 @@ void store_fini(struct devwld *d)
 {
 	while (!list_empty(&d->containers))
 		container_drop(d, container_of(d->containers.next, struct container, link));
+	learning_fini(d);
 }

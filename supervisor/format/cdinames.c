@@ -168,8 +168,8 @@ void cdi_names_clear(struct cdi_names *n)
 	*n = (struct cdi_names){0};
 }
 
-int cdi_optins_from_json(struct json_object *nodes, const char *file, struct cdi_optins *ret,
-			 struct devwl_error *err)
+int node_flags_from_json(struct json_object *nodes, const char *file, const char *key,
+			 struct cdi_optins *ret, struct devwl_error *err)
 {
 	struct cdi_optins o = {0};
 
@@ -182,7 +182,7 @@ int cdi_optins_from_json(struct json_object *nodes, const char *file, struct cdi
 				   *v = NULL;
 		struct cdi_optin *grown;
 
-		if (!json_object_object_get_ex(node, "cdi_annotations", &v))
+		if (!json_object_object_get_ex(node, key, &v))
 			continue;
 		if (!json_object_object_get_ex(node, "path", &path) ||
 		    !json_object_is_type(path, json_type_string) ||
@@ -190,9 +190,9 @@ int cdi_optins_from_json(struct json_object *nodes, const char *file, struct cdi
 		    !json_object_is_type(v, json_type_boolean)) {
 			cdi_optins_clear(&o);
 			return devwl_error_set(err, -EINVAL, 0,
-					       "%s: node %zu: \"cdi_annotations\": must be a "
-					       "boolean, on a node with a path",
-					       file, i + 1);
+					       "%s: node %zu: \"%s\": must be a boolean, on a node "
+					       "with a path",
+					       file, i + 1, key);
 		}
 		grown = realloc(o.v, (o.n + 1) * sizeof(*grown));
 		if (!grown) {
@@ -218,6 +218,12 @@ void cdi_optins_clear(struct cdi_optins *o)
 		free(o->v[i].path);
 	free(o->v);
 	*o = (struct cdi_optins){0};
+}
+
+int cdi_optins_from_json(struct json_object *nodes, const char *file, struct cdi_optins *ret,
+			 struct devwl_error *err)
+{
+	return node_flags_from_json(nodes, file, "cdi_annotations", ret, err);
 }
 
 bool cdi_optin(const struct cdi_optins *o, const char *path)

@@ -48,7 +48,8 @@ int cdi_names_add(const char *key, const char *value, struct cdi_names *out);
 int cdi_names_of(const struct oci_state *st, struct cdi_names *out);
 void cdi_names_clear(struct cdi_names *n);
 
-/* The nodes of the policy file that say "cdi_annotations", in file order. */
+/* The nodes of the policy file that say "cdi_annotations" (or another flag of devwld's:
+ * "learn"), in file order. */
 struct cdi_optin {
 	char *path;
 	bool on;
@@ -65,6 +66,9 @@ struct cdi_optins {
  */
 int cdi_optins_from_json(struct json_object *nodes, const char *file, struct cdi_optins *ret,
 			 struct devwl_error *err);
+/* The same for any boolean node key of devwld's (key: "learn"). */
+int node_flags_from_json(struct json_object *nodes, const char *file, const char *key,
+			 struct cdi_optins *ret, struct devwl_error *err);
 void cdi_optins_clear(struct cdi_optins *o);
 /* Does path, or its nearest ancestor that says so, opt in? */
 bool cdi_optin(const struct cdi_optins *o, const char *path);

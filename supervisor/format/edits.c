@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The devwlctl changes (mkdir, rmdir, allow, deny, mknod_needs_cap, unbind) made since the
+ * The devwlctl changes (mkdir, rmdir, allow, deny, mknod_needs_cap, learn, unbind) made since the
  * policy file was loaded, in order, as the control lines that made them. A reload, an
  * automatic one included, and a start that finds the file changed apply the file and
  * then these again (store.c), so a `devwlctl deny` is never silently undone by an
@@ -156,7 +156,32 @@ void edits_forget(struct edits *e, const char *path)
 	e->n = kept;
 }
 
-static int mknod_cap(struct devwl_policy *policy, const char *args, size_t len, FILE *out)
+int edits_learn(const struct edits *e, const char *path)
+{
+	size_t n = strlen(path);
+
+	/* "learn PATH on|off", the last one: a reload replays them in this order. */
+	for (size_t i = e->n; i-- > 0;) {
+		const char *l = e->v[i].line, *w;
+		size_t a = 0, len = e->v[i].len;
+
+		if (ctl_verb_of(l, len, &a) != CTL_LEARN || len - a <= n + 1 ||
+		    memcmp(l + a, path, n) || l[a + n] != ' ')
+			continue;
+		w = l + a + n + 1;
+		if (len - a - n - 1 == 2 && !memcmp(w, "on", 2))
+			return 1;
+		if (len - a - n - 1 == 3 && !memcmp(w, "off", 3))
+			return 0;
+	}
+	return -1;
+}
+
+/* A node's flag: "NODE true|false" (mknod_needs_cap), "NODE on|off" (learn: devwld's, not
+ * the hierarchy's: set NULL, only checked here; core/learning.c reads the edit itself). */
+static int node_flag(struct devwl_policy *policy, const char *verb, const char *yes, const char *no,
+		     void (*set)(struct devwl_node *node, bool value), const char *args, size_t len,
+		     FILE *out)
 {
 	_cleanup_free_ char *copy = strndup(args, len);
 	struct devwl_node *node;
@@ -165,24 +190,30 @@ static int mknod_cap(struct devwl_policy *policy, const char *args, size_t len, 
 	if (!copy)
 		return batch_reply_error(out, -ENOMEM, "out of memory");
 	value = strchr(copy, ' ');
-	if (!value || (strcmp(value + 1, "true") && strcmp(value + 1, "false")))
-		return batch_reply_error(out, -EINVAL,
-					 "mknod_needs_cap: expects NODE true|false, not \"%.200s\"",
-					 copy);
+	if (!value || (strcmp(value + 1, yes) && strcmp(value + 1, no)))
+		return batch_reply_error(out, -EINVAL, "%s: expects NODE %s|%s, not \"%.200s\"",
+					 verb, yes, no, copy);
 	*value++ = '\0';
 	node = devwl_policy_find(policy, copy);
 	if (!node)
 		return batch_reply_error(out, -ENOENT, "no node %.200s", copy);
-	devwl_node_set_mknod_needs_cap(node, value[0] == 't');
+	if (set)
+		set(node, !strcmp(value, yes));
 	fputs("ok\n", out);
 	return 0;
 }
 
 int edit_exec(struct devwl_policy *policy, const char *line, size_t len, FILE *out)
 {
-	static const char cap[] = "mknod_needs_cap ";
+	size_t a = 0;
 
-	if (len > strlen(cap) && !memcmp(line, cap, strlen(cap)))
-		return mknod_cap(policy, line + strlen(cap), len - strlen(cap), out);
-	return batch_exec(policy, line, len, out);
+	switch (ctl_verb_of(line, len, &a)) {
+	case CTL_MKNOD_CAP:
+		return node_flag(policy, "mknod_needs_cap", "true", "false",
+				 devwl_node_set_mknod_needs_cap, line + a, len - a, out);
+	case CTL_LEARN:
+		return node_flag(policy, "learn", "on", "off", NULL, line + a, len - a, out);
+	default:
+		return batch_exec(policy, line, len, out);
+	}
 }

@@ -208,6 +208,7 @@ void mapping_clear(struct mapping *m)
 	free(m->rules);
 	free(m->start);
 	cdi_optins_clear(&m->cdi);
+	cdi_optins_clear(&m->learn);
 	*m = (struct mapping){0};
 }
 

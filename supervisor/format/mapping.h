@@ -50,7 +50,8 @@ struct mapping {
 	size_t nrules;
 	struct start_rule *start; /* "container_rules", in order */
 	size_t nstart;
-	struct cdi_optins cdi; /* the nodes' "cdi_annotations" (cdinames.h) */
+	struct cdi_optins cdi;	 /* the nodes' "cdi_annotations" (cdinames.h) */
+	struct cdi_optins learn; /* the nodes' "learn" (core/learning.c) */
 };
 
 /* Write the "container_rules" of m to node, a node just made for a container. 0, or the

@@ -8,6 +8,9 @@
  *                                     lines, then "."
  *   stats                             "name value" lines, then "."
  *   mknod_needs_cap NODE true|false   the CAP_MKNOD waiver (devwl-policy(5))
+ *   learn NODE on|off                 learn mode (learning.h): a change kept for reloads
+ *   advise [owner=UID] NAME           the policy learnt for a node ("/...") or container,
+ *                                     a devwl-policy(5) file, then "."
  *   reload                            as SIGHUP
  *   reset                             reload without the devwlctl changes since the last load
  *   restart                           as SIGUSR2: hand over to a new devwld (devwld(8))
@@ -66,6 +69,7 @@
 #include "events.h"
 #include "follow.h"
 #include "listener.h"
+#include "learning.h"
 #include "log.h"
 #include "metrics.h"
 #include "policy.h"
@@ -452,6 +456,56 @@ static void do_change(struct devwld *d, const char *line, size_t len, FILE *out)
 		log_msg("control: out of memory: a reload will not apply this change again");
 }
 
+/* learn NODE on|off: a change like the others; turned on, the node starts a new record. */
+static void do_learn(struct devwld *d, const char *line, size_t len, FILE *out)
+{
+	struct devwl_node *node = NULL;
+	char path[4096];
+	bool before = false;
+
+	if (edit_target(line, len, path, sizeof(path)) >= 0 &&
+	    (node = devwl_policy_find(d->policy, path)))
+		before = learning_node(d, node) == node;
+	do_change(d, line, len, out);
+	if (node && !before && learning_node(d, node) == node) {
+		const struct devwl_node *ceiling = learning_ceiling(node);
+
+		learning_restart(d, path);
+		log_msg("node %s learns: its containers run under %s", path,
+			ceiling && ceiling == devwl_node_parent(node) ? devwl_node_path(ceiling)
+								      : "the default devices");
+	}
+}
+
+/* advise [owner=UID] NAME: the advice, then ".". */
+static void do_advise(struct devwld *d, const char *args, size_t len, FILE *out)
+{
+	_cleanup_free_ char *copy = strndup(args, len);
+	struct devwl_error err = {0};
+	uid_t owner = RESOLVE_ROOT;
+	char *name = copy;
+	int r = copy ? 0 : -ENOMEM;
+
+	if (r >= 0 && !strncmp(name, "owner=", 6)) {
+		char *end = NULL;
+		unsigned long uid = strtoul(name + 6, &end, 10);
+
+		if (end == name + 6 || *end != ' ' || uid >= UINT32_MAX)
+			r = devwl_error_set(&err, -EINVAL, 0,
+					    "advise: expects [owner=UID] CONTAINER|NODE");
+		else
+			owner = (uid_t)uid, name = end + 1;
+	}
+	if (r >= 0 && (!*name || strchr(name, ' ')))
+		r = devwl_error_set(&err, -EINVAL, 0, "advise: expects [owner=UID] CONTAINER|NODE");
+	if (r >= 0)
+		r = learning_advise(d, owner, name, out, &err);
+	if (r < 0)
+		batch_reply_error(out, r, "%s", err.msg[0] ? err.msg : strerror(-r));
+	else
+		fputs(".\n", out);
+}
+
 /* show NODE: the node's full listing, then the selector bindings it holds, each with
  * what it resolves to now: the listing says what the node holds, not why. */
 static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FILE *out)
@@ -536,6 +590,12 @@ static void exec_line(struct devwld *d, struct ctl_conn *conn, const char *line,
 	case CTL_MKNOD_CAP:
 	case CTL_UNBIND:
 		do_change(d, line, len, out);
+		break;
+	case CTL_LEARN:
+		do_learn(d, line, len, out);
+		break;
+	case CTL_ADVISE:
+		do_advise(d, line + a, len - a, out);
 		break;
 	case CTL_SHOW:
 		do_show(d, line, len, a, out);
@@ -640,6 +700,7 @@ static bool reads_specs(const struct devwld *d, enum ctl_verb v, const char *lin
 	switch (v) {
 	case CTL_RELOAD:
 	case CTL_RESET:
+	case CTL_ADVISE: /* names devices by CDI specs (learn.c) */
 		return true;
 	case CTL_UNBIND:
 		if (follow_cdi_needed(d, false))

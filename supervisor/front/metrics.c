@@ -216,6 +216,11 @@ int metrics_write(struct devwld *d, FILE *f)
 	one(f, "devwl_kernel_denials_total", "counter",
 	    "Device accesses the kernel-mode device programs refused and recorded (cgroup v2).",
 	    k.denied);
+	one(f, "devwl_kernel_allowed_total", "counter",
+	    "Device accesses the kernel-mode device programs allowed and reported (cgroup v2).",
+	    k.allowed);
+	one(f, "devwl_kernel_allowed_reports_total", "counter",
+	    "Records of allowed accesses, at most one a second per device and access.", k.reports);
 	one(f, "devwl_kernel_unprogrammed_containers", "gauge",
 	    "Containers that asked for kernel mode and could not have it.", k.unprogrammed);
 	one(f, "devwl_drift_repairs_total", "counter",

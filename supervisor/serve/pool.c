@@ -9,8 +9,10 @@ void job_free(struct job *j)
 {
 	if (!j)
 		return;
-	for (unsigned int i = 0; i < j->n; i++)
+	for (unsigned int i = 0; i < j->n; i++) {
 		free(j->res[i].path);
+		free(j->res[i].prog);
+	}
 	if (j->owns_fd)
 		close(j->fd);
 	view_put(j->view);
@@ -196,6 +198,7 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 
 	for (unsigned int k = 0; k < s->burst; k++) {
 		struct devwl_event ev = {0};
+		struct learn_program *prog = NULL;
 		struct result *res = NULL;
 		uint64_t gen = atomic_load(&s->gen);
 		int r;
@@ -216,9 +219,13 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 			r = devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
 		}
 		atomic_store(&w->in_call, false);
+		/* Who touched a device, while /proc still names the caller (learn mode). */
+		if (j->learning && r >= 0 && ev.type && (prog = malloc(sizeof(*prog))))
+			learn_program_of(ev.pid, ev.tid, prog);
 		pthread_mutex_lock(&s->lock);
 		if (w->abandoned) {
 			pthread_mutex_unlock(&s->lock);
+			free(prog);
 			return TURN_TAKEN;
 		}
 		w->job = NULL;
@@ -236,6 +243,7 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 		res->ev = ev;
 		res->ev.path = "";
 		res->path = NULL;
+		res->prog = prog;
 		res->reason = j->deny_only ? "watchdog: the container has a stuck call"
 					   : devwl_notify_reason(w->notify);
 		if (r >= 0 && ev.path && ev.path[0] &&

@@ -29,6 +29,8 @@
 #include "clock.h"
 #include "devwld.h"
 #include "kernelmode.h"
+#include "learn.h"
+#include "learning.h"
 #include "log.h"
 #include "serve.h"
 #include "store.h"
@@ -71,6 +73,8 @@ struct result {
 	char *path; /* copied when the event will be recorded */
 	/* Static text: why it was answered so (the audit's "reason"). */
 	const char *reason;
+	/* Learning: who made the call, read while it waits for nothing more; else NULL. */
+	struct learn_program *prog;
 };
 
 /* One fd's turn on a thread, and what came of it. */
@@ -86,6 +90,7 @@ struct job {
 	bool deny_only; /* the container has a stuck call: answer EPERM without looking */
 	bool enforced;	/* its device cgroup holds its node: the kernel opens what is granted */
 	bool baseline;	/* a root runtime's: its device rules deny what devwl does not grant */
+	bool learning;	/* its node learns: the view is the ceiling's, who called is read */
 	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
 	bool partial;	/* more of the same job follows: account, do not re-arm */
 	uint64_t taken_ns, last_ns; /* when a thread took it, and its last call */

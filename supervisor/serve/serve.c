@@ -201,7 +201,10 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 		p->held = kernelmode_holds(p->container, p->pid);
 		p->held_known = true;
 	}
-	j->enforced = p->held && kernelmode_enforced(p->container);
+	/* A learning container is decided by its ceiling, here: every open trapped is one
+	 * devwld decides, whatever its cgroup holds (kernelmode.c programs the ceiling). */
+	j->learning = learning_node(d, p->container->node) != NULL;
+	j->enforced = p->held && kernelmode_enforced(p->container) && !j->learning;
 	/* Without one, device nodes are made for it only on nodev mounts (the node gate). */
 	j->baseline = container_has_baseline(p->container);
 	/* A completion is due (our eventfd's): loop_destroy defers the free until then. */
@@ -238,6 +241,8 @@ static bool job_account(struct devwld *d, struct job *j)
 				p->container->notifications++;
 			audit_event(&d->audit, &res->ev, &view, res->reason,
 				    alive ? p->container->node : NULL);
+			if (alive && res->prog)
+				learning_record(d, p->container, &res->ev, res->prog);
 			/* A node made with no baseline may be one only devwld opens, kept in
 			 * the container's nodeset: the state file must have it too. */
 			if (!j->baseline && !j->enforced && res->ev.access == DEVWL_ACC_MKNOD &&

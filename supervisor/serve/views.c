@@ -69,10 +69,12 @@ void box_put(struct serve_box *b)
 	}
 }
 
-/* The container's box with a view of its node as it is now (loop thread). */
+/* The container's box with a view of the node it is served with as it is now: its own,
+ * or its ceiling while it learns (learning_served()) (loop thread). */
 struct serve_box *box_current(struct serve *s, struct container *c)
 {
 	struct serve_box *b = c->serve;
+	const struct devwl_node *served = learning_served(s->d, c);
 
 	if (!b) {
 		b = calloc(1, sizeof(*b));
@@ -90,8 +92,8 @@ struct serve_box *box_current(struct serve *s, struct container *c)
 		}
 		c->serve = b;
 	}
-	if (!b->view || b->view->gen != atomic_load(&s->gen) || b->view->of != c->node) {
-		struct serve_view *v = view_new(c->node, atomic_load(&s->gen));
+	if (!b->view || b->view->gen != atomic_load(&s->gen) || b->view->of != served) {
+		struct serve_view *v = view_new(served, atomic_load(&s->gen));
 
 		if (!v)
 			return NULL;

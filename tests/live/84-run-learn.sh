@@ -1,12 +1,14 @@
 #!/bin/bash
-# devwl-run --learn (devwl-run(1), LEARN MODE): three real workloads, each learnt under a
+# devwl-run --learn (devwl-run(1), LEARN MODE): real workloads, each learnt under a
 # ceiling node's parent that allows more than they need, then run again enforced with the
 # policy learnt, as written (--policy FILE, no --learn): losetup and mkfs on a loop device
 # attached beforehand, a FUSE file system mounted by fuse2fs in a user namespace, a pty
-# opened by its path. Each passes enforced; a device it did not touch is refused (EPERM):
-# another loop device, /dev/zero. The loop device is named by its backing file
-# (loop:FILE), the pty by its major's name (char-pts), the others by their nodes, each with
-# the program that touched it. Without a policy the ceiling is the standard container set:
+# opened by its path, a tun interface made in a network namespace (TUNSETIFF, where
+# /dev/net/tun exists), /dev/full read where a CDI spec names it alone. Each passes
+# enforced; a device it did not touch is refused (EPERM): another loop device, /dev/zero.
+# The loop device is named by its backing file (loop:FILE), the pty by its major's name
+# (char-pts), /dev/full by its CDI name (cdi:VENDOR/CLASS=NAME), the others by their
+# nodes, each with the program that touched it. Without a policy the ceiling is the standard container set:
 # /dev/fuse is refused while learning, said so, and not learnt. --learn with --allow or
 # --mode=kernel is a usage error.
 set -u
@@ -26,14 +28,20 @@ truncate -s 8M "$T/disk.img" "$T/other.img"
 LOOP=$(losetup -f --show "$T/disk.img" 2>"$T/losetup.err") ||
 	skip "cannot attach a loop device here: $(cat "$T/losetup.err")"
 OTHER=$(losetup -f --show "$T/other.img") || { losetup -d "$LOOP"; fail "second loop device"; }
-trap 'losetup -d "$LOOP" "$OTHER"; rm -rf "$T"' EXIT
+# The CDI spec of the last case goes in a spec directory devwl-run reads (its only ones);
+# a name no other test uses, removed at the end with the directory if it made it.
+CDIDIR=/var/run/cdi
+CDISPEC=$CDIDIR/devwl-live84-$$.json
+[ -d "$CDIDIR" ] || { mkdir -p "$CDIDIR" && MADE_CDIDIR=1; }
+trap 'losetup -d "$LOOP" "$OTHER"; rm -f "$CDISPEC"; [ -n "${MADE_CDIDIR:-}" ] && rmdir "$CDIDIR" 2>/dev/null; rm -rf "$T"' EXIT
 
 # The ceiling: / allows what a build box might. /job, the node learnt, has rules of its own
 # that learning replaces: it runs under / and never sees them (they deny /dev/fuse).
 cat >"$T/ceiling.json" <<EOF
 {"version": 1, "nodes": [
   {"path": "/", "rules": ["deny a", "allow c 1:* rwm", "allow c 5:* rwm", "allow c 136:* rwm",
-                          "allow c 10:229 rwm", "allow c 10:237 rwm", "allow b 7:* rwm"]},
+                          "allow c 10:229 rwm", "allow c 10:237 rwm", "allow b 7:* rwm",
+                          "allow c 10:200 rwm"]},
   {"path": "/job", "rules": ["deny c 10:229 rwm"]}]}
 EOF
 learn() { # NAME WORKLOAD...: learn /job into $T/NAME.json; the workload's output
@@ -105,6 +113,47 @@ out=$(enforce pty --mode=authoritative "$PY" "$T/pty.py") || fail "pty: enforced
 [ "$out" = pty-ok ] || fail "pty: enforced: '$out'"
 enforce pty head -c1 /dev/zero && fail "pty: /dev/zero, never touched, read"
 eperm pty "/dev/zero"
+
+# A tun interface in a network namespace of its own: /dev/net/tun by its node, TUNSETIFF
+# answered by the driver, so the open was the device's.
+if [ -c /dev/net/tun ] && unshare -Urn true 2>/dev/null; then
+	cat >"$T/tun.py" <<'EOF'
+import fcntl, os, struct
+fd = os.open("/dev/net/tun", os.O_RDWR)
+ifr = fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", b"devwl%d", 0x0001 | 0x1000))
+print("tun-ok", ifr[:16].rstrip(b"\0").decode())
+EOF
+	out=$(learn tun unshare -Urn "$PY" "$T/tun.py") || exit 1
+	case $out in "tun-ok devwl"*) ;; *) fail "tun: learning: '$out': $(cat "$T/tun.learn.err")" ;; esac
+	has_rule tun "allow /dev/net/tun rw"
+	why tun "allow /dev/net/tun rw" | grep -q "openat rw by python3" ||
+		fail "tun: why: $(why tun "allow /dev/net/tun rw")"
+	out=$(enforce tun unshare -Urn "$PY" "$T/tun.py") || fail "tun: enforced: $(cat "$T/tun.err")"
+	case $out in "tun-ok devwl"*) ;; *) fail "tun: enforced: '$out'" ;; esac
+	enforce tun head -c1 /dev/zero && fail "tun: /dev/zero, never touched, read"
+	eperm tun "/dev/zero"
+else
+	echo "tun case skipped: no /dev/net/tun or no network namespace here" >&2
+fi
+
+# A CDI spec that names /dev/full alone: its CDI name, before its node's. The device the
+# spec lists first names it with /dev/zero, which would grant more: passed by.
+cat >"$CDISPEC" <<EOF
+{"cdiVersion": "0.6.0", "kind": "devwl-live84.test/dev",
+ "devices": [{"name": "both-$$", "containerEdits": {"deviceNodes": [{"path": "/dev/zero"},
+                                                                    {"path": "/dev/full"}]}},
+             {"name": "full-$$", "containerEdits": {"deviceNodes": [{"path": "/dev/full"}]}}]}
+EOF
+chmod 644 "$CDISPEC"
+out=$(learn cdi sh -c 'head -c3 /dev/full | od -An -tx1') || exit 1
+[ "$(echo $out)" = "00 00 00" ] || fail "cdi: learning: '$out': $(cat "$T/cdi.learn.err")"
+has_rule cdi "allow cdi:devwl-live84.test/dev=full-$$ r"
+rules cdi | grep -q "both-\|/dev/full" && fail "cdi: named otherwise too: $(rules cdi)"
+out=$(enforce cdi sh -c 'head -c3 /dev/full | od -An -tx1') || fail "cdi: enforced: $(cat "$T/cdi.err")"
+[ "$(echo $out)" = "00 00 00" ] || fail "cdi: enforced: '$out'"
+enforce cdi head -c1 /dev/zero && fail "cdi: /dev/zero, never touched, read"
+eperm cdi "/dev/zero"
+rm -f "$CDISPEC"
 
 # No policy: the ceiling is the standard set, which has no /dev/fuse.
 (cd "$T" && "$RUN" --learn -- unshare -Urm sh -c "$(fusew m3)" >/dev/null 2>"$T/std.err")

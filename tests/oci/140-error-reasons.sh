@@ -47,7 +47,7 @@ cp "$T/policy.json" "$T/good.json"
 printf '{ "version": 1,\n  "nodes": [\n    { "path": "/containers" "rules": [] } ] }\n' >"$T/policy.json"
 expect 1 "devwlctl: EINVAL: reload of $T/policy.json failed, keeping the current policy: $T/policy.json:3:" -- reload
 printf '{ "version": 1,\n  "nodes": [\n    { "path": "/containers", "rulez": [] } ] }\n' >"$T/policy.json"
-expect 1 "devwlctl: EINVAL: reload of $T/policy.json failed, keeping the current policy: $T/policy.json:3:5: node /containers: unknown key \"rulez\" (known: path, rules, devices, mknod_needs_cap, cdi_annotations, why)" -- reload
+expect 1 "devwlctl: EINVAL: reload of $T/policy.json failed, keeping the current policy: $T/policy.json:3:5: node /containers: unknown key \"rulez\" (known: path, rules, devices, mknod_needs_cap, cdi_annotations, why, learn)" -- reload
 cp "$T/good.json" "$T/policy.json"
 ctl reload || fail "the good file does not reload"
 

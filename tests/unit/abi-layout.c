@@ -61,6 +61,9 @@ int main(void)
 	MEMBER(devwl_denial, pid);
 	MEMBER(devwl_denial, tid);
 	MEMBER(devwl_denial, cgroup_id);
+	MEMBER(devwl_denial, count);
+	MEMBER(devwl_denial, allowed);
+	MEMBER(devwl_denial, reserved32);
 	MEMBER(devwl_denial, reserved);
 
 	STRUCT(devwl_place);
@@ -113,6 +116,7 @@ int main(void)
 	VALUE(DEVWL_CGROUP_OWN_PARENT);
 	VALUE(DEVWL_CGROUP_TAKE_OVER);
 	VALUE(DEVWL_CGROUP_RECORD_DENIALS);
+	VALUE(DEVWL_CGROUP_RECORD_ACCESSES);
 	VALUE(DEVWL_CGROUP_DRIFT_RULES);
 	VALUE(DEVWL_CGROUP_DRIFT_DETACHED);
 	VALUE(DEVWL_CGROUP_DRIFT_FOREIGN);

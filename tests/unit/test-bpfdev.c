@@ -228,7 +228,8 @@ static void check_record(uint32_t access_type, uint32_t major, uint32_t minor, u
 	assert_int_equal(rec->access_type, access_type);
 	assert_int_equal(rec->major, major);
 	assert_int_equal(rec->minor, minor);
-	assert_int_equal(rec->zero, 0);
+	assert_int_equal(rec->allowed, 0);
+	assert_true(rec->count == 1);
 	assert_true(rec->pid_tgid == (helpers & BPFDEV_RECORD_PID ? TEST_PID_TGID : 0));
 	assert_true(rec->cgroup_id == (helpers & BPFDEV_RECORD_CGROUP ? TEST_CGROUP : 0));
 }
@@ -247,7 +248,8 @@ static void compare_all_as(const struct devwl_node *node, int helpers)
 		assert_int_equal(devwl_node_compile_bpf(node, &prog, &n), 0);
 	else
 		assert_int_equal(
-			bpfdev_compile_record(node, TEST_MAP_FD, (unsigned)helpers, &prog, &n), 0);
+			bpfdev_compile_record(node, TEST_MAP_FD, -1, (unsigned)helpers, &prog, &n),
+			0);
 	assert_true(n > 0);
 	for (int type = DEVWL_DEV_BLOCK; type <= DEVWL_DEV_CHAR; type++)
 		for (size_t a = 0; a < ARRAY_SIZE(nums); a++)
@@ -420,7 +422,7 @@ static void test_compile_record_size(void **state)
 				 0);
 	}
 	assert_int_equal(devwl_node_compile_bpf(node, &plain, &n), 0);
-	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD,
+	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD, -1,
 					       BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP, &rec, &m),
 			 0);
 	assert_true(m > n && m - n < 40);
@@ -431,8 +433,17 @@ static void test_compile_record_size(void **state)
 		     BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP);
 	free(plain);
 	free(rec);
-	assert_int_equal(bpfdev_compile_record(node, -1, 0, &rec, &m), -EINVAL);
-	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD, 4, &rec, &m), -EINVAL);
+	assert_int_equal(bpfdev_compile_record(node, -1, -1, 0, &rec, &m), -EINVAL);
+	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD, -1, 4, &rec, &m), -EINVAL);
+	/* Reporting allowed accesses needs the seen map, and the map the bit. */
+	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD, 8, 0, &rec, &m), -EINVAL);
+	assert_int_equal(
+		bpfdev_compile_record(node, TEST_MAP_FD, 8, BPFDEV_RECORD_ACCESSES | 8, &rec, &m),
+		-EINVAL);
+	assert_int_equal(
+		bpfdev_compile_record(node, TEST_MAP_FD, 8, BPFDEV_RECORD_ACCESSES, &rec, &m), 0);
+	assert_true(m > n);
+	free(rec);
 	devwl_policy_free(p);
 }
 

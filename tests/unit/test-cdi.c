@@ -195,6 +195,34 @@ static void test_cdi_load_conflict(void **state)
 	cdi_free(reg);
 }
 
+/* The name learn mode gives a device (common/learn.c): a device that is it alone, never one
+ * with other nodes too (a spec's common node counts), nor one in conflict. */
+static void test_cdi_name_of(void **state)
+{
+	struct cdi_registry *reg = load(false);
+	char name[64];
+
+	(void)state;
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_CHAR, 1, 3, name, sizeof(name)), 0);
+	assert_string_equal(name, "example.com/fpga=a");
+	/* Its nodes that grant nothing (permissions none, types u and p) are nothing. */
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_BLOCK, 7, 200, name, sizeof(name)), 0);
+	assert_string_equal(name, "example.com/fpga=b");
+	/* The later directory's copy, without the static spec's common node. */
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_CHAR, 195, 2, name, sizeof(name)), 0);
+	assert_string_equal(name, "example.com/gpu=2");
+	/* gpu=0 and gpu=1 come with the spec's /dev/gpuctl: more than the device. */
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_CHAR, 195, 0, name, sizeof(name)), -ENOENT);
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_CHAR, 195, 255, name, sizeof(name)), -ENOENT);
+	/* conf=x is in conflict (ignored); conf=ok is not. */
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_CHAR, 240, 5, name, sizeof(name)), -ENOENT);
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_CHAR, 240, 2, name, sizeof(name)), 0);
+	assert_string_equal(name, "example.com/conf=ok");
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_BLOCK, 1, 3, name, sizeof(name)), -ENOENT);
+	assert_int_equal(cdi_name_of(reg, DEVWL_DEV_CHAR, 1, 3, name, 8), -ENAMETOOLONG);
+	cdi_free(reg);
+}
+
 static void test_cdi_load_bad_specs(void **state)
 {
 	struct cdi_registry *reg = load(false);
@@ -548,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_cdi_load_devices),
 		cmocka_unit_test(test_cdi_load_later_dir_wins),
 		cmocka_unit_test(test_cdi_load_conflict),
+		cmocka_unit_test(test_cdi_name_of),
 		cmocka_unit_test(test_cdi_load_bad_specs),
 		cmocka_unit_test(test_cdi_spec_parse_refusals),
 		cmocka_unit_test(test_cdi_spec_parse_accepts),

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "edits.h"
+#include "util.h"
 
 static FILE *devnull;
 
@@ -256,12 +257,51 @@ static void folded_replays_agree(void **state)
 	assert_true(folded > 1000);
 }
 
+/* devwlctl learn NODE on|off: the last change to that very node says, nothing else does
+ * (a prefix, another verb, a malformed value); the replay checks the node and keeps the
+ * hierarchy as it was (learn mode is devwld's, not the hierarchy's). */
+static void learn_last_wins(void **state)
+{
+	struct devwl_policy *p = devwl_policy_new();
+	_cleanup_free_ char *before = NULL, *after = NULL;
+	struct edits e = {0};
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(devwl_policy_mkdir(p, "/ci"), 0);
+	assert_int_equal(devwl_policy_mkdir(p, "/ci/job"), 0);
+	assert_int_equal(edits_learn(&e, "/ci/job"), -1);
+	add(&e, "learn /ci/job on");
+	add(&e, "learn /ci off");
+	add(&e, "mknod_needs_cap /ci/job false");
+	assert_int_equal(edits_learn(&e, "/ci/job"), 1);
+	assert_int_equal(edits_learn(&e, "/ci"), 0);
+	assert_int_equal(edits_learn(&e, "/ci/jo"), -1);
+	assert_int_equal(edits_learn(&e, "/"), -1);
+	add(&e, "learn /ci/job off");
+	assert_int_equal(edits_learn(&e, "/ci/job"), 0);
+	add(&e, "learn /ci/job maybe");
+	assert_int_equal(edits_learn(&e, "/ci/job"), 0);
+	assert_true(edit_is_change("learn /ci/job on", 16));
+	assert_int_equal(devwl_policy_to_string(p, &before), 0);
+	assert_int_equal(edit_exec(p, "learn /ci/job on", 16, devnull), 0);
+	assert_int_equal(edit_exec(p, "learn /nope on", 14, devnull), -ENOENT);
+	assert_int_equal(edit_exec(p, "learn /ci/job yes", 17, devnull), -EINVAL);
+	assert_int_equal(devwl_policy_to_string(p, &after), 0);
+	assert_string_equal(before, after);
+	edits_forget(&e, "/ci");
+	assert_int_equal(edits_learn(&e, "/ci/job"), -1);
+	edits_clear(&e);
+	devwl_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flip_keeps_two),
 		cmocka_unit_test(folds_only_within_a_run),
 		cmocka_unit_test(folded_replays_agree),
+		cmocka_unit_test(learn_last_wins),
 	};
 
 	devnull = fopen("/dev/null", "w");

@@ -355,7 +355,7 @@ static void test_devwl_policy_load_string_error_place(void **state)
 	r = devwl_policy_load_string(text, "bad.json", &p, &err);
 	assert_error(r, &err, -EINVAL,
 		     "bad.json:5:5: node /a/b: unknown key \"rulez\" (known: path, rules, devices, "
-		     "mknod_needs_cap, cdi_annotations, why)",
+		     "mknod_needs_cap, cdi_annotations, why, learn)",
 		     NULL);
 	assert_int_equal(err.offset, strstr(text, "    {\n") - text + 4);
 	load_bad("{\"version\": 1, \"nodez\": []}", -EINVAL,

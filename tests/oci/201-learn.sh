@@ -1,0 +1,127 @@
+# devwld's learn mode (devwld(8) LEARN MODE) with runc: /ci/job learns (the policy file's
+# "learn"), so its containers run under /ci, its parent, whatever /ci/job's own rules say;
+# a real workload (busybox losetup and mke2fs on a loop device attached beforehand) passes
+# there and a device /ci denies (c 10:229) is still refused EPERM while learning: the
+# ceiling is never exceeded. devwlctl advise draws the minimal policy, as a policy file,
+# from a running container (its owner's name only: another uid's advise finds nothing) and
+# from the node (what every container it served touched), naming the loop device by the
+# file behind it (loop:FILE) with the program that touched it. learn off gives the node its
+# own rules back: the workload is refused, and stays so across a restart of devwld (the
+# change is kept; the records are not). devwlctl learn on serves it under /ci again. The
+# advice, loaded as it is (devwlctl reload), lets the same workload pass and refuses,
+# EPERM, the other loop device it never touched. A top-level node learns under the default
+# set, not the allow all of a root nobody wrote.
+RT=runc
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
+[ -e /dev/loop-control ] || skip "no /dev/loop-control (loop driver not loaded)"
+truncate -s 4M "$T/disk.img" "$T/other.img" || fail "truncate"
+LOOP=$(loop_of "$T/disk.img") || skip "losetup -f: no free loop device here"
+OTHER=$(loop_of "$T/other.img") || skip "losetup -f: no second free loop device here"
+LMIN=$(($(stat -c '0x%T' "$LOOP")))
+OMIN=$(($(stat -c '0x%T' "$OTHER")))
+
+cat >"$T/policy.json" <<EOF
+{ "version": 1,
+  "nodes": [ { "path": "/ci", "rules": ["deny a", "allow c 1:* rwm", "allow c 5:* rwm",
+                                         "allow c 136:* rwm", "allow b 7:* rwm"] },
+             { "path": "/ci/job", "rules": ["deny a", "allow c 1:3 rwm"], "learn": true } ],
+  "containers": { "default_template": "/ci/job/{id}" } }
+EOF
+start_devwld
+
+# The nodes, made by runc (its device cgroup allows them): the loop devices and c 10:229.
+devs=$(jq -n --argjson l "$LMIN" --argjson o "$OMIN" '[
+	{path: "/dev/disk0", type: "b", major: 7, minor: $l},
+	{path: "/dev/disk1", type: "b", major: 7, minor: $o},
+	{path: "/dev/fuse", type: "c", major: 10, minor: 229}]')
+# work: losetup reads the device's status, mke2fs writes a file system on it.
+work='losetup /dev/disk0 >/dev/null && mke2fs -F /dev/disk0 >/dev/null 2>&1 && echo WORK_OK'
+make_bundle work "$work"' && true </dev/fuse; echo "FUSE_RC=$?"
+while [ ! -e /tmp/stop ]; do sleep 0.1; done' ".linux.devices += $devs"
+make_bundle enforce "$work"'; true </dev/disk1; echo "OTHER_RC=$?"' ".linux.devices += $devs"
+rm -f "$T/rootfs/tmp/stop"
+
+# --- learning: the ceiling's grants, never more ----------------------------------------
+learner=learn-$$
+run_detached "$learner" "$T/work"
+wait_for "$T/$learner.out" FUSE_RC= 30 || fail "learning run: $(cat "$T/$learner.out")"
+grep -q WORK_OK "$T/$learner.out" || fail "workload under /ci: $(cat "$T/$learner.out")"
+grep -q "can't open /dev/fuse: Operation not permitted" "$T/$learner.out" ||
+	fail "c 10:229, which /ci denies, while learning: $(cat "$T/$learner.out")"
+pass "while /ci/job learns its container runs under /ci: losetup+mke2fs pass, c 10:229 EPERM"
+
+ctl advise "$learner" >"$T/c.json" || fail "advise $learner: $(cat "$T/c.json")"
+rules() { jq -r '.nodes[] | select(.path == "/ci/job") | .rules[]' "$1"; }
+rules "$T/c.json" | grep -qxF "allow loop:$T/disk.img rw" ||
+	fail "advise $learner: no loop:FILE rule: $(cat "$T/c.json")"
+jq -r '.nodes[] | select(.path == "/ci/job") | .why[]' "$T/c.json" | grep -q "by mke2fs" ||
+	fail "advise $learner: why: $(cat "$T/c.json")"
+grep -q "10:229\|fuse" <(rules "$T/c.json") && fail "refused c 10:229 learnt: $(cat "$T/c.json")"
+# Containers are named among root's unless another owner is said: not found there.
+ctl advise --owner 65534 "$learner" 2>"$T/owner.err" && fail "advise --owner 65534 found $learner"
+grep -q ENOENT "$T/owner.err" || fail "advise as another owner: $(cat "$T/owner.err")"
+touch "$T/rootfs/tmp/stop"
+pass "advise CONTAINER: /ci/job's policy names the loop device loop:$T/disk.img, by mke2fs; another owner's name finds nothing"
+
+# --- the node's record outlives its container ------------------------------------------
+for _ in $(seq 100); do ctl containers | grep -q "^$learner " || break; sleep 0.1; done
+ctl advise /ci/job >"$T/advice.json" || fail "advise /ci/job: $(cat "$T/advice.json")"
+rules "$T/advice.json" | grep -qxF "allow loop:$T/disk.img rw" ||
+	fail "advise /ci/job: $(cat "$T/advice.json")"
+rules "$T/advice.json" | grep -q "7:$OMIN\|other.img" && fail "untouched $OTHER learnt"
+pass "advise /ci/job after its container is gone: the same rules"
+
+# --- learn off: the node's own rules again ----------------------------------------------
+ctl learn /ci/job off || fail "devwlctl learn /ci/job off"
+rm -f "$T/rootfs/tmp/stop"
+run_fg "off-$$" "$T/enforce"
+grep -q WORK_OK "$T/off-$$.out" && fail "learn off: /ci/job's own rules let the loop device through"
+grep -q "Operation not permitted" "$T/off-$$.out" || fail "learn off: $(cat "$T/off-$$.out")"
+pass "learn off: /ci/job's own rules (c 1:3 only) refuse the workload EPERM"
+
+# --- a restart keeps the flag (a change the state keeps), not the record ----------------
+kill "$DEVWLD_PID"
+wait "$DEVWLD_PID" 2>/dev/null
+DEVWLD_PID=
+start_devwld
+run_fg "rst-$$" "$T/enforce"
+grep -q WORK_OK "$T/rst-$$.out" && fail "restart: learn off was lost (the file's learn is back)"
+ctl advise /ci/job 2>"$T/rst.err" >/dev/null && fail "restart: a record survived"
+grep -q "ENOENT.*learnt nothing" "$T/rst.err" || fail "restart: advise: $(cat "$T/rst.err")"
+pass "a restart keeps devwlctl learn off (the state's changes), not the records"
+
+# --- devwlctl learn on: the ceiling again, a new record ---------------------------------
+ctl learn /nope on 2>"$T/nope.err" && fail "learn on a node that does not exist"
+grep -q ENOENT "$T/nope.err" || fail "learn /nope: $(cat "$T/nope.err")"
+ctl learn /ci/job on || fail "devwlctl learn /ci/job on"
+run_fg "on-$$" "$T/enforce"
+grep -q WORK_OK "$T/on-$$.out" && grep -q OTHER_RC=0 "$T/on-$$.out" ||
+	fail "learn on: not under /ci: $(cat "$T/on-$$.out")"
+ctl advise /ci/job | jq -r '.nodes[] | select(.path == "/ci/job") | .rules[]' |
+	grep -qxF "allow loop:$T/other.img r" || fail "learn on: $OTHER not in the new record"
+ctl learn /ci/job off || fail "devwlctl learn /ci/job off"
+pass "devwlctl learn on: the workload runs under /ci again and its record starts anew"
+
+# --- the advice as the policy: enforced ---------------------------------------------------
+jq '.containers = {default_template: "/ci/job/{id}"}' "$T/advice.json" >"$T/policy.json"
+ctl reload >/dev/null || fail "reload with the advice: $(tail -3 "$T/devwld.log")"
+run_fg "enf-$$" "$T/enforce"
+grep -q WORK_OK "$T/enf-$$.out" || fail "enforced: the workload failed: $(cat "$T/enf-$$.out")"
+grep -q "can't open /dev/disk1: Operation not permitted" "$T/enf-$$.out" ||
+	fail "enforced: $OTHER, never touched: $(cat "$T/enf-$$.out")"
+pass "the advice loaded as the policy: the workload passes, $OTHER (never touched) EPERM"
+
+# --- a top-level node's ceiling, below the root nobody wrote: the default set ------------
+# The advice's /ci is a copy of the root, allow all; its parent is that root, which allows
+# all only because nobody wrote it (devwld(8), DEFAULT DEVICES): learning /ci never gets
+# more than the default set.
+ctl reset >/dev/null || fail "devwlctl reset"
+ctl learn /ci on || fail "devwlctl learn /ci on"
+run_fg "top-$$" "$T/enforce"
+grep -q WORK_OK "$T/top-$$.out" && fail "learning /ci: the loop device through the root's allow all"
+grep -q "Operation not permitted" "$T/top-$$.out" || fail "learning /ci: $(cat "$T/top-$$.out")"
+pass "learning a top-level node runs its containers under the default set, not the root's allow all"
+exit 0
