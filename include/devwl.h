@@ -505,7 +505,10 @@ struct devwl_cgroup;
  * has detached them all; one attached after that is another's and stays
  * (devwl_cgroup_check() reports it), except the runtime's rules attached again by its
  * cgroup manager (systemd's device program, "sd_devices"), which each apply detaches
- * too. The cgroup holds, at every moment, no more than its old rules or the node allow. */
+ * too. Where a program libdevwl loaded (each is named "devwl_node") is attached at the
+ * first apply, the cgroup was taken over before (a supervisor restarted): only that one
+ * and sd_devices are detached. The cgroup holds, at every moment, no more than its old
+ * rules or the node allow. */
 #define DEVWL_CGROUP_TAKE_OVER (1u << 1)
 /* cgroup v2: the program also records each access it denies, for
  * devwl_cgroup_read_denials(), where the kernel has BPF ring buffers (5.8); elsewhere,

@@ -68,6 +68,7 @@ struct devwl_cgroup {
 	bool recording;		/* the program attached now writes to the ring */
 	uint32_t cur_id;	/* cur_fd's program id, 0 while cur_fd < 0 */
 	bool taken;		/* TAKE_OVER: the runtime's programs are detached */
+	bool taken_before;	/* TAKE_OVER: by a predecessor, whose programs are there */
 	bool reporting;		/* ... its allowed accesses too */
 	/* v1 */
 	int allow_fd, deny_fdw; /* devices.allow/deny */
@@ -84,12 +85,17 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return r < 0 ? negerrno() : (int)r;
 }
 
+/* The name of every program libdevwl loads: how a supervisor that takes over a cgroup
+ * its predecessor took (a restart) tells that one's programs from everyone else's. */
+#define DEVWL_PROG_NAME "devwl_node"
+
 static int prog_load(const struct bpf_insn *insns, size_t n)
 {
 	static const char license[] = "GPL";
 	union bpf_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
+	memcpy(attr.prog_name, DEVWL_PROG_NAME, sizeof(DEVWL_PROG_NAME));
 	attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
@@ -199,12 +205,23 @@ static int v2_query(const struct devwl_cgroup *cg, uint32_t *ids, uint32_t max)
  * name is the fact that tells. It is a label anyone who may attach a program could give
  * (root alone may); detaching such a one leaves the node's program, the rules devwl
  * enforces anyway, never more. Any other program is another agent's, never detached.
+ * Where a program of libdevwl's own name is there at the first apply, the cgroup was
+ * taken over before, by a supervisor this one follows (devwld restarted): the runtime's
+ * programs went then, and only that one's (and the cgroup manager's) are detached now.
  */
+static bool devwl_program(const struct bpf_prog_info *info)
+{
+	return info->type == BPF_PROG_TYPE_CGROUP_DEVICE &&
+	       !strncmp(info->name, DEVWL_PROG_NAME, sizeof(info->name));
+}
+
 static bool runtime_program(const struct devwl_cgroup *cg, const struct bpf_prog_info *info)
 {
 	if (!(cg->flags & DEVWL_CGROUP_TAKE_OVER))
 		return false;
-	if (!cg->taken)
+	if (!cg->taken && !cg->taken_before)
+		return true;
+	if (!cg->taken && devwl_program(info))
 		return true;
 	return info->type == BPF_PROG_TYPE_CGROUP_DEVICE && info->nr_map_ids == 0 &&
 	       !strncmp(info->name, SYSTEMD_DEVICES_PROG, sizeof(info->name));
@@ -251,6 +268,15 @@ static int v2_detach_runtime(struct devwl_cgroup *cg)
 	n = v2_query(cg, ids, ARRAY_SIZE(ids));
 	if (n < 0)
 		return n;
+	for (int i = 0; !cg->taken && !cg->taken_before && i < n; i++) {
+		struct bpf_prog_info info;
+		int fd = ids[i] == own ? -ENOENT : prog_by_id(ids[i], &info, NULL, 0);
+
+		if (fd >= 0) {
+			cg->taken_before = devwl_program(&info);
+			close(fd);
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		struct bpf_prog_info info;
 		union bpf_attr a;

@@ -14,7 +14,9 @@
 # --systemd-cgroup container's rules), taken over again: detached, /km again, event
 # "reapplied", four in a row without a backoff. Then an agent that rewrites every 100 ms
 # for 2 s meets a backoff: a handful of repairs, not one per check, and one log line in
-# all; once it stops the cgroup holds /km again. tests/oci/bpf-drift.c is the other agent's bpf(2).
+# all; once it stops the cgroup holds /km again. (d) v2: after devwlctl restart the next
+# worker replaces its predecessor's program, known by libdevwl's program name, and leaves
+# another agent's attached. tests/oci/bpf-drift.c is the other agent's bpf(2).
 RT=${RT:-runc}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -195,3 +197,25 @@ wait_until 14 settled || fail "the cgroup after the agent stopped"
 logged=$(grep -c "container $id: kernel mode: another writer changed" "$T/devwld.log")
 [ "$logged" = 1 ] || fail "log lines of repairs: $logged for $(repairs) repairs"
 pass "$mode: an agent rewriting every 100 ms for 2 s met $n repairs (backoff), /km again once it stopped; $(repairs) repairs logged in $logged line"
+
+# (d) v2, a restart: the next worker takes the cgroup over again from its predecessor,
+# whose program it knows by libdevwl's program name, and leaves another agent's.
+if [ "$mode" = kernel-v2 ]; then
+	other=$("$BPF" attach "$dir" allow other_agent) || fail "attaching another agent's program"
+	before=$("$BPF" query "$dir" | grep -vx "$other")
+	gen() { ctl stats | awk '/^generation / {print $2}'; }
+	g=$(gen)
+	ctl restart >/dev/null || fail "devwlctl restart"
+	wait_until 60 sh -c '[ "$("$0" --socket "$1" stats | awk "/^generation / {print \$2}")" -gt "$2" ]' \
+		"$DEVWLCTL" "$T/control.sock" "$g" || fail "no new worker after devwlctl restart"
+	# The new worker's program in place of the old one's: exactly one besides the other's.
+	taken_back() { n=$("$BPF" query "$dir" | grep -vx "$other") &&
+		[ "$n" != "$before" ] && [ "$(echo "$n" | wc -l)" = 1 ]; }
+	for _ in $(seq 100); do taken_back && break; sleep 0.1; done
+	taken_back ||
+		fail "after the restart, devwld's programs: '$n' (before: $before)"
+	"$BPF" query "$dir" | grep -qx "$other" ||
+		fail "the restarted devwld detached another agent's program $other: $("$BPF" query "$dir")"
+	[ "$(access)" = "zero=ok full=refused" ] || fail "after the restart: $(access)"
+	pass "v2: after devwlctl restart the next worker replaced its predecessor's program ($before by $n) and left another agent's ($other)"
+fi
