@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "devwld.h"
 #include "kernelmode.h"
+#include "learn.h"
 #include "learning.h"
 #include "log.h"
 #include "sink.h"
@@ -239,6 +240,32 @@ static void denials_stop(struct devwld *d, struct container *c)
 	c->kernel->denials = NULL;
 }
 
+/*
+ * While c learns, what its device program reports is what it touched: its opens are not
+ * trapped in kernel mode (the mknod-only profile), so the reports are the record's only
+ * source of them. The program that made the access is read from its pid, where the kernel
+ * tells device programs one.
+ */
+static void learn_report(struct devwld *d, struct container *c, const struct devwl_denial *rep)
+{
+	struct devwl_event ev = {
+		.pid = rep->pid,
+		.tid = rep->tid,
+		.syscall = "device program",
+		.type = rep->type,
+		.major = rep->major,
+		.minor = rep->minor,
+		.access = rep->access,
+		.verdict = rep->allowed ? DEVWL_VERDICT_ALLOW : DEVWL_VERDICT_DENY,
+	};
+	struct learn_program prog;
+
+	if (!learning_node(d, c->node))
+		return;
+	learn_program_of(rep->pid, rep->tid, &prog); /* "?" where the kernel told no pid */
+	learning_record(d, c, &ev, &prog);
+}
+
 static void denials_ready(struct devwld *d, struct source *src, int revents)
 {
 	struct denials_src *ds = container_of(src, struct denials_src, src);
@@ -262,8 +289,10 @@ static void denials_ready(struct devwld *d, struct source *src, int revents)
 			denials_stop(d, c);
 			return;
 		}
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			audit_kernel_denial(&d->audit, &buf[i], c);
+			learn_report(d, c, &buf[i]);
+		}
 		if ((size_t)n < ARRAY_SIZE(buf))
 			break;
 	}

@@ -8,7 +8,10 @@
 # the one-second window, once more: the reports of c 1:5 r are at most one per window
 # (bounded by the seconds the flood took, not by its size), and their counts add up to
 # every open. devwlctl stats (kernel_allowed) and the metrics count the accesses, none
-# as a notification. Where the program cannot report allowed accesses, devwld's log says
+# as a notification. Then /km learns (devwlctl learn): the reports are what learn mode
+# records of a container whose opens are not trapped, and devwlctl advise names the
+# device the container's shell opened next (/dev/urandom) with the program that did
+# (read from the report's pid: the shell lives on), as seen by the device program. Where the program cannot report allowed accesses, devwld's log says
 # so and the test skips.
 RT=${RT:-runc}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +46,8 @@ true </dev/full 2>/dev/null && echo FULL=ok || echo FULL=refused
 while [ ! -e /tmp/go3 ]; do sleep 0.05; done
 i=0; while [ $i -lt '"$FLOOD"' ]; do true </dev/zero; i=$((i + 1)); done; echo FLOOD=$i
 sleep 1.2; true </dev/zero && echo LAST=ok
+while [ ! -e /tmp/go4 ]; do sleep 0.05; done
+exec 3</dev/urandom && echo URANDOM=ok
 while [ ! -e /tmp/stop ]; do sleep 0.1; done'
 jq --slurpfile p "$PROFILE" --arg lp "$T/listen.sock" '
 	.linux.seccomp = ($p[0] | .listenerPath = $lp | .listenerMetadata = "node=/km mode=kernel")' \
@@ -123,4 +128,16 @@ total=$(echo "$all" | jq '[.[] | .count] | add') reports=$(echo "$all" | jq leng
 [ "$(stat_of notifications)" = 0 ] || fail "opens were trapped: $(stat_of notifications)"
 ctl metrics | grep -qx "devwl_kernel_allowed_total $total" || fail "metrics: $(ctl metrics | grep kernel)"
 pass "$RT: devwlctl stats kernel_allowed $total in $reports reports, as the audit; the metrics too"
+
+# 4. Learning: the reports are the record of what the untrapped opens touched.
+ctl learn /km on >/dev/null || fail "devwlctl learn /km on"
+touch "$T/rootfs/tmp/go4"
+wait_for "$T/$id.out" "URANDOM=" || fail "the container did not open: $(cat "$T/$id.out")"
+for _ in $(seq 100); do
+	ctl advise "$id" >"$T/advice.json" 2>/dev/null && grep -q urandom "$T/advice.json" && break
+	sleep 0.05
+done
+jq -r '.nodes[] | select(.path == "/km") | .why["allow /dev/urandom r"]' "$T/advice.json" |
+	grep -q "device program r by sh" || fail "advise $id: $(cat "$T/advice.json")"
+pass "$RT: while /km learns, advise names /dev/urandom, opened by sh, from the device program's report"
 touch "$T/rootfs/tmp/stop"
