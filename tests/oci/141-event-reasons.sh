@@ -12,12 +12,7 @@ cat >"$T/policy.json" <<'JSON'
   "nodes": [ { "path": "/containers", "rules": ["deny a", "allow c 1:3 rwm", "allow c 1:5 rwm"] } ] }
 JSON
 start_devwld
-"$DEVWLCTL" --socket "$T/control.sock" events --json >"$T/events.out" 2>"$T/events.err" &
-CHILD_PIDS+=("$!")
-for _ in $(seq 100); do
-	[ "$(stat_of events_subscribers)" = 1 ] && break
-	sleep 0.05
-done
+follow_events "$T/events.out"
 
 tag=why-$$
 make_rootfs

@@ -22,13 +22,7 @@ cat >"$T/policy.json" <<'JSON'
                 "allow c 1:9 rwm", "allow c 5:0 rwm", "allow c 5:2 rwm", "allow c 136:* rwm"] } ] }
 JSON
 start_devwld
-"$DEVWLCTL" --socket "$T/control.sock" events --json >"$T/events.out" 2>"$T/events.err" &
-CHILD_PIDS+=("$!")
-for _ in $(seq 100); do
-	[ "$(stat_of events_subscribers)" = 1 ] && break
-	sleep 0.05
-done
-[ "$(stat_of events_subscribers)" = 1 ] || fail "devwlctl events did not subscribe: $(cat "$T/events.err")"
+follow_events "$T/events.out"
 
 make_rootfs
 id=devwl-kd-$$

@@ -244,6 +244,18 @@ loop_of() {
 # stat_of NAME: one value of `devwlctl stats`.
 stat_of() { ctl stats | awk -v k="$1" '$1 == k {print $2}'; }
 
+# follow_events FILE: `devwlctl events --json` into FILE (its errors in FILE.err) in the
+# background, once devwld counts it as its one subscriber.
+follow_events() {
+	"$DEVWLCTL" --socket "$T/control.sock" events --json >"$1" 2>"$1.err" &
+	CHILD_PIDS+=("$!")
+	for _ in $(seq 100); do
+		[ "$(stat_of events_subscribers)" = 1 ] && return 0
+		sleep 0.05
+	done
+	fail "devwlctl events did not subscribe: $(cat "$1.err")"
+}
+
 # start_loop_container ID: a runc busybox container opening /dev/zero and /etc/passwd in
 # a loop until /tmp/stop exists in it; "ERR ..." lines in $T/ID.out count failed opens.
 start_loop_container() {
