@@ -39,9 +39,9 @@ struct cdi_registry;
 struct learn;
 
 /*
- * What the store (store.c) tells the parts above it, set by the worker's start-up
+ * What the stores (policy.c, store.c) tell the parts above them, set by the worker's start-up
  * (daemon.c); NULL: nobody listens (tests, fuzzers). The state and the handler threads
- * call the store, so the store must not call them back by name.
+ * call the stores, so the stores must not call them back by name.
  */
 struct store_hooks {
 	/* The hierarchy or the containers changed: persist them (state.c). */

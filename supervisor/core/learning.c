@@ -47,7 +47,7 @@ struct devwl_node *learning_node(const struct devwld *d, const struct devwl_node
  * The ceilings that are no node of the hierarchy, each in a policy of its own: the root's,
  * the default set (made once); and a top-level node's below a root that allows by default,
  * which nobody wrote (devwld(8), DEFAULT DEVICES): the default set less what the root
- * denies, what a top-level node nobody defined gets (store.c's top_level_default()), made
+ * denies, what a top-level node nobody defined gets (policy.c's top_level_default()), made
  * again when the root's listing changes. Loop thread only.
  */
 static struct devwl_policy *defaults, *top;

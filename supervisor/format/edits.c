@@ -3,7 +3,7 @@
  * The devwlctl changes (mkdir, rmdir, allow, deny, mknod_needs_cap, learn, unbind) made since the
  * policy file was loaded, in order, as the control lines that made them. A reload, an
  * automatic one included, and a start that finds the file changed apply the file and
- * then these again (store.c), so a `devwlctl deny` is never silently undone by an
+ * then these again (policy.c), so a `devwlctl deny` is never silently undone by an
  * unrelated change of the file; `devwlctl reset` drops them (devwld(8) RELOAD).
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A sorted set of strings: the nodes devwld made on demand (store.c, statefile.c). */
+/* A sorted set of strings: the nodes devwld made on demand (policy.c, statefile.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
