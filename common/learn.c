@@ -312,16 +312,34 @@ static char *major_name(uint8_t type, uint32_t major)
 	return found;
 }
 
+/* The majors of the Unix98 ptys' other sides (the kernel's UNIX98_PTY_SLAVE_MAJOR and
+ * the 7 after it): every devpts instance's nodes, a container's too. */
+#define PTS_MAJOR_FIRST 136
+#define PTS_MAJOR_LAST	143
+
+/* Its major's name (char-pts), where the kernel says it has one. */
+static char *name_major(const struct selector_env *env, uint8_t type, uint32_t major,
+			uint32_t minor)
+{
+	_cleanup_free_ char *m = major_name(type, major);
+
+	return m ? try_name(env, type, major, minor, "%s-%s", type_dir(type), m) : NULL;
+}
+
 /* Its node under /dev (top level first, then one directory down): /dev/fuse, /dev/net/tun.
  * A node of a devpts instance is named by its major instead: that number is the
- * session's. */
+ * session's. A container's devpts is not the host's, so a pty's other side is known by its
+ * major, never by a node found or not under the host's /dev/pts. */
 static char *name_node(const struct selector_env *env, uint8_t type, uint32_t major, uint32_t minor)
 {
 	struct dirent **ents = NULL;
-	_cleanup_free_ char *node = find_node(dev_root(env), false, type, major, minor);
+	_cleanup_free_ char *node = NULL;
 	char *name = NULL;
 	int n;
 
+	if (type == DEVWL_DEV_CHAR && major >= PTS_MAJOR_FIRST && major <= PTS_MAJOR_LAST)
+		return name_major(env, type, major, minor);
+	node = find_node(dev_root(env), false, type, major, minor);
 	if (node)
 		return try_name(env, type, major, minor, "%s/%s", dev_root(env), node);
 	n = scandir(dev_root(env), &ents, NULL, alphasort);
@@ -333,10 +351,7 @@ static char *name_node(const struct selector_env *env, uint8_t type, uint32_t ma
 		if (!name && ents[i]->d_type == DT_DIR && ents[i]->d_name[0] != '.' &&
 		    (node = find_node(dir, false, type, major, minor))) {
 			if (statfs(dir, &sf) == 0 && sf.f_type == DEVPTS_SUPER_MAGIC) {
-				_cleanup_free_ char *m = major_name(type, major);
-				if (m)
-					name = try_name(env, type, major, minor, "%s-%s",
-							type_dir(type), m);
+				name = name_major(env, type, major, minor);
 			} else {
 				name = try_name(env, type, major, minor, "%s/%s", dir, node);
 			}

@@ -39,6 +39,9 @@
  *   probe fusemount DEV DIR                 open DEV O_RDWR and mount FUSE on DIR with it
  *                                           (no server: unmounted at once): ok,
  *                                           open=ERRNO or mount=ERRNO
+ *   probe pty                               a pty as a terminal program opens one: the
+ *                                           master (/dev/ptmx), unlocked, then its
+ *                                           /dev/pts/N: ok, ptmx=, ioctl= or pts=ERRNO
  *
  * FLAGS: comma list of rdonly,wronly,rdwr,path,cloexec,nofollow,creat,excl,trunc,
  * directory,nonblock (or "-" for 0).
@@ -54,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -183,6 +187,32 @@ static void fuse_mount(char *out, size_t size, const char *dev, const char *dir)
 		umount2(dir, MNT_DETACH);
 	}
 	close((int)fd);
+}
+
+static void pty_open(char *out, size_t size)
+{
+	int unlock = 0, n = -1, master, other;
+	char name[32];
+
+	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0) {
+		snprintf(out, size, "ptmx=%s", strerrorname_np(errno));
+		return;
+	}
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0 || ioctl(master, TIOCGPTN, &n) < 0) {
+		snprintf(out, size, "ioctl=%s", strerrorname_np(errno));
+		close(master);
+		return;
+	}
+	snprintf(name, sizeof(name), "/dev/pts/%d", n);
+	other = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (other < 0)
+		snprintf(out, size, "pts=%s", strerrorname_np(errno));
+	else
+		snprintf(out, size, "ok");
+	if (other >= 0)
+		close(other);
+	close(master);
 }
 
 struct flagname {
@@ -578,6 +608,8 @@ static int run_op(struct op *op)
 	} else if (strcmp(cmd, "fusemount") == 0) {
 		NEED(3);
 		fuse_mount(op->out, sizeof(op->out), argv[1], argv[2]);
+	} else if (strcmp(cmd, "pty") == 0) {
+		pty_open(op->out, sizeof(op->out));
 	} else if (strcmp(cmd, "thread") == 0) {
 		struct op sub = {.argv = argv + 1, .argc = argc - 1};
 		pthread_t t;
