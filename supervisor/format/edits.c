@@ -103,6 +103,13 @@ static void fold(struct edits *e, const char *line, size_t len)
 	}
 }
 
+static bool is_learn(const char *line, size_t len)
+{
+	size_t a = 0;
+
+	return ctl_verb_of(line, len, &a) == CTL_LEARN;
+}
+
 int edits_add(struct edits *e, const char *line, size_t len)
 {
 	char *copy;
@@ -121,6 +128,7 @@ int edits_add(struct edits *e, const char *line, size_t len)
 	memcpy(copy, line, len);
 	copy[len] = '\0';
 	e->v[e->n++] = (struct edit){.line = copy, .len = len};
+	e->learns += is_learn(line, len);
 	return 0;
 }
 
@@ -148,9 +156,10 @@ void edits_forget(struct edits *e, const char *path)
 		char node[4096];
 
 		if (edit_target(e->v[i].line, e->v[i].len, node, sizeof(node)) >= 0 &&
-		    at_or_below(node, path))
+		    at_or_below(node, path)) {
+			e->learns -= is_learn(e->v[i].line, e->v[i].len);
 			free(e->v[i].line);
-		else
+		} else
 			e->v[kept++] = e->v[i];
 	}
 	e->n = kept;
@@ -160,6 +169,9 @@ int edits_learn(const struct edits *e, const char *path)
 {
 	size_t n = strlen(path);
 
+	/* Asked for every trapped call's container (serve.c): most devwlds never learn. */
+	if (!e->learns)
+		return -1;
 	/* "learn PATH on|off", the last one: a reload replays them in this order. */
 	for (size_t i = e->n; i-- > 0;) {
 		const char *l = e->v[i].line, *w;

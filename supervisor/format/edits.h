@@ -20,6 +20,7 @@ struct edit {
 struct edits {
 	struct edit *v;
 	size_t n, size;
+	size_t learns; /* how many of them are learn lines: none, and no node learns here */
 };
 /* Beyond this a change is refused (ENOSPC): fold them into the policy file and reset. */
 #define EDITS_MAX 10000

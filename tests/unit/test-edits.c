@@ -289,7 +289,12 @@ static void learn_last_wins(void **state)
 	assert_int_equal(edit_exec(p, "learn /ci/job yes", 17, devnull), -EINVAL);
 	assert_int_equal(devwl_policy_to_string(p, &after), 0);
 	assert_string_equal(before, after);
+	assert_int_equal(e.learns, 4);
+	edits_forget(&e, "/ci/job");
+	assert_int_equal(e.learns, 1);
+	assert_int_equal(edits_learn(&e, "/ci"), 0);
 	edits_forget(&e, "/ci");
+	assert_int_equal(e.learns, 0);
 	assert_int_equal(edits_learn(&e, "/ci/job"), -1);
 	edits_clear(&e);
 	devwl_policy_free(p);
