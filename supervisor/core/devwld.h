@@ -83,6 +83,9 @@ struct container {
 	struct list_head procs;
 	unsigned int nprocs;
 	uint64_t notifications;
+	/* Opens its profile trapped while its own cgroup decided them (the full profile in
+	 * kernel mode): devwld only saw them, at the cost of a trap each (serve.c). */
+	uint64_t seen_only_opens;
 	struct list_head link;	     /* in devwld.containers */
 	struct serve_box *serve;     /* the handler threads' view of it (serve.c), or NULL */
 	struct kernel_cg *kernel;    /* its device cgroup, in kernel mode (kernelmode.c), or NULL */

@@ -568,6 +568,7 @@ void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);
 
+		ret->seen_only_opens += c->seen_only_opens;
 		if (kernelmode_wanted(c) && c->kernel->cg) {
 			ret->programmed++;
 			ret->foreign += c->kernel->foreign != NULL;
@@ -588,13 +589,15 @@ void kernelmode_stats(struct devwld *d, FILE *out)
 	fprintf(out,
 		"kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n"
 		"kernel_denied %llu\nkernel_allowed %llu\nkernel_allowed_reports %llu\n"
-		"kernel_unreported %u\nkernel_drift_repairs %llu\nkernel_foreign_programs %u\n",
+		"kernel_unreported %u\nkernel_drift_repairs %llu\nkernel_foreign_programs %u\n"
+		"kernel_seen_only_opens %llu\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
 		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
 						     : "auto",
 		k.programmed, k.unprogrammed, (unsigned long long)k.denied,
 		(unsigned long long)k.allowed, (unsigned long long)k.reports, k.unreported,
-		(unsigned long long)k.drift_repairs, k.foreign);
+		(unsigned long long)k.drift_repairs, k.foreign,
+		(unsigned long long)k.seen_only_opens);
 	/* Per container, only those repaired: the list stays short on a quiet host. */
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {
 		const struct container *c = container_of(l, struct container, link);

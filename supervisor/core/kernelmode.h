@@ -78,6 +78,7 @@ struct kernel_counts {
 	uint64_t drift_repairs;	   /* cgroups another writer changed, applied again */
 	unsigned int foreign;	   /* programmed cgroups with another's program beside ours */
 	uint64_t allowed, reports; /* accesses allowed and reported, in how many records */
+	uint64_t seen_only_opens;  /* opens trapped though the cgroup decided them */
 };
 void kernelmode_counts(struct devwld *d, struct kernel_counts *ret);
 /* "name value" lines for devwlctl stats. */

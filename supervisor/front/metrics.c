@@ -221,6 +221,9 @@ int metrics_write(struct devwld *d, FILE *f)
 	    k.allowed);
 	one(f, "devwl_kernel_allowed_reports_total", "counter",
 	    "Records of allowed accesses, at most one a second per device and access.", k.reports);
+	one(f, "devwl_kernel_seen_only_opens", "gauge",
+	    "Opens of running containers trapped although their device cgroup decided them.",
+	    k.seen_only_opens);
 	one(f, "devwl_kernel_unprogrammed_containers", "gauge",
 	    "Containers that asked for kernel mode and could not have it.", k.unprogrammed);
 	one(f, "devwl_drift_repairs_total", "counter",

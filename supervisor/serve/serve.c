@@ -221,6 +221,22 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * An open trapped for a process its cgroup enforces was trapped to be seen, not decided:
+ * the kernel would have refused or opened the same device itself. Said once per
+ * container, since only the profile, chosen before the container started, can stop it.
+ */
+static void seen_only(struct container *c, const char *call)
+{
+	if (!call || (strncmp(call, "open", 4) && strcmp(call, "creat")))
+		return;
+	if (!c->seen_only_opens++)
+		log_msg("container %s: %s, and its profile traps opens too: the kernel decides "
+			"them and reports what it did, so the mknod-only profile would serve it at "
+			"native speed",
+			c->id, kernelmode_name(c));
+}
+
 /* What a job did, accounted as the loop did it when it handled calls itself; true when
  * the process is to be dropped. */
 static bool job_account(struct devwld *d, struct job *j)
@@ -241,6 +257,8 @@ static bool job_account(struct devwld *d, struct job *j)
 				p->container->notifications++;
 			audit_event(&d->audit, &res->ev, &view, res->reason,
 				    alive ? p->container->node : NULL);
+			if (alive && j->enforced)
+				seen_only(p->container, res->ev.syscall);
 			if (alive && res->prog)
 				learning_record(d, p->container, &res->ev, res->prog);
 			/* A node made with no baseline may be one only devwld opens, kept in

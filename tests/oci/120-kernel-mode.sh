@@ -78,6 +78,8 @@ eperm && [ ! -e "$T/rootfs/tmp/mem" ] || fail "denied mknod c 1:1: $(cat "$T/pro
 # Only the two mknods reached devwld: the opens (the runtime's own included) never trap.
 [ "$(stat_of notifications)" = 2 ] || fail "notifications: $(stat_of notifications), want the 2 mknods"
 pass "$RT: granted open native, denied open EPERM from the kernel, c 1:11 beyond $RT's defaults opens, mknod on behalf; 2 notifications in all"
+[ "$(stat_of kernel_seen_only_opens)" = 0 ] && ! grep -q "profile traps opens" "$T/devwld.log" ||
+	fail "the mknod-only profile said to trap opens: $(grep "profile traps opens" "$T/devwld.log")"
 
 if [ "$mode" = kernel-v1 ]; then
 	pid=$($RT state "$id" | jq .pid)
@@ -141,6 +143,30 @@ if [ "${DEVWL_TEST_HOOKS:-0}" = 1 ]; then
 else
 	echo "# skipped the SIGKILL part: it needs devwld's test hooks (-DDEVWL_TEST_HOOKS=ON)"
 fi
+
+# The full profile in kernel mode: its opens trap, only to be seen (the cgroup decides
+# them). devwld says so once for the container, with what would serve it natively, and
+# counts them; the answers are the kernel's.
+full=$tag-full
+make_bundle "$full" 'echo READY; while [ ! -e /tmp/stop ]; do sleep 0.1; done; echo DONE'
+jq --slurpfile p "$HERE/../../examples/oci-hook/seccomp-runc.json" --arg lp "$T/listen.sock" '
+	.linux.seccomp = ($p[0] | .listenerPath = $lp | .listenerMetadata = "node=/km")' \
+	"$T/$full/config.json" >"$T/$full/config.new" && mv "$T/$full/config.new" "$T/$full/config.json" ||
+	fail "jq on the full profile's config"
+run_detached "$full" "$T/$full"
+wait_for "$T/devwld.log" "container $full: .*kernel mode" || fail "$full: nothing about kernel mode"
+[ "$(mode_of "$full")" = "$mode" ] || fail "$full with the full profile: $(ctl containers)"
+for i in 1 2 3; do
+	[ "$(probe 'true </dev/zero && echo OPENED' "$full")" = OPENED ] ||
+		fail "$full: granted /dev/zero: $(cat "$T/probe.out")"
+done
+probe 'true </dev/null' "$full" >/dev/null
+eperm || fail "$full: /dev/null, revoked above: $(cat "$T/probe.out")"
+said=$(grep -c "container $full: $mode, and its profile traps opens too" "$T/devwld.log")
+[ "$said" = 1 ] || fail "$full: said $said times that its opens trap: $(grep "$full" "$T/devwld.log")"
+seen=$(stat_of kernel_seen_only_opens)
+[ "$seen" -ge 4 ] || fail "kernel_seen_only_opens $seen, want the 4 opens of /dev at least"
+pass "$RT: the full profile in kernel mode: said once that its opens trap only to be seen ($seen counted)"
 
 touch "$T/rootfs/tmp/stop"
 exit 0
