@@ -92,11 +92,31 @@ static void read_line(const char *path, char *buf, size_t size)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* The thread group of thread tid, from /proc (a notification names the thread only). */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 void learn_program_of(pid_t pid, pid_t tid, struct learn_program *ret)
 {
 	char path[64];
 	ssize_t n;
 
+	if (pid <= 0)
+		pid = tgid_of(tid);
 	/* The process's name, not its thread's: a thread may have named itself. */
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)(pid > 0 ? pid : tid));
 	read_line(path, ret->comm, sizeof(ret->comm));

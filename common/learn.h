@@ -27,6 +27,7 @@ struct learn_program {
 	char comm[32];
 	char exe[256];
 };
+/* pid 0: thread tid's process, found in /proc. */
 void learn_program_of(pid_t pid, pid_t tid, struct learn_program *ret);
 
 /*

@@ -21,9 +21,12 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/seccomp.h>
 
 #include "baseline.h"
 #include "contain.h"
@@ -784,10 +787,39 @@ static void warn_userns_node(struct supervisor *s, const struct devwl_event *ev)
 					   .pid = ev->pid});
 }
 
+/*
+ * In learn mode the call is received here, so that its program is named before the answer
+ * lets it run on: a short one is often ended and reaped right after ("?" in the record).
+ * The buffer is as large as this kernel's notification, kept for the run.
+ */
+static int handle_learning(struct supervisor *s, struct devwl_event *ev, struct learn_program *prog)
+{
+	static struct seccomp_notif *req;
+	static size_t size;
+
+	if (!req) {
+		struct seccomp_notif_sizes sizes = {0};
+
+		if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+			return negerrno();
+		size = sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif : sizeof(*req);
+		if (!(req = malloc(size)))
+			return -ENOMEM;
+	}
+	memset(req, 0, size);
+	if (ioctl(s->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+		return negerrno();
+	/* req->pid is the calling thread's id in our pid namespace. */
+	learn_program_of(0, (pid_t)req->pid, prog);
+	return devwl_notify_handle_request(s->notify, s->notify_fd, req, size, s->node, ev);
+}
+
 static void handle_notification(struct supervisor *s)
 {
 	struct devwl_event ev = {0};
-	int r = devwl_notify_handle(s->notify, s->notify_fd, s->node, &ev);
+	struct learn_program prog;
+	int r = s->learn ? handle_learning(s, &ev, &prog)
+			 : devwl_notify_handle(s->notify, s->notify_fd, s->node, &ev);
 
 	if (r == -ENOENT || r == -EAGAIN || r == -EINTR)
 		return;
@@ -799,10 +831,6 @@ static void handle_notification(struct supervisor *s)
 	}
 	warn_userns_node(s, &ev);
 	if (s->learn && ev.type) {
-		struct learn_program prog;
-
-		/* Now, while the caller waits no more but most likely still lives. */
-		learn_program_of(ev.pid, ev.tid, &prog);
 		r = learn_record(s->learn, &ev, &prog, NULL);
 		if (r < 0 && s->warned++ < 10)
 			fprintf(stderr, "devwl-run: learning: %s\n", strerror(-r));

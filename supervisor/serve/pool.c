@@ -117,6 +117,32 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 	return 0;
 }
 
+/*
+ * A learning container's call, received here so that its program is named before the
+ * answer lets it run on: a short one (tunctl) is often ended and reaped right after,
+ * leaving "?" in the record. The name is for the advice only, never for a decision.
+ */
+static int handle_learning(struct worker *w, struct job *j, struct devwl_event *ev,
+			   struct learn_program **ret_prog)
+{
+	struct learn_program *prog = NULL;
+	int r;
+
+	memset(w->req, 0, w->req_size);
+	if (ioctl(j->fd, SECCOMP_IOCTL_NOTIF_RECV, w->req) < 0)
+		return negerrno();
+	on_recv(j->fd, w->req->id, w);
+	/* req->pid is the calling thread's id in our pid namespace. */
+	if ((prog = malloc(sizeof(*prog))))
+		learn_program_of(0, (pid_t)w->req->pid, prog);
+	r = devwl_notify_handle_request(w->notify, j->fd, w->req, w->req_size, j->view->node, ev);
+	if (r >= 0 && ev->type)
+		*ret_prog = prog;
+	else
+		free(prog);
+	return r;
+}
+
 /* Is another notification pending on fd? Only looks. */
 static bool next_pending(int fd)
 {
@@ -216,12 +242,10 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 			devwl_notify_set_baseline(w->notify, j->baseline);
 			devwl_notify_set_enforced(w->notify, j->enforced);
 			devwl_notify_set_nodeset(w->notify, j->box->nodeset);
-			r = devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
+			r = j->learning ? handle_learning(w, j, &ev, &prog)
+					: devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
 		}
 		atomic_store(&w->in_call, false);
-		/* Who touched a device, while /proc still names the caller (learn mode). */
-		if (j->learning && r >= 0 && ev.type && (prog = malloc(sizeof(*prog))))
-			learn_program_of(ev.pid, ev.tid, prog);
 		pthread_mutex_lock(&s->lock);
 		if (w->abandoned) {
 			pthread_mutex_unlock(&s->lock);
