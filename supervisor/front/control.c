@@ -508,6 +508,17 @@ static void do_advise(struct devwld *d, const char *args, size_t len, FILE *out)
 
 /* show NODE: the node's full listing, then the selector bindings it holds, each with
  * what it resolves to now: the listing says what the node holds, not why. */
+/* "learn on", where the node learns (devwld's, not the hierarchy's: no listing has it). */
+static void show_learning(struct devwld *d, const struct devwl_node *node, FILE *out)
+{
+	const struct devwl_node *learner = learning_node(d, node);
+
+	if (learner == node)
+		fputs("learn on\n", out);
+	else if (learner)
+		fprintf(out, "learn on (as %s)\n", devwl_node_path(learner));
+}
+
 static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FILE *out)
 {
 	_cleanup_free_ char *buf = NULL, *path = NULL;
@@ -532,6 +543,7 @@ static void do_show(struct devwld *d, const char *line, size_t len, size_t a, FI
 	}
 	fwrite(buf, 1, size - 2, out);
 	follow_show(d, path, out);
+	show_learning(d, devwl_policy_find(d->policy, path), out);
 	fputs(".\n", out);
 }
 

@@ -67,6 +67,10 @@ grep -q WORK_OK "$T/$learner.out" || fail "workload under /ci: $(cat "$T/$learne
 grep -q "can't open /dev/loop-control: Operation not permitted" "$T/$learner.out" ||
 	fail "c 10:237, which /ci denies, while learning: $(cat "$T/$learner.out")"
 pass "while /ci/job learns its container runs under /ci: losetup+mke2fs, tunctl, a pty and a FUSE mount pass, c 10:237 EPERM"
+ctl show /ci/job | grep -qx "learn on" || fail "show /ci/job: $(ctl show /ci/job)"
+ctl show "/ci/job/$learner" | grep -qxF "learn on (as /ci/job)" ||
+	fail "show /ci/job/$learner: $(ctl show "/ci/job/$learner")"
+ctl show /ci | grep -q learn && fail "show /ci, which does not learn: $(ctl show /ci)"
 
 ctl advise "$learner" >"$T/c.json" || fail "advise $learner: $(cat "$T/c.json")"
 rules() { jq -r '.nodes[] | select(.path == "/ci/job") | .rules[]' "$1"; }
@@ -103,6 +107,7 @@ rm -f "$T/rootfs/tmp/stop"
 run_fg "off-$$" "$T/enforce"
 grep -q WORK_OK "$T/off-$$.out" && fail "learn off: /ci/job's own rules let the loop device through"
 grep -q "Operation not permitted" "$T/off-$$.out" || fail "learn off: $(cat "$T/off-$$.out")"
+ctl show /ci/job | grep -q learn && fail "show /ci/job after learn off: $(ctl show /ci/job)"
 pass "learn off: /ci/job's own rules (c 1:3 only) refuse the workload EPERM"
 
 # --- a restart keeps the flag (a change the state keeps), not the record ----------------
