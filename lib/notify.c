@@ -737,9 +737,22 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	}
 	if (carry_refused(n, a))
 		return 0;
-	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
+	/*
+	 * An absolute path's parent is looked up as the caller from its root by
+	 * RESOLVE_IN_ROOT, with no chroot in and out (5 system calls); what that lookup
+	 * cannot answer for the caller takes the chrooted one, entered as ourselves.
+	 */
+	if (caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
 		return cannot_decide(a);
-	dir = caller_parent(cl, n->path, &name);
+	r = caller_parent_in_root(cl, t, n->path, &name, &dir);
+	if (r > 0) {
+		caller_leave(cl);
+		if (caller_enter(cl, t) < 0 || caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
+			return cannot_decide(a);
+		dir = caller_parent(cl, n->path, &name);
+	} else if (r < 0) {
+		dir = r;
+	}
 	/* A magic link on the way: the kernel's to make, where a cgroup confines the node. */
 	if (dir == -ELOOP && (n->baseline || n->enforced))
 		return 0;
