@@ -663,9 +663,14 @@ static bool made_here(struct devwl_notify *n, pid_t tid, dev_t dev, ino_t ino)
  * that cgroup such a node would open more than the grant, so it is not bound. The node is
  * made either way; a bind that fails is said in the reason.
  */
+static bool binds_made(const struct devwl_notify *n)
+{
+	return n->enforced && !n->target.creds.same_userns;
+}
+
 static void bind_made(struct devwl_notify *n, int made_fd)
 {
-	if (!n->enforced || n->target.creds.same_userns)
+	if (!binds_made(n))
 		return;
 	caller_leave(&n->caller);
 	if (caller_bind_node(&n->caller, &n->target, made_fd) < 0)
@@ -768,8 +773,9 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	/* Where the caller could make no node at all, its own error is the answer. */
 	if (gate < 0)
 		return answer_error(a, -gate);
+	/* An fd of the node only where bind_made() binds over it (2 system calls more). */
 	r = caller_mknod(dir, name, c->mode, makedev(e->major, e->minor), &made_dev, &made_ino,
-			 &made_fd);
+			 binds_made(n) ? &made_fd : NULL);
 	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
 		r = 0; /* the same call again after a signal restart */
 	else if (r == 0) {
