@@ -402,8 +402,14 @@ int caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra
 	struct __user_cap_data_struct caps[2];
 	uint64_t eff = 0, perm = 0, saved_eff = 0;
 
-	if (!t->have_creds || c->fs_tid != gettid())
+	int r = 0;
+
+	if (!t->have_creds)
 		return -EINVAL;
+	/* Our umask is switched too: only in a thread that has its own (enter() or not). */
+	r = ensure_thread(c);
+	if (r < 0)
+		return r;
 	c->as_caller = true;
 	if ((cr->umask & 0777) != c->saved_umask) {
 		umask(cr->umask & 0777);
@@ -959,10 +965,10 @@ int caller_open_ctty(struct devwl_caller *c, struct devwl_target *t, int oflags,
 	return 0;
 }
 
-int caller_parent(struct devwl_caller *c, const char *path, const char **ret_name)
+/* path's parent into c->pathbuf ("." for a bare name), its last part into *ret_name. */
+static int parent_name(struct devwl_caller *c, const char *path, const char **ret_name)
 {
 	const char *slash = strrchr(path, '/');
-	int pfd = -1;
 
 	*ret_name = path;
 	if (slash) {
@@ -978,32 +984,69 @@ int caller_parent(struct devwl_caller *c, const char *path, const char **ret_nam
 	} else {
 		strcpy(c->pathbuf, ".");
 	}
+	return 0;
+}
+
+int caller_parent(struct devwl_caller *c, const char *path, const char **ret_name)
+{
+	int pfd = parent_name(c, path, ret_name);
+
+	if (pfd < 0)
+		return pfd;
 	pfd = openat2_sys(AT_FDCWD, c->pathbuf, O_PATH | O_DIRECTORY | O_CLOEXEC,
 			  RESOLVE_NO_MAGICLINKS);
 	return pfd < 0 ? negerrno() : pfd;
 }
 
+int caller_parent_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
+			  const char **ret_name, int *ret_fd)
+{
+	int fd = -1;
+
+	if (path[0] != '/' || c->broken || c->inside || t->root_fd < 0)
+		return 1;
+	fd = parent_name(c, path, ret_name);
+	if (fd < 0)
+		return fd;
+	fd = openat2_sys(t->root_fd, c->pathbuf, O_PATH | O_DIRECTORY | O_CLOEXEC,
+			 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
+	return in_root_undecided(errno) ? 1 : negerrno();
+}
+
 int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino,
 		 int *ret_node)
 {
+	_cleanup_close_ int node = -1;
 	struct stat st;
 	int r = 0;
 
 	if (mknodat(dir, name, mode, dev) < 0)
 		r = negerrno();
-	if ((r == 0 || r == -EEXIST) && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	/*
+	 * The node just made, as an fd: what a bind over it must name, whatever the path.
+	 * Its fstat names it for a restarted call too (one stat, not a second by name); a
+	 * node that is not the one made (swapped under us) is not taken, and then the name
+	 * is looked at as for EEXIST.
+	 */
+	if (r == 0 && ret_node) {
+		node = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (node >= 0 && (fstat(node, &st) < 0 || st.st_rdev != dev ||
+				  (st.st_mode & S_IFMT) != (mode & S_IFMT)))
+			closep(&node);
+	}
+	if (node >= 0 ||
+	    ((r == 0 || r == -EEXIST) && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
 		if (ret_dev)
 			*ret_dev = st.st_dev;
 		if (ret_ino)
 			*ret_ino = st.st_ino;
 	}
-	/* The node just made, as an fd: what a bind over it must name, whatever the path. */
-	if (r == 0 && ret_node) {
-		*ret_node = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (*ret_node >= 0 && (fstat(*ret_node, &st) < 0 || st.st_rdev != dev ||
-				       (st.st_mode & S_IFMT) != (mode & S_IFMT)))
-			closep(ret_node);
-	}
+	if (ret_node)
+		*ret_node = TAKE_FD(node);
 	return r;
 }
 

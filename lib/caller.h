@@ -124,7 +124,9 @@ int target_read_creds(struct devwl_caller *c, struct devwl_target *t);
  * Enter the target's root (chroot) and start directory. become() then takes the caller's
  * whole credential: fsuid/fsgid/groups/umask and, as the effective set, the caller's own
  * (where it is in our user namespace; none otherwise) within ours, plus extra_caps (e.g.
- * CAP_MKNOD). Leave always returns to the host root and the saved credentials.
+ * CAP_MKNOD); it needs no enter() first (a lookup scoped by RESOLVE_IN_ROOT needs no
+ * chroot), but a chroot needs our own capabilities, so enter() never follows it without a
+ * leave() between. Leave always returns to the host root and the saved credentials.
  */
 int caller_enter(struct devwl_caller *c, struct devwl_target *t);
 int caller_become(struct devwl_caller *c, struct devwl_target *t, uint64_t extra_caps);
@@ -221,6 +223,17 @@ int caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t);
  * directory a node is probed (gate.h) and then made in; *ret_name is path's last part.
  */
 int caller_parent(struct devwl_caller *c, const char *path, const char **ret_name);
+
+/*
+ * Outside (no enter(); become() may have run): caller_parent's answer for an absolute path,
+ * scoped to the caller's root by RESOLVE_IN_ROOT instead of a chroot, as
+ * caller_lookup_in_root() scopes an open. Returns 0 and *ret_fd; the lookup's error, which
+ * the chrooted lookup would give the same; or 1 where only that one can say (a magic link
+ * on the way, a racing rename, our own resources, a relative path): then enter(), with
+ * our own credentials, and caller_parent().
+ */
+int caller_parent_in_root(struct devwl_caller *c, struct devwl_target *t, const char *path,
+			  const char **ret_name, int *ret_fd);
 
 /*
  * Inside, as the caller: mknod name in dir (caller_parent()) with mode/dev. ret_dev/ret_ino

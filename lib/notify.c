@@ -663,9 +663,14 @@ static bool made_here(struct devwl_notify *n, pid_t tid, dev_t dev, ino_t ino)
  * that cgroup such a node would open more than the grant, so it is not bound. The node is
  * made either way; a bind that fails is said in the reason.
  */
+static bool binds_made(const struct devwl_notify *n)
+{
+	return n->enforced && !n->target.creds.same_userns;
+}
+
 static void bind_made(struct devwl_notify *n, int made_fd)
 {
-	if (!n->enforced || n->target.creds.same_userns)
+	if (!binds_made(n))
 		return;
 	caller_leave(&n->caller);
 	if (caller_bind_node(&n->caller, &n->target, made_fd) < 0)
@@ -737,9 +742,22 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	}
 	if (carry_refused(n, a))
 		return 0;
-	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
+	/*
+	 * An absolute path's parent is looked up as the caller from its root by
+	 * RESOLVE_IN_ROOT, with no chroot in and out (5 system calls); what that lookup
+	 * cannot answer for the caller takes the chrooted one, entered as ourselves.
+	 */
+	if (caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
 		return cannot_decide(a);
-	dir = caller_parent(cl, n->path, &name);
+	r = caller_parent_in_root(cl, t, n->path, &name, &dir);
+	if (r > 0) {
+		caller_leave(cl);
+		if (caller_enter(cl, t) < 0 || caller_become(cl, t, 1ULL << CAP_MKNOD) < 0)
+			return cannot_decide(a);
+		dir = caller_parent(cl, n->path, &name);
+	} else if (r < 0) {
+		dir = r;
+	}
 	/* A magic link on the way: the kernel's to make, where a cgroup confines the node. */
 	if (dir == -ELOOP && (n->baseline || n->enforced))
 		return 0;
@@ -755,8 +773,9 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	/* Where the caller could make no node at all, its own error is the answer. */
 	if (gate < 0)
 		return answer_error(a, -gate);
+	/* An fd of the node only where bind_made() binds over it (2 system calls more). */
 	r = caller_mknod(dir, name, c->mode, makedev(e->major, e->minor), &made_dev, &made_ino,
-			 &made_fd);
+			 binds_made(n) ? &made_fd : NULL);
 	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
 		r = 0; /* the same call again after a signal restart */
 	else if (r == 0) {
