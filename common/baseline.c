@@ -294,6 +294,106 @@ int baseline_container_cgroup(pid_t pid, char **ret_dir, char *why, size_t size)
 	return r;
 }
 
+/* Is process pid in the v1 devices cgroup v1 or below it? A process gone meanwhile is. */
+static bool in_v1(pid_t pid, const char *v1)
+{
+	_cleanup_free_ char *path = NULL;
+	size_t n = strcmp(v1, "/") ? strlen(v1) : 0;
+	int r = proc_cgroup(BASELINE_V1, pid, &path);
+
+	if (r == -ENOENT && kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	return r >= 0 && !strncmp(path, v1, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Every process of the cgroup2 directory dir and those below it (at most depth levels
+ * down) is in v1 or below it. Returns 1 yes, 0 no (pid of the first that is not in
+ * *ret_pid), or <0. */
+static int only_in_v1(const char *dir, const char *v1, int depth, pid_t *ret_pid)
+{
+	_cleanup_free_ char *procs = NULL, *line = NULL;
+	size_t cap = 0;
+	DIR *d;
+	FILE *f;
+	int r = 1;
+
+	if (asprintf(&procs, "%s/cgroup.procs", dir) < 0)
+		return -ENOMEM;
+	f = fopen(procs, "re");
+	if (!f)
+		return negerrno();
+	while (r == 1 && getline(&line, &cap, f) > 0) {
+		pid_t pid = (pid_t)strtol(line, NULL, 10);
+
+		if (pid > 0 && !in_v1(pid, v1)) {
+			*ret_pid = pid;
+			r = 0;
+		}
+	}
+	fclose(f);
+	if (r != 1)
+		return r;
+	if (depth == 0)
+		return -E2BIG; /* deeper than a container's cgroups go: not vouched for */
+	d = opendir(dir);
+	if (!d)
+		return negerrno();
+	for (struct dirent *e; r == 1 && (e = readdir(d));) {
+		_cleanup_free_ char *sub = NULL;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		if (asprintf(&sub, "%s/%s", dir, e->d_name) < 0)
+			r = -ENOMEM;
+		else
+			r = only_in_v1(sub, v1, depth - 1, ret_pid);
+		if (r == -ENOENT)
+			r = 1; /* removed meanwhile */
+	}
+	closedir(d);
+	return r;
+}
+
+int baseline_container_unified(pid_t pid, const char *v1, char **ret_dir, char *why, size_t size)
+{
+	_cleanup_free_ char *path = NULL, *dir = NULL, *mnt = NULL, *root = NULL;
+	pid_t other = 0;
+	int r;
+
+	if (find_mount(BASELINE_V2, &mnt, &root) < 0) {
+		snprintf(why, size, "no cgroup2 hierarchy is mounted");
+		return -ENODEV;
+	}
+	r = baseline_cgroup_of(BASELINE_V2, pid, &path, &dir);
+	if (r == -ENOENT) {
+		snprintf(why, size, "process %d is in no cgroup2 cgroup this process can see",
+			 (int)pid);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	if (holds_caller(BASELINE_V2, path)) {
+		snprintf(why, size, "its cgroup2 cgroup %s is not its own", path);
+		return -EPERM;
+	}
+	r = only_in_v1(dir, v1, 8, &other);
+	if (r == 0) {
+		snprintf(why, size,
+			 "its cgroup2 cgroup %s is not its own: process %d there is not in its v1"
+			 " devices cgroup %s",
+			 path, (int)other, v1);
+		return -EPERM;
+	}
+	if (r == -E2BIG) {
+		snprintf(why, size, "its cgroup2 cgroup %s nests too deep to be vouched for", path);
+		return -EPERM;
+	}
+	if (r < 0)
+		return r;
+	*ret_dir = TAKE_PTR(dir);
+	return 0;
+}
+
 static int write_file(const char *dir, const char *file, const char *text)
 {
 	_cleanup_free_ char *path = NULL;

@@ -94,6 +94,19 @@ int baseline_cgroup_of(enum baseline_kind kind, pid_t pid, char **ret_path, char
  */
 int baseline_container_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
 
+/*
+ * On a hybrid host, the cgroup2 cgroup of process pid, where the reporter of its v1 device
+ * cgroup goes (devwl_cgroup_set_reporter()), if it is the workload's own: by the rule of
+ * baseline_container_cgroup() (never the top, never at or above the caller's cgroup), and
+ * holding nothing but the workload: every process in it and below it is at or below v1,
+ * the workload's path in the v1 devices hierarchy. A runtime that ignores the cgroup2
+ * hierarchy leaves the workload in its own or the root's, shared: a reporter there would
+ * report others' accesses as the workload's. Returns 0 and the directory (heap); else why
+ * (NUL-terminated, at most size) with -ENODEV (no cgroup2 mount), -ENOENT (not in it), -EPERM
+ * (not its own), or another error of /proc and the cgroup files with why unchanged.
+ */
+int baseline_container_unified(pid_t pid, const char *v1, char **ret_dir, char *why, size_t size);
+
 /* SIGKILL every process in the baseline. Returns how many were still there, or <0. */
 int baseline_kill(const struct baseline *b);
 
