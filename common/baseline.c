@@ -457,6 +457,27 @@ static int attach_deny_all(const char *dir)
 }
 
 /*
+ * v1 on a hybrid host: the same run's cgroup on the cgroup2 hierarchy, below the caller's
+ * own there as the v1 one is, holding the run alone, for the reporter of what the v1
+ * rules decide (devwl-run(1), AUDIT). Without it (no cgroup2 mount, no ring buffers) the
+ * run is enforced all the same, unreported.
+ */
+static void report_create(const char *name, struct baseline *b)
+{
+	_cleanup_free_ char *parent = NULL, *dir = NULL;
+
+	if (parent_dir(BASELINE_V2, &parent) < 0 || asprintf(&dir, "%s/%s", parent, name) < 0)
+		return;
+	if (mkdir(dir, 0755) < 0 && (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0))
+		return;
+	if (devwl_cgroup_set_reporter(b->cgroup, dir) < 0) {
+		rmdir(dir);
+		return;
+	}
+	b->report_dir = TAKE_PTR(dir);
+}
+
+/*
  * The cgroup the workload goes in, handed to devwl_cgroup_open(), which makes it deny every
  * device until a policy is applied. devwl-run programs it before any task is in it, and
  * its policy does not change, so the parent needs to be no cgroup of ours.
@@ -488,6 +509,9 @@ static int create_kind(enum baseline_kind kind, const char *name, struct baselin
 	ret->kind = kind;
 	ret->dir = TAKE_PTR(dir);
 	ret->cgroup = cg;
+	ret->report_dir = NULL;
+	if (kind == BASELINE_V1)
+		report_create(name, ret);
 	return 0;
 }
 
@@ -644,11 +668,15 @@ int baseline_create(enum baseline_kind want, const char *name, struct baseline *
 int baseline_add(const struct baseline *b, pid_t pid)
 {
 	char buf[32];
+	int r;
 
 	if (!b || !b->dir)
 		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	return write_file(b->dir, "cgroup.procs", buf);
+	r = write_file(b->dir, "cgroup.procs", buf);
+	if (r >= 0 && b->report_dir)
+		(void)write_file(b->report_dir, "cgroup.procs", buf);
+	return r;
 }
 
 int baseline_kill(const struct baseline *b)
@@ -696,6 +724,13 @@ int baseline_destroy(struct baseline *b)
 	}
 	if (r == -ENOENT)
 		r = 0;
+	for (int i = 0; b->report_dir && i < 200; i++) {
+		if (rmdir(b->report_dir) == 0 || errno != EBUSY)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
+	}
+	free(b->report_dir);
+	b->report_dir = NULL;
 	free(b->dir);
 	b->dir = NULL;
 	b->kind = BASELINE_NONE;

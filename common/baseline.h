@@ -23,11 +23,12 @@ struct baseline {
 	char *dir;		     /* absolute path of the scratch cgroup */
 	char *outer;		     /* v1: its parent, devwl-run's own too; else NULL */
 	struct devwl_cgroup *cgroup; /* programs dir (baseline_create only) */
+	char *report_dir; /* v1 on a hybrid host: the run's cgroup2 cgroup, its reporter's */
 };
 
 #define BASELINE_INIT                                                                              \
 	{                                                                                          \
-		.kind = BASELINE_NONE, .dir = NULL, .cgroup = NULL                                 \
+		.kind = BASELINE_NONE, .dir = NULL, .cgroup = NULL, .report_dir = NULL             \
 	}
 
 /* "auto", "none", "v1", "v2". Returns 0, or -EINVAL. */
@@ -36,7 +37,10 @@ const char *baseline_kind_name(enum baseline_kind kind);
 
 /*
  * Create the cgroup `name` below the caller's own cgroup of the chosen kind, denying every
- * device. want is AUTO, V1 or V2. On failure nothing is left behind. Errors: -ENOENT the
+ * device. want is AUTO, V1 or V2. A v1 one on a hybrid host gets a cgroup2 one of the same
+ * name beside it (report_dir), whose reporter records what the v1 rules decide
+ * (devwl_cgroup_set_reporter()); where that cannot be made the baseline is the same,
+ * unreported. On failure nothing is left behind. Errors: -ENOENT the
  * hierarchy is not mounted, -EPERM/-EACCES/-EROFS not privileged enough, others from
  * mkdir/write/bpf.
  */
@@ -51,7 +55,7 @@ struct devwl_node;
  */
 int baseline_program(struct baseline *b, const struct devwl_node *node);
 
-/* Move a process into the baseline. */
+/* Move a process into the baseline (and its report_dir: failing that, it goes unreported). */
 int baseline_add(const struct baseline *b, pid_t pid);
 
 /*
