@@ -21,7 +21,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 PROFILE=$HERE/../../examples/oci-hook/seccomp-mknod-only.json
 [ -f "$PROFILE" ] || fail "no $PROFILE"
-FLOOD=${FLOOD:-20000}
+FLOOD=${FLOOD:-10000}
 need_test_hooks "the drift check every 300 ms"
 host_can_v1_devices || skip "no v1 devices controller to program: $host_why"
 host_cgroup2 >/dev/null || skip "no cgroup2 hierarchy beside the v1 devices controller: not a hybrid host"
@@ -115,7 +115,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 ! grep -q "^c 1:7 " "$V1DIR/devices.list" || fail "not repaired: $(cat "$V1DIR/devices.list")"
-sleep 1 # several drift checks of the cgroup as it is now
+sleep 0.8 # several drift checks of the cgroup as it is now
 [ "$(stat_of kernel_foreign_programs)" = 0 ] || fail "our reporter taken for another's: $(ctl stats | grep kernel)"
 ! grep -q '"event":"drift".*"\(foreign\|detached\)"' "$T/events.out" ||
 	fail "drift: $(grep drift "$T/events.out")"
@@ -175,7 +175,7 @@ grep -q "container $id2: kernel mode: its accesses and denials cannot be reporte
 	fail "$id2 not in kernel-v1 mode: $(ctl containers)"
 # A change applied again, drift checks: said all the same only once.
 ctl allow /km "c 1:11 r" >/dev/null || fail "devwlctl allow"
-sleep 1.5
+sleep 1
 grep -q "FULL=.*Operation not permitted" "$T/$id2.out" 2>/dev/null ||
 	runc exec "$id2" sh -c 'true </dev/full' 2>&1 | grep -q "Operation not permitted" ||
 	fail "$id2: /dev/full not refused"
