@@ -16,7 +16,8 @@
  * hierarchy, never one holding devwld (its own or an ancestor of it): the rule of
  * baseline_container_cgroup(), which devwl-plugin(7) follows too. Never one another
  * container was programmed through, never for a runtime other than root (the pid is its
- * word alone).
+ * word alone). A v1 cgroup on a hybrid host gets a reporter on the container's own cgroup2
+ * cgroup (reporter()), so its accesses are reported as a v2 program's are.
  */
 #include <errno.h>
 #include <fcntl.h>
