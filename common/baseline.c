@@ -294,6 +294,106 @@ int baseline_container_cgroup(pid_t pid, char **ret_dir, char *why, size_t size)
 	return r;
 }
 
+/* Is process pid in the v1 devices cgroup v1 or below it? A process gone meanwhile is. */
+static bool in_v1(pid_t pid, const char *v1)
+{
+	_cleanup_free_ char *path = NULL;
+	size_t n = strcmp(v1, "/") ? strlen(v1) : 0;
+	int r = proc_cgroup(BASELINE_V1, pid, &path);
+
+	if (r == -ENOENT && kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	return r >= 0 && !strncmp(path, v1, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Every process of the cgroup2 directory dir and those below it (at most depth levels
+ * down) is in v1 or below it. Returns 1 yes, 0 no (pid of the first that is not in
+ * *ret_pid), or <0. */
+static int only_in_v1(const char *dir, const char *v1, int depth, pid_t *ret_pid)
+{
+	_cleanup_free_ char *procs = NULL, *line = NULL;
+	size_t cap = 0;
+	DIR *d;
+	FILE *f;
+	int r = 1;
+
+	if (asprintf(&procs, "%s/cgroup.procs", dir) < 0)
+		return -ENOMEM;
+	f = fopen(procs, "re");
+	if (!f)
+		return negerrno();
+	while (r == 1 && getline(&line, &cap, f) > 0) {
+		pid_t pid = (pid_t)strtol(line, NULL, 10);
+
+		if (pid > 0 && !in_v1(pid, v1)) {
+			*ret_pid = pid;
+			r = 0;
+		}
+	}
+	fclose(f);
+	if (r != 1)
+		return r;
+	if (depth == 0)
+		return -E2BIG; /* deeper than a container's cgroups go: not vouched for */
+	d = opendir(dir);
+	if (!d)
+		return negerrno();
+	for (struct dirent *e; r == 1 && (e = readdir(d));) {
+		_cleanup_free_ char *sub = NULL;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		if (asprintf(&sub, "%s/%s", dir, e->d_name) < 0)
+			r = -ENOMEM;
+		else
+			r = only_in_v1(sub, v1, depth - 1, ret_pid);
+		if (r == -ENOENT)
+			r = 1; /* removed meanwhile */
+	}
+	closedir(d);
+	return r;
+}
+
+int baseline_container_unified(pid_t pid, const char *v1, char **ret_dir, char *why, size_t size)
+{
+	_cleanup_free_ char *path = NULL, *dir = NULL, *mnt = NULL, *root = NULL;
+	pid_t other = 0;
+	int r;
+
+	if (find_mount(BASELINE_V2, &mnt, &root) < 0) {
+		snprintf(why, size, "no cgroup2 hierarchy is mounted");
+		return -ENODEV;
+	}
+	r = baseline_cgroup_of(BASELINE_V2, pid, &path, &dir);
+	if (r == -ENOENT) {
+		snprintf(why, size, "process %d is in no cgroup2 cgroup this process can see",
+			 (int)pid);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	if (holds_caller(BASELINE_V2, path)) {
+		snprintf(why, size, "its cgroup2 cgroup %s is not its own", path);
+		return -EPERM;
+	}
+	r = only_in_v1(dir, v1, 8, &other);
+	if (r == 0) {
+		snprintf(why, size,
+			 "its cgroup2 cgroup %s is not its own: process %d there is not in its v1"
+			 " devices cgroup %s",
+			 path, (int)other, v1);
+		return -EPERM;
+	}
+	if (r == -E2BIG) {
+		snprintf(why, size, "its cgroup2 cgroup %s nests too deep to be vouched for", path);
+		return -EPERM;
+	}
+	if (r < 0)
+		return r;
+	*ret_dir = TAKE_PTR(dir);
+	return 0;
+}
+
 static int write_file(const char *dir, const char *file, const char *text)
 {
 	_cleanup_free_ char *path = NULL;
@@ -357,6 +457,27 @@ static int attach_deny_all(const char *dir)
 }
 
 /*
+ * v1 on a hybrid host: the same run's cgroup on the cgroup2 hierarchy, below the caller's
+ * own there as the v1 one is, holding the run alone, for the reporter of what the v1
+ * rules decide (devwl-run(1), AUDIT). Without it (no cgroup2 mount, no ring buffers) the
+ * run is enforced all the same, unreported.
+ */
+static void report_create(const char *name, struct baseline *b)
+{
+	_cleanup_free_ char *parent = NULL, *dir = NULL;
+
+	if (parent_dir(BASELINE_V2, &parent) < 0 || asprintf(&dir, "%s/%s", parent, name) < 0)
+		return;
+	if (mkdir(dir, 0755) < 0 && (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0))
+		return;
+	if (devwl_cgroup_set_reporter(b->cgroup, dir) < 0) {
+		rmdir(dir);
+		return;
+	}
+	b->report_dir = TAKE_PTR(dir);
+}
+
+/*
  * The cgroup the workload goes in, handed to devwl_cgroup_open(), which makes it deny every
  * device until a policy is applied. devwl-run programs it before any task is in it, and
  * its policy does not change, so the parent needs to be no cgroup of ours.
@@ -388,6 +509,9 @@ static int create_kind(enum baseline_kind kind, const char *name, struct baselin
 	ret->kind = kind;
 	ret->dir = TAKE_PTR(dir);
 	ret->cgroup = cg;
+	ret->report_dir = NULL;
+	if (kind == BASELINE_V1)
+		report_create(name, ret);
 	return 0;
 }
 
@@ -544,11 +668,15 @@ int baseline_create(enum baseline_kind want, const char *name, struct baseline *
 int baseline_add(const struct baseline *b, pid_t pid)
 {
 	char buf[32];
+	int r;
 
 	if (!b || !b->dir)
 		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	return write_file(b->dir, "cgroup.procs", buf);
+	r = write_file(b->dir, "cgroup.procs", buf);
+	if (r >= 0 && b->report_dir)
+		(void)write_file(b->report_dir, "cgroup.procs", buf);
+	return r;
 }
 
 int baseline_kill(const struct baseline *b)
@@ -596,6 +724,13 @@ int baseline_destroy(struct baseline *b)
 	}
 	if (r == -ENOENT)
 		r = 0;
+	for (int i = 0; b->report_dir && i < 200; i++) {
+		if (rmdir(b->report_dir) == 0 || errno != EBUSY)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
+	}
+	free(b->report_dir);
+	b->report_dir = NULL;
 	free(b->dir);
 	b->dir = NULL;
 	b->kind = BASELINE_NONE;

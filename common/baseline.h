@@ -23,11 +23,12 @@ struct baseline {
 	char *dir;		     /* absolute path of the scratch cgroup */
 	char *outer;		     /* v1: its parent, devwl-run's own too; else NULL */
 	struct devwl_cgroup *cgroup; /* programs dir (baseline_create only) */
+	char *report_dir; /* v1 on a hybrid host: the run's cgroup2 cgroup, its reporter's */
 };
 
 #define BASELINE_INIT                                                                              \
 	{                                                                                          \
-		.kind = BASELINE_NONE, .dir = NULL, .cgroup = NULL                                 \
+		.kind = BASELINE_NONE, .dir = NULL, .cgroup = NULL, .report_dir = NULL             \
 	}
 
 /* "auto", "none", "v1", "v2". Returns 0, or -EINVAL. */
@@ -36,7 +37,10 @@ const char *baseline_kind_name(enum baseline_kind kind);
 
 /*
  * Create the cgroup `name` below the caller's own cgroup of the chosen kind, denying every
- * device. want is AUTO, V1 or V2. On failure nothing is left behind. Errors: -ENOENT the
+ * device. want is AUTO, V1 or V2. A v1 one on a hybrid host gets a cgroup2 one of the same
+ * name beside it (report_dir), whose reporter records what the v1 rules decide
+ * (devwl_cgroup_set_reporter()); where that cannot be made the baseline is the same,
+ * unreported. On failure nothing is left behind. Errors: -ENOENT the
  * hierarchy is not mounted, -EPERM/-EACCES/-EROFS not privileged enough, others from
  * mkdir/write/bpf.
  */
@@ -51,7 +55,7 @@ struct devwl_node;
  */
 int baseline_program(struct baseline *b, const struct devwl_node *node);
 
-/* Move a process into the baseline. */
+/* Move a process into the baseline (and its report_dir: failing that, it goes unreported). */
 int baseline_add(const struct baseline *b, pid_t pid);
 
 /*
@@ -93,6 +97,19 @@ int baseline_cgroup_of(enum baseline_kind kind, pid_t pid, char **ret_path, char
  * of /proc (-ESRCH, -EACCES, -ENOMEM) with why unchanged.
  */
 int baseline_container_cgroup(pid_t pid, char **ret_dir, char *why, size_t size);
+
+/*
+ * On a hybrid host, the cgroup2 cgroup of process pid, where the reporter of its v1 device
+ * cgroup goes (devwl_cgroup_set_reporter()), if it is the workload's own: by the rule of
+ * baseline_container_cgroup() (never the top, never at or above the caller's cgroup), and
+ * holding nothing but the workload: every process in it and below it is at or below v1,
+ * the workload's path in the v1 devices hierarchy. A runtime that ignores the cgroup2
+ * hierarchy leaves the workload in its own or the root's, shared: a reporter there would
+ * report others' accesses as the workload's. Returns 0 and the directory (heap); else why
+ * (NUL-terminated, at most size) with -ENODEV (no cgroup2 mount), -ENOENT (not in it), -EPERM
+ * (not its own), or another error of /proc and the cgroup files with why unchanged.
+ */
+int baseline_container_unified(pid_t pid, const char *v1, char **ret_dir, char *why, size_t size);
 
 /* SIGKILL every process in the baseline. Returns how many were still there, or <0. */
 int baseline_kill(const struct baseline *b);

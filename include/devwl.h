@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define DEVWL_VERSION_MAJOR 0
-#define DEVWL_VERSION_MINOR 7
+#define DEVWL_VERSION_MINOR 8
 #define DEVWL_VERSION_MICRO 0
 
 /* True when the headers are at least version a.b.c (unlike liburing's inverted check). */
@@ -511,8 +511,9 @@ struct devwl_cgroup;
  * rules or the node allow. */
 #define DEVWL_CGROUP_TAKE_OVER (1u << 1)
 /* cgroup v2: the program also records each access it denies, for
- * devwl_cgroup_read_denials(), where the kernel has BPF ring buffers (5.8); elsewhere,
- * and on cgroup v1 (whose controller tells nobody), it is ignored. */
+ * devwl_cgroup_read_denials(), where the kernel has BPF ring buffers (5.8); elsewhere it
+ * is ignored, and on cgroup v1 (whose controller tells nobody) it takes a reporter on the
+ * cgroup2 hierarchy to record (devwl_cgroup_set_reporter()). */
 #define DEVWL_CGROUP_RECORD_DENIALS (1u << 2)
 /* cgroup v2, with DEVWL_CGROUP_RECORD_DENIALS: the program also reports the accesses it
  * allows, to the same reader (allowed 1), each (type, major, minor, access) at most once a
@@ -551,6 +552,28 @@ int devwl_cgroup_apply(struct devwl_cgroup *cgroup, const struct devwl_node *nod
 
 /* 1 or 2 for a cgroup-v1 devices directory or a cgroup2 one; -EINVAL for NULL. */
 int devwl_cgroup_version(const struct devwl_cgroup *cgroup);
+
+/*
+ * cgroup v1 on a hybrid host (the v1 devices controller beside a cgroup2 hierarchy): have
+ * what the v1 rules decide reported, as a v2 program reports. The kernel asks a cgroup's v2
+ * device programs before the v1 controller, so from the next devwl_cgroup_apply() on a
+ * program named "devwl_report" is attached (ALLOW_MULTI) to dir, the same workload's own
+ * cgroup2 directory: it decides each access by the node as the v1 rules do, records it for
+ * devwl_cgroup_read_denials() (denials; with DEVWL_CGROUP_RECORD_ACCESSES allowed
+ * accesses, deduplicated as on v2), and then allows it, always: the v1 rules alone
+ * enforce, and it can grant nothing another program refuses. A denial it records is the
+ * node's (an ancestor's v1 rules may refuse more, unrecorded). Each apply replaces it after
+ * the v1 writes; where none can be loaded (see devwl_cgroup_recording()) or the apply
+ * failed, it is detached. devwl_cgroup_check() reports it detached (DRIFT_DETACHED: the
+ * next apply attaches it again) and another's device program on dir (DRIFT_FOREIGN: it
+ * runs before the v1 rules); a reporter of that name another handle left there is
+ * detached by the next apply. devwl_cgroup_free() detaches it. The caller vouches that dir
+ * is the workload's alone: whatever runs in it or below is reported. Errors: -EINVAL NULL
+ * or a cgroup2 handle, -EBUSY one set already, -EOPNOTSUPP opened without
+ * DEVWL_CGROUP_RECORD_DENIALS or a kernel without BPF ring buffers (5.8), -ENOTDIR dir is
+ * not a cgroup2 directory, -ENOMEM, others from open(2) and bpf(2).
+ */
+int devwl_cgroup_set_reporter(struct devwl_cgroup *cgroup, const char *dir);
 
 /* What devwl_cgroup_check() found changed since the last devwl_cgroup_apply() (bits). */
 /* v1: devices.list is not the set of exceptions written (another writer added, removed

@@ -41,6 +41,10 @@
  * the time and writes a record of count + 1 as the denial tail does. A full LRU map
  * forgets the keys least used: the next access of one is reported at once, and what it
  * had counted is lost with it (cgroupdev.c sizes the map past what a container touches).
+ *
+ * A reporter (BPFDEV_REPORT_ONLY) is the same program whose denial tail returns 1: it
+ * stands beside a cgroup-v1 devices directory on a hybrid host, where the v1 rules decide
+ * and tell nobody, and reports what they decide (cgroupdev.c, devwl_cgroup_set_reporter()).
  */
 #include <linux/bpf.h>
 #include <stddef.h>
@@ -495,7 +499,8 @@ static void emit_record(struct prog *p, bool allowed)
 	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_3, (int32_t)sizeof(struct bpfdev_record)));
 	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_4, 0));
 	emit(p, call_helper(BPF_FUNC_ringbuf_output));
-	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, allowed));
+	/* A reporter never refuses: what it records as denied, the v1 rules refuse. */
+	emit(p, alu(BPF_ALU64, BPF_MOV, BPF_REG_0, allowed || (p->helpers & BPFDEV_REPORT_ONLY)));
 	emit(p, exit_insn());
 }
 
@@ -706,7 +711,8 @@ int bpfdev_compile_record(const struct devwl_node *node, int map_fd, int seen_fd
 	bool accesses = helpers & BPFDEV_RECORD_ACCESSES;
 
 	if (map_fd < 0 || accesses != (seen_fd >= 0) ||
-	    (helpers & ~(BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP | BPFDEV_RECORD_ACCESSES)))
+	    (helpers & ~(BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP | BPFDEV_RECORD_ACCESSES |
+			 BPFDEV_REPORT_ONLY)))
 		return -EINVAL;
 	return compile(node, map_fd, seen_fd, helpers, ret_insns, ret_count);
 }

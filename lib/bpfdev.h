@@ -45,13 +45,17 @@ struct bpfdev_seen {
 #define BPFDEV_RECORD_CGROUP (1u << 1)
 /* Also report allowed accesses, through the seen map (atomic exchange: 5.12). */
 #define BPFDEV_RECORD_ACCESSES (1u << 2)
+/* Report only: record as above, then allow every access, those the node denies too (the
+ * reporter of a cgroup-v1 handle, devwl_cgroup_set_reporter(): the v1 rules decide). */
+#define BPFDEV_REPORT_ONLY (1u << 3)
 
 /*
  * The program of bpfdev_compile(), deciding the same, that on every denial also writes a
  * struct bpfdev_record to the BPF_MAP_TYPE_RINGBUF map_fd; with BPFDEV_RECORD_ACCESSES
  * also an allowed access, the first of its key (struct bpfdev_seen_key) in each window of
  * BPFDEV_SEEN_WINDOW_NS, with the count of those folded into it since the last report,
- * kept in the BPF_MAP_TYPE_LRU_HASH seen_fd. Errors as bpfdev_compile(), -EINVAL a bad
+ * kept in the BPF_MAP_TYPE_LRU_HASH seen_fd; with BPFDEV_REPORT_ONLY it records the same
+ * and returns 1 wherever it would have denied. Errors as bpfdev_compile(), -EINVAL a bad
  * map_fd, seen_fd or helper bit.
  */
 int bpfdev_compile_record(const struct devwl_node *node, int map_fd, int seen_fd,

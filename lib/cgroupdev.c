@@ -70,6 +70,12 @@ struct devwl_cgroup {
 	bool taken;		/* TAKE_OVER: the runtime's programs are detached */
 	bool taken_before;	/* TAKE_OVER: by a predecessor, whose programs are there */
 	bool reporting;		/* ... its allowed accesses too */
+	/* v1 with a reporter (devwl_cgroup_set_reporter()): the same workload's cgroup2
+	 * directory, and the program attached there now (-1: none), which records into
+	 * ring_fd what the v1 rules decide and allows everything. */
+	int rep_dirfd;
+	int rep_fd;
+	uint32_t rep_id;
 	/* v1 */
 	int allow_fd, deny_fdw; /* devices.allow/deny */
 	int pdirfd;		/* the parent, with DEVWL_CGROUP_OWN_PARENT */
@@ -85,22 +91,29 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return r < 0 ? negerrno() : (int)r;
 }
 
-/* The name of every program libdevwl loads: how a supervisor that takes over a cgroup
- * its predecessor took (a restart) tells that one's programs from everyone else's. */
+/* The name of every program libdevwl loads to enforce: how a supervisor that takes over a
+ * cgroup its predecessor took (a restart) tells that one's programs from everyone else's. */
 #define DEVWL_PROG_NAME "devwl_node"
+/* The name of a v1 handle's reporter, which never refuses: never taken for an enforcer. */
+#define DEVWL_REPORTER_NAME "devwl_report"
 
-static int prog_load(const struct bpf_insn *insns, size_t n)
+static int prog_load_named(const char *name, const struct bpf_insn *insns, size_t n)
 {
 	static const char license[] = "GPL";
 	union bpf_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
-	memcpy(attr.prog_name, DEVWL_PROG_NAME, sizeof(DEVWL_PROG_NAME));
+	strncpy(attr.prog_name, name, sizeof(attr.prog_name) - 1);
 	attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uint64_t)(uintptr_t)license;
 	return sys_bpf(BPF_PROG_LOAD, &attr); /* O_CLOEXEC by the kernel */
+}
+
+static int prog_load(const struct bpf_insn *insns, size_t n)
+{
+	return prog_load_named(DEVWL_PROG_NAME, insns, n);
 }
 
 /* Attach prog; with old >= 0 replace that one in the same step. */
@@ -169,13 +182,13 @@ static int v2_deny_all(struct devwl_cgroup *cg)
 
 /* The ids of the device programs attached to the cgroup itself (not its ancestors'), at
  * most max (the first max where more are). Returns how many, or <0. */
-static int v2_query(const struct devwl_cgroup *cg, uint32_t *ids, uint32_t max)
+static int v2_query(int dirfd, uint32_t *ids, uint32_t max)
 {
 	union bpf_attr attr;
 	int r;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.query.target_fd = (uint32_t)cg->dirfd;
+	attr.query.target_fd = (uint32_t)dirfd;
 	attr.query.attach_type = BPF_CGROUP_DEVICE;
 	attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
 	attr.query.prog_cnt = max;
@@ -265,7 +278,7 @@ static int v2_detach_runtime(struct devwl_cgroup *cg)
 
 	if (!own)
 		return -EIO; /* cannot tell ours from theirs: detach nothing */
-	n = v2_query(cg, ids, ARRAY_SIZE(ids));
+	n = v2_query(cg->dirfd, ids, ARRAY_SIZE(ids));
 	if (n < 0)
 		return n;
 	for (int i = 0; !cg->taken && !cg->taken_before && i < n; i++) {
@@ -324,9 +337,10 @@ static const unsigned int rec_levels[] = {
 };
 
 /* The node's program, recording where the cgroup has a ring and the kernel takes it;
- * else the plain one: recording never costs enforcement. Returns the fd, or <0. */
-static int v2_load(struct devwl_cgroup *cg, const struct devwl_node *node, size_t *ret_n,
-		   bool *ret_records)
+ * else the plain one: recording never costs enforcement. A reporter (report_only) has no
+ * plain one: -EOPNOTSUPP where none records. Returns the fd, or <0. */
+static int v2_load(struct devwl_cgroup *cg, const struct devwl_node *node, bool report_only,
+		   size_t *ret_n, bool *ret_records)
 {
 	_cleanup_free_ struct bpf_insn *insns = NULL;
 	size_t n = 0;
@@ -340,10 +354,11 @@ static int v2_load(struct devwl_cgroup *cg, const struct devwl_node *node, size_
 		free(insns);
 		insns = NULL;
 		r = bpfdev_compile_record(node, cg->ring_fd, accesses ? cg->seen_fd : -1,
-					  rec_levels[i], &insns, &n);
+					  rec_levels[i] | (report_only ? BPFDEV_REPORT_ONLY : 0),
+					  &insns, &n);
 		if (r < 0)
 			break; /* too big with the tail, or no memory: the plain one may do */
-		r = prog_load(insns, n);
+		r = prog_load_named(report_only ? DEVWL_REPORTER_NAME : DEVWL_PROG_NAME, insns, n);
 		if (r >= 0) {
 			cg->rec_level = i; /* a level refused once is not tried again */
 			cg->reporting = accesses;
@@ -357,6 +372,8 @@ static int v2_load(struct devwl_cgroup *cg, const struct devwl_node *node, size_
 	free(insns);
 	insns = NULL;
 	*ret_records = false;
+	if (report_only)
+		return -EOPNOTSUPP;
 	r = bpfdev_compile(node, &insns, &n);
 	if (r < 0)
 		return r;
@@ -370,7 +387,7 @@ static int v2_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 	size_t n = 0;
 	int r, fd;
 
-	fd = v2_load(cg, node, &n, &records);
+	fd = v2_load(cg, node, false, &n, &records);
 	r = fd;
 	if (r >= 0) {
 		r = prog_attach(cg->dirfd, fd, cg->cur_fd);
@@ -465,6 +482,120 @@ static void seen_open(struct devwl_cgroup *cg)
 	fd = sys_bpf(BPF_MAP_CREATE, &attr); /* O_CLOEXEC by the kernel */
 	if (fd >= 0)
 		cg->seen_fd = fd;
+}
+
+/* ---- v1: the reporter on the cgroup2 hierarchy ------------------------------------------ */
+
+/*
+ * On a hybrid host the kernel asks a cgroup's v2 device programs first and the v1
+ * controller only where they allow (security/device_cgroup.c,
+ * devcgroup_check_permission(); doc/KERNEL-NOTES.md). So a program on the workload's
+ * cgroup2 directory sees every access the v1 rules judge: compiled from the same node it
+ * records what they decide, and it allows always, so that the v1 rules alone decide (it
+ * cannot grant either: under ALLOW_MULTI every program must allow). It is replaced at
+ * each apply after the v1 writes, in one step as a v2 program is; where it cannot be
+ * built or loaded it is detached rather than left to report an old node.
+ */
+static void rep_detach(struct devwl_cgroup *cg)
+{
+	union bpf_attr a;
+
+	if (cg->rep_fd >= 0) {
+		memset(&a, 0, sizeof(a));
+		a.target_fd = (uint32_t)cg->rep_dirfd;
+		a.attach_bpf_fd = (uint32_t)cg->rep_fd;
+		a.attach_type = BPF_CGROUP_DEVICE;
+		(void)sys_bpf(BPF_PROG_DETACH, &a);
+		close(cg->rep_fd);
+	}
+	cg->rep_fd = -1;
+	cg->rep_id = 0;
+	cg->recording = cg->reporting = false;
+}
+
+/* Reporters on the directory that are not ours: a predecessor's (a supervisor restarted
+ * without closing its handle), whose ring nobody reads. Each only allows, so detaching it
+ * changes no decision. */
+static void rep_detach_others(struct devwl_cgroup *cg)
+{
+	uint32_t ids[64];
+	int n = v2_query(cg->rep_dirfd, ids, ARRAY_SIZE(ids));
+
+	for (int i = 0; i < n; i++) {
+		struct bpf_prog_info info;
+		union bpf_attr a;
+		int fd;
+
+		if (ids[i] == cg->rep_id)
+			continue;
+		fd = prog_by_id(ids[i], &info, NULL, 0);
+		if (fd < 0)
+			continue;
+		if (info.type == BPF_PROG_TYPE_CGROUP_DEVICE &&
+		    !strncmp(info.name, DEVWL_REPORTER_NAME, sizeof(info.name))) {
+			memset(&a, 0, sizeof(a));
+			a.target_fd = (uint32_t)cg->rep_dirfd;
+			a.attach_bpf_fd = (uint32_t)fd;
+			a.attach_type = BPF_CGROUP_DEVICE;
+			(void)sys_bpf(BPF_PROG_DETACH, &a);
+		}
+		close(fd);
+	}
+}
+
+/* After the v1 rules took the node: the reporter of the same node. Never fails the apply:
+ * the v1 rules enforce whether or not anything reports them. */
+static void rep_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
+{
+	bool records = false;
+	size_t n = 0;
+	int fd;
+
+	fd = v2_load(cg, node, true, &n, &records);
+	if (fd >= 0 && prog_attach(cg->rep_dirfd, fd, cg->rep_fd) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		rep_detach(cg);
+		return;
+	}
+	if (cg->rep_fd >= 0)
+		close(cg->rep_fd);
+	cg->rep_fd = fd;
+	if (prog_id(fd, &cg->rep_id) < 0)
+		cg->rep_id = 0;
+	cg->recording = true;
+	if (cg->rep_id)
+		rep_detach_others(cg);
+}
+
+DEVWL_EXPORT int devwl_cgroup_set_reporter(struct devwl_cgroup *cg, const char *dir)
+{
+	_cleanup_close_ int fd = -1;
+	struct statfs sfs;
+
+	if (!cg || !dir || cg->version != 1)
+		return -EINVAL;
+	if (cg->rep_dirfd >= 0)
+		return -EBUSY;
+	if (!(cg->flags & DEVWL_CGROUP_RECORD_DENIALS))
+		return -EOPNOTSUPP;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	if (fstatfs(fd, &sfs) < 0)
+		return negerrno();
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
+		return -ENOTDIR;
+	if (cg->ring_fd < 0)
+		ring_open(cg);
+	if (cg->ring_fd < 0)
+		return -EOPNOTSUPP; /* before 5.8: no ring buffers */
+	if (cg->seen_fd < 0 && (cg->flags & DEVWL_CGROUP_RECORD_ACCESSES))
+		seen_open(cg);
+	cg->rep_dirfd = TAKE_FD(fd);
+	return 0;
 }
 
 DEVWL_EXPORT int devwl_cgroup_denials_fd(const struct devwl_cgroup *cg)
@@ -1116,7 +1247,7 @@ static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
 
 	if (cg->cur_fd < 0 || !cg->cur_id)
 		return 0; /* nothing applied (TAKE_OVER before its first apply), or unknown */
-	n = v2_query(cg, ids, ARRAY_SIZE(ids));
+	n = v2_query(cg->dirfd, ids, ARRAY_SIZE(ids));
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++)
@@ -1157,15 +1288,71 @@ static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
 	return r;
 }
 
+/*
+ * v1 with a reporter: is it still attached, and is another's device program on its
+ * cgroup2 directory beside it? Such a program runs before the v1 rules, so it may refuse
+ * what the node grants: FOREIGN, as on v2. Our own reporter is never foreign; a detached
+ * one (DETACHED) is attached again by the next apply.
+ */
+static int rep_check(struct devwl_cgroup *cg, char *what, size_t size, bool more)
+{
+	uint32_t ids[64];
+	bool ours = false;
+	int n, r = 0;
+
+	if (cg->rep_fd < 0 || !cg->rep_id)
+		return 0; /* none attached (nothing applied, or none loads here) */
+	n = v2_query(cg->rep_dirfd, ids, ARRAY_SIZE(ids));
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		ours |= ids[i] == cg->rep_id;
+	if (!ours) {
+		say(what, size, "%sreporter program %u on cgroup2 detached", more ? "; " : "",
+		    cg->rep_id);
+		close(cg->rep_fd); /* attached by nobody now: nothing to detach */
+		cg->rep_fd = -1;
+		cg->rep_id = 0;
+		cg->recording = cg->reporting = false;
+		r |= (int)DEVWL_CGROUP_DRIFT_DETACHED;
+	}
+	for (int i = 0; i < n; i++) {
+		struct bpf_insn insns[3];
+		struct bpf_prog_info info;
+		_cleanup_close_ int fd = -1;
+		const char *plain;
+
+		if (ids[i] == cg->rep_id)
+			continue;
+		fd = prog_by_id(ids[i], &info, insns, ARRAY_SIZE(insns));
+		if (fd == -ENOENT)
+			continue; /* detached meanwhile */
+		plain = fd >= 0 ? prog_plain(insns, info.xlated_prog_len) : NULL;
+		say(what, size, "%sforeign program %u \"%.*s\" attached to cgroup2: %s",
+		    more || r ? "; " : "", ids[i], fd >= 0 ? (int)sizeof(info.name) : 0,
+		    fd >= 0 ? info.name : "", plain ? plain : "it may refuse what the node grants");
+		r |= (int)DEVWL_CGROUP_DRIFT_FOREIGN;
+	}
+	return r;
+}
+
 DEVWL_EXPORT int devwl_cgroup_check(struct devwl_cgroup *cg, char *ret_what, size_t size)
 {
+	int r;
+
 	if (!cg || (size && !ret_what))
 		return -EINVAL;
 	if (size)
 		ret_what[0] = '\0';
 	if (cg->version == 2)
 		return v2_check(cg, size ? ret_what : NULL, size);
-	return v1_check(cg, size ? ret_what : NULL, size);
+	r = v1_check(cg, size ? ret_what : NULL, size);
+	if (r >= 0 && cg->rep_dirfd >= 0) {
+		int rr = rep_check(cg, size ? ret_what : NULL, size, r != 0);
+
+		r = rr < 0 ? rr : r | rr;
+	}
+	return r;
 }
 
 DEVWL_EXPORT void devwl_cgroup_free(struct devwl_cgroup *cg)
@@ -1174,6 +1361,10 @@ DEVWL_EXPORT void devwl_cgroup_free(struct devwl_cgroup *cg)
 
 	if (!cg)
 		return;
+	/* Nobody reads its ring any more: a reporter goes with its handle. */
+	rep_detach(cg);
+	if (cg->rep_dirfd >= 0)
+		close(cg->rep_dirfd);
 	ring_unmap(cg);
 	fds[6] = cg->ring_fd;
 	fds[7] = cg->seen_fd;
@@ -1208,6 +1399,7 @@ DEVWL_EXPORT int devwl_cgroup_open(const char *dir, unsigned int flags,
 	cg->flags = flags;
 	cg->dirfd = cg->deny_fd = cg->cur_fd = -1;
 	cg->allow_fd = cg->deny_fdw = cg->pdirfd = cg->ring_fd = cg->seen_fd = -1;
+	cg->rep_dirfd = cg->rep_fd = -1;
 	cg->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->dirfd < 0) {
 		r = negerrno();
@@ -1239,9 +1431,20 @@ fail:
 
 DEVWL_EXPORT int devwl_cgroup_apply(struct devwl_cgroup *cg, const struct devwl_node *node)
 {
+	int r;
+
 	if (!cg || !node)
 		return -EINVAL;
-	return cg->version == 2 ? v2_apply(cg, node) : v1_apply(cg, node);
+	if (cg->version == 2)
+		return v2_apply(cg, node);
+	r = v1_apply(cg, node);
+	if (cg->rep_dirfd < 0)
+		return r;
+	if (r < 0)
+		rep_detach(cg); /* the cgroup denies all now: no node to report */
+	else
+		rep_apply(cg, node);
+	return r;
 }
 
 DEVWL_EXPORT int devwl_cgroup_version(const struct devwl_cgroup *cg)

@@ -16,7 +16,8 @@
  * hierarchy, never one holding devwld (its own or an ancestor of it): the rule of
  * baseline_container_cgroup(), which devwl-plugin(7) follows too. Never one another
  * container was programmed through, never for a runtime other than root (the pid is its
- * word alone).
+ * word alone). A v1 cgroup on a hybrid host gets a reporter on the container's own cgroup2
+ * cgroup (reporter()), so its accesses are reported as a v2 program's are.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,10 @@ struct kernel_cg {
 	unsigned int unlogged; /* repairs since the last one logged */
 	bool check_failed;     /* the last check failed (logged once) */
 	char *foreign;	       /* the foreign programs last reported, or NULL */
+	/* v1 on a hybrid host: the cgroup2 directory its reporter is on (reporter()), or
+	 * NULL; unreportable: it has none of its own there (said once). */
+	char *report_dir;
+	bool unreportable;
 };
 
 /*
@@ -371,6 +376,65 @@ static int apply(const struct devwld *d, struct container *c)
 	return r;
 }
 
+/* {"event":"reports",...}: c's kernel-mode accesses cannot be reported, and why. */
+static void reports_event(struct devwld *d, const struct container *c, const char *why)
+{
+	struct json_object *o = json_object_new_object();
+	char now[AUDIT_TIME_MAX];
+
+	if (!o)
+		return;
+	audit_time(now);
+	json_object_object_add(o, "time", json_object_new_string(now));
+	json_object_object_add(o, "event", json_object_new_string("reports"));
+	json_object_object_add(o, "container", json_object_new_string(c->id));
+	json_object_object_add(o, "node", json_object_new_string(c->node_path));
+	json_object_object_add(o, "cgroup", json_object_new_string(c->kernel->dir));
+	json_object_object_add(o, "version", json_object_new_int(c->kernel->version));
+	json_object_object_add(o, "result", json_object_new_string("unavailable"));
+	json_object_object_add(o, "reason", json_object_new_string(why));
+	audit_record(&d->audit, o, c->owner_uid, c->id);
+	json_object_put(o);
+}
+
+/*
+ * c's cgroup is a v1 one, whose controller tells nobody. On a hybrid host the kernel asks
+ * the cgroup2 device programs of the same task first, so a reporter on c's own cgroup2
+ * cgroup sees what the v1 rules decide (devwl_cgroup_set_reporter()). Only on one that is
+ * c's alone (baseline_container_unified()): on a shared one it would report others'
+ * accesses as c's. Where there is none, that is said once, in the log and the audit.
+ */
+static void reporter(struct devwld *d, struct container *c, pid_t pid)
+{
+	struct kernel_cg *k = c->kernel;
+	_cleanup_free_ char *v1 = NULL, *v1dir = NULL, *dir = NULL;
+	char why[320] = "";
+	int r;
+
+	r = baseline_cgroup_of(BASELINE_V1, pid, &v1, &v1dir);
+	if (r >= 0)
+		r = baseline_container_unified(pid, v1, &dir, why, sizeof(why));
+	if (r == -ENODEV)
+		return; /* no cgroup2 hierarchy: a v1-only host, nothing to report through */
+	if (r >= 0)
+		r = devwl_cgroup_set_reporter(k->cg, dir);
+	if (r >= 0) {
+		free(k->report_dir);
+		k->report_dir = TAKE_PTR(dir);
+		return;
+	}
+	if (!why[0])
+		snprintf(why, sizeof(why), "its reporter on cgroup2 %s: %s", dir ? dir : "",
+			 strerror(-r));
+	if (k->unreportable)
+		return;
+	k->unreportable = true;
+	log_msg("container %s: kernel mode: its accesses and denials cannot be reported: %s; its"
+		" v1 device cgroup %s enforces node %s unseen",
+		c->id, why, k->dir, c->node_path);
+	reports_event(d, c, why);
+}
+
 static void program(struct devwld *d, struct container *c, pid_t pid)
 {
 	struct kernel_cg *k = c->kernel;
@@ -427,6 +491,8 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 	k->ino = st.st_ino;
 	free(k->dir);
 	k->dir = TAKE_PTR(dir);
+	if (k->version == 1)
+		reporter(d, c, pid);
 	r = apply(d, c);
 	if (r < 0) {
 		/* The cgroup denies every device now (fail closed): say so, keep trying on
@@ -443,12 +509,15 @@ static void program(struct devwld *d, struct container *c, pid_t pid)
 			" denials %s; its allowed accesses %s)",
 			c->id, k->version, k->dir, c->node_path, k->size,
 			k->version == 2 ? "instructions" : "writes",
-			k->denials	  ? "recorded"
-			: k->version == 1 ? "not seen: the v1 controller tells nobody"
-					  : "not seen: the kernel cannot record them",
+			k->denials && k->report_dir ? "recorded by its reporter on cgroup2"
+			: k->denials		    ? "recorded"
+			: k->version == 1 && !k->report_dir
+				? "not seen: the v1 controller tells nobody"
+				: "not seen: the kernel cannot record them",
 			k->denials && reported ? "reported"
-			: k->version == 1      ? "not seen"
-					       : "not seen: the kernel cannot report them");
+			: k->version == 1 && !k->report_dir
+				? "not seen"
+				: "not seen: the kernel cannot report them");
 	}
 	audit_mode(d, c);
 }
@@ -551,6 +620,7 @@ void kernelmode_gone(struct devwld *d, struct container *c)
 	free(c->kernel->dir);
 	free(c->kernel->applied);
 	free(c->kernel->foreign);
+	free(c->kernel->report_dir);
 	free(c->kernel);
 	c->kernel = NULL;
 }
@@ -575,6 +645,7 @@ void kernelmode_counts(struct devwld *d, struct kernel_counts *ret)
 			ret->size += (uint64_t)(c->kernel->size > 0 ? c->kernel->size : 0);
 			if (!(devwl_cgroup_recording(c->kernel->cg) & DEVWL_CGROUP_RECORD_ACCESSES))
 				ret->unreported++;
+			ret->unreportable += c->kernel->unreportable;
 		} else if (kernelmode_wanted(c) && c->kernel->asked) {
 			ret->unprogrammed++;
 		}
@@ -589,14 +660,14 @@ void kernelmode_stats(struct devwld *d, FILE *out)
 	fprintf(out,
 		"kernel_mode %s\nkernel_containers %u\nkernel_unprogrammed %u\n"
 		"kernel_denied %llu\nkernel_allowed %llu\nkernel_allowed_reports %llu\n"
-		"kernel_unreported %u\nkernel_drift_repairs %llu\nkernel_foreign_programs %u\n"
-		"kernel_seen_only_opens %llu\n",
+		"kernel_unreported %u\nkernel_unreportable %u\nkernel_drift_repairs %llu\n"
+		"kernel_foreign_programs %u\nkernel_seen_only_opens %llu\n",
 		d->cfg.kernel_mode == KERNEL_ALWAYS  ? "always"
 		: d->cfg.kernel_mode == KERNEL_NEVER ? "never"
 						     : "auto",
 		k.programmed, k.unprogrammed, (unsigned long long)k.denied,
 		(unsigned long long)k.allowed, (unsigned long long)k.reports, k.unreported,
-		(unsigned long long)k.drift_repairs, k.foreign,
+		k.unreportable, (unsigned long long)k.drift_repairs, k.foreign,
 		(unsigned long long)k.seen_only_opens);
 	/* Per container, only those repaired: the list stays short on a quiet host. */
 	for (struct list_head *l = d->containers.next; l != &d->containers; l = l->next) {

@@ -73,7 +73,8 @@ const char *kernelmode_name(const struct container *c);
  * the accesses they allowed and reported. */
 struct kernel_counts {
 	unsigned int programmed, unprogrammed;
-	unsigned int unreported; /* programmed, whose allowed accesses are not reported */
+	unsigned int unreported;   /* programmed, whose allowed accesses are not reported */
+	unsigned int unreportable; /* v1 on a hybrid host, with no cgroup2 cgroup of its own */
 	uint64_t applies, size, denied;
 	uint64_t drift_repairs;	   /* cgroups another writer changed, applied again */
 	unsigned int foreign;	   /* programmed cgroups with another's program beside ours */

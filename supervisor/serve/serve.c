@@ -231,9 +231,8 @@ static void seen_only(struct container *c, const char *call)
 	if (!call || (strncmp(call, "open", 4) && strcmp(call, "creat")))
 		return;
 	if (!c->seen_only_opens++)
-		log_msg("container %s: %s, and its profile traps opens too: the kernel decides "
-			"them and reports what it did, so the mknod-only profile would serve it at "
-			"native speed",
+		log_msg("container %s: %s, and its profile traps opens too: its cgroup decides "
+			"them, so the mknod-only profile would serve it at native speed",
 			c->id, kernelmode_name(c));
 }
 

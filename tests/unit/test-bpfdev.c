@@ -431,6 +431,19 @@ static void test_compile_record_size(void **state)
 	assert_int_equal(run(rec, m, DEVWL_ACC_MKNOD << 16 | DEVWL_DEV_CHAR, 249, 19), 0);
 	check_record(DEVWL_ACC_MKNOD << 16 | DEVWL_DEV_CHAR, 249, 19,
 		     BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP);
+	free(rec);
+	/* A reporter records the same denial and allows it (the v1 rules refuse it). */
+	assert_int_equal(
+		bpfdev_compile_record(node, TEST_MAP_FD, -1,
+				      BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP | BPFDEV_REPORT_ONLY,
+				      &rec, &m),
+		0);
+	assert_int_equal(run(rec, m, DEVWL_ACC_READ << 16 | DEVWL_DEV_CHAR, 249, 19), 1);
+	assert_int_equal(noutputs, 0);
+	assert_int_equal(run(rec, m, DEVWL_ACC_MKNOD << 16 | DEVWL_DEV_CHAR, 249, 19), 1);
+	check_record(DEVWL_ACC_MKNOD << 16 | DEVWL_DEV_CHAR, 249, 19,
+		     BPFDEV_RECORD_PID | BPFDEV_RECORD_CGROUP);
+	assert_int_equal(run(rec, m, DEVWL_ACC_READ << 16 | 7, 249, 19), 1);
 	free(plain);
 	free(rec);
 	assert_int_equal(bpfdev_compile_record(node, -1, -1, 0, &rec, &m), -EINVAL);
@@ -438,7 +451,7 @@ static void test_compile_record_size(void **state)
 	/* Reporting allowed accesses needs the seen map, and the map the bit. */
 	assert_int_equal(bpfdev_compile_record(node, TEST_MAP_FD, 8, 0, &rec, &m), -EINVAL);
 	assert_int_equal(
-		bpfdev_compile_record(node, TEST_MAP_FD, 8, BPFDEV_RECORD_ACCESSES | 8, &rec, &m),
+		bpfdev_compile_record(node, TEST_MAP_FD, 8, BPFDEV_RECORD_ACCESSES | 16, &rec, &m),
 		-EINVAL);
 	assert_int_equal(
 		bpfdev_compile_record(node, TEST_MAP_FD, 8, BPFDEV_RECORD_ACCESSES, &rec, &m), 0);
