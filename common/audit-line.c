@@ -324,8 +324,9 @@ int audit_line(const struct audit_decision *d, char small[static AUDIT_LINE_SMAL
 	return audit_format(d, *ret_big, AUDIT_LINE_MAX);
 }
 
-int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node,
-		const char *reason, const struct devwl_node *decider)
+static int write_decision(int fd, const struct devwl_event *ev, const char *container,
+			  const char *node, const char *reason, const struct devwl_node *decider,
+			  uint64_t count)
 {
 	char small[AUDIT_LINE_SMALL];
 	_cleanup_free_ char *big = NULL;
@@ -334,8 +335,24 @@ int audit_write(int fd, const struct devwl_event *ev, const char *container, con
 	int n;
 
 	audit_decision_of(ev, container, node, reason, decider, &d);
+	d.count = count;
 	n = audit_line(&d, small, &big, &line);
 	if (n < 0)
 		return n;
 	return devwl_write_all(fd, line, (size_t)n);
+}
+
+int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node,
+		const char *reason, const struct devwl_node *decider)
+{
+	return write_decision(fd, ev, container, node, reason, decider, 0);
+}
+
+int audit_write_report(int fd, const struct devwl_denial *report, const struct devwl_node *decider)
+{
+	struct devwl_event ev;
+
+	audit_event_of_denial(report, &ev);
+	return write_decision(fd, &ev, NULL, NULL, AUDIT_KERNEL_REASON, decider,
+			      report->count ? report->count : 1);
 }

@@ -117,5 +117,8 @@ int audit_mode_format(const struct audit_mode *m, char *buf, size_t size);
  */
 int audit_write(int fd, const struct devwl_event *ev, const char *container, const char *node,
 		const char *reason, const struct devwl_node *decider);
+/* A device program's report (devwl_cgroup_read_denials()) to fd as audit_write() does,
+ * marked as the kernel's, with the accesses it stands for ("source", "count"). */
+int audit_write_report(int fd, const struct devwl_denial *report, const struct devwl_node *decider);
 
 #endif

@@ -482,7 +482,8 @@ static void report_create(const char *name, struct baseline *b)
  * device until a policy is applied. devwl-run programs it before any task is in it, and
  * its policy does not change, so the parent needs to be no cgroup of ours.
  */
-static int create_kind(enum baseline_kind kind, const char *name, struct baseline *ret)
+static int create_kind(enum baseline_kind kind, const char *name, unsigned int flags,
+		       struct baseline *ret)
 {
 	_cleanup_free_ char *parent = NULL, *dir = NULL;
 	struct devwl_cgroup *cg = NULL;
@@ -501,7 +502,7 @@ static int create_kind(enum baseline_kind kind, const char *name, struct baselin
 			return negerrno();
 	}
 	/* v2: the program records what it refuses, for the audit (devwl-run(1), AUDIT). */
-	r = devwl_cgroup_open(dir, DEVWL_CGROUP_RECORD_DENIALS, &cg);
+	r = devwl_cgroup_open(dir, DEVWL_CGROUP_RECORD_DENIALS | flags, &cg);
 	if (r < 0) {
 		rmdir(dir);
 		return r;
@@ -648,21 +649,22 @@ int baseline_join_run(enum baseline_kind want, const char *name, struct baseline
 	return 0;
 }
 
-int baseline_create(enum baseline_kind want, const char *name, struct baseline *ret)
+int baseline_create(enum baseline_kind want, const char *name, unsigned int flags,
+		    struct baseline *ret)
 {
 	_cleanup_free_ char *mnt = NULL, *root = NULL;
 
-	if (!name || !ret || strchr(name, '/'))
+	if (!name || !ret || strchr(name, '/') || (flags & ~DEVWL_CGROUP_RECORD_ACCESSES))
 		return -EINVAL;
 	if (want == BASELINE_V1 || want == BASELINE_V2)
-		return create_kind(want, name, ret);
+		return create_kind(want, name, flags, ret);
 	if (want != BASELINE_AUTO)
 		return -EINVAL;
 	/* The v1 controller where it is mounted: a hybrid host's cgroup2 mount may be
 	 * unable to hold the process (its controllers are bound to v1). */
 	if (find_mount(BASELINE_V1, &mnt, &root) == 0)
-		return create_kind(BASELINE_V1, name, ret);
-	return create_kind(BASELINE_V2, name, ret);
+		return create_kind(BASELINE_V1, name, flags, ret);
+	return create_kind(BASELINE_V2, name, flags, ret);
 }
 
 int baseline_add(const struct baseline *b, pid_t pid)

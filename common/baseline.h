@@ -40,11 +40,13 @@ const char *baseline_kind_name(enum baseline_kind kind);
  * device. want is AUTO, V1 or V2. A v1 one on a hybrid host gets a cgroup2 one of the same
  * name beside it (report_dir), whose reporter records what the v1 rules decide
  * (devwl_cgroup_set_reporter()); where that cannot be made the baseline is the same,
- * unreported. On failure nothing is left behind. Errors: -ENOENT the
+ * unreported. flags: 0 or DEVWL_CGROUP_RECORD_ACCESSES (the program reports what it
+ * allows too). On failure nothing is left behind. Errors: -ENOENT the
  * hierarchy is not mounted, -EPERM/-EACCES/-EROFS not privileged enough, others from
  * mkdir/write/bpf.
  */
-int baseline_create(enum baseline_kind want, const char *name, struct baseline *ret);
+int baseline_create(enum baseline_kind want, const char *name, unsigned int flags,
+		    struct baseline *ret);
 
 struct devwl_node;
 /*

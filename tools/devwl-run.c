@@ -843,7 +843,8 @@ static void handle_notification(struct supervisor *s)
 	}
 }
 
-/* In kernel mode what the cgroup-v2 program refused, recorded by it: to the audit. */
+/* In kernel mode what the device program refused, and with --audit what it allowed
+ * (deduplicated, counted): to the audit. */
 static void handle_denials(struct supervisor *s)
 {
 	struct devwl_denial d[32];
@@ -852,11 +853,8 @@ static void handle_denials(struct supervisor *s)
 	do {
 		n = devwl_cgroup_read_denials(s->baseline.cgroup, d, ARRAY_SIZE(d));
 		for (int i = 0; i < n; i++) {
-			struct devwl_event ev;
-			int r;
+			int r = audit_write_report(s->audit_fd, &d[i], s->node);
 
-			audit_event_of_denial(&d[i], &ev);
-			r = audit_write(s->audit_fd, &ev, NULL, NULL, AUDIT_KERNEL_REASON, s->node);
 			if (r < 0 && s->warned++ < 10)
 				fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));
 		}
@@ -987,7 +985,12 @@ static int setup_baseline(struct supervisor *s)
 		return -1;
 	}
 	snprintf(name, sizeof(name), "devwl-run.%d", (int)getpid());
-	r = baseline_create(s->o->baseline, name, &s->baseline);
+	/* Kernel mode's opens are not trapped: with --audit its program reports them. In
+	 * authoritative mode the trapped calls say it all, and a report would repeat them. */
+	r = baseline_create(
+		s->o->baseline, name,
+		s->o->audit && s->o->mode != MODE_AUTHORITATIVE ? DEVWL_CGROUP_RECORD_ACCESSES : 0,
+		&s->baseline);
 	if (r >= 0)
 		return -1;
 	s->no_baseline_why = unprivileged_why(r);

@@ -67,7 +67,7 @@ static int run_kind(enum baseline_kind kind, const char *node)
 		return 0;
 	}
 	snprintf(name, sizeof(name), "devwl-test-45.%d", (int)getpid());
-	r = baseline_create(kind, name, &b);
+	r = baseline_create(kind, name, 0, &b);
 	CHECK(r == 0, "%s: create: %s", baseline_kind_name(kind), strerror(-r));
 	if (r < 0)
 		return 0;
@@ -145,7 +145,7 @@ int main(void)
 	CHECK(baseline_kind_parse("none", &k) == 0 && k == BASELINE_NONE, "parse none");
 	CHECK(baseline_kind_parse("auto", &k) == 0 && k == BASELINE_AUTO, "parse auto");
 	CHECK(baseline_kind_parse("v3", &k) == -EINVAL, "parse v3");
-	CHECK(baseline_create(BASELINE_V1, "a/b", &(struct baseline)BASELINE_INIT) == -EINVAL,
+	CHECK(baseline_create(BASELINE_V1, "a/b", 0, &(struct baseline)BASELINE_INIT) == -EINVAL,
 	      "a name with a slash");
 
 	ran += run_kind(BASELINE_V1, node);

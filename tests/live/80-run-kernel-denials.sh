@@ -4,7 +4,9 @@
 # writes it as a "deny" line with reason "kernel device program (kernel mode)", the
 # device, the access asked, the rule that refuses it and the process (where the kernel
 # lets device programs ask for it: the pid of the mknod the same process made). A granted
-# open leaves no line; a denied mknod is still trapped and refused by devwl ("policy").
+# open is reported too, as an "allow" line marked "source":"kernel" with its count (the
+# program reports allowed accesses with --audit in kernel mode); a denied mknod is still
+# trapped and refused by devwl ("policy").
 # On cgroup v1 the controller tells nobody: no such line, as the page says, but on a
 # hybrid host (a cgroup2 hierarchy beside it), where devwl-run's reporter on the run's
 # cgroup2 cgroup records what the v1 rules decide: the same lines as on v2, the v1 rules
@@ -43,7 +45,8 @@ for b in v1 v2; do
 	jq -e -s 'map(select(.syscall != null and (.syscall | startswith("mknod")))) |
 		length == 1 and .[0].reason == "policy"' "$audit" >/dev/null ||
 		fail "$b: the mknod line: $(cat "$audit")"
-	kernel=$(jq -c --arg r "$reason" 'select(.reason == $r)' "$audit")
+	kernel=$(jq -c --arg r "$reason" 'select(.reason == $r and .decision == "deny")' "$audit")
+	allowed=$(jq -c --arg r "$reason" 'select(.reason == $r and .decision == "allow")' "$audit")
 	if [ $b = v1 ] && ! host_cgroup2 >/dev/null; then
 		[ -z "$kernel" ] || fail "v1: a kernel denial recorded, where v1 tells nobody: $kernel"
 		echo "ok - v1: the kernel refused unrecorded, as devwl-run(1) says"
@@ -70,6 +73,11 @@ for b in v1 v2; do
 			(.rule | test("^no rule allows it")))' <<<"$kernel" >/dev/null ||
 		fail "$b: the kernel denials (pid $want_pid): $kernel"
 	echo "ok - $b: the kernel's denials recorded with pid $want_pid: $kernel"
+	# The granted open of zero: one report, the kernel's, counted once.
+	jq -e -s 'length == 1 and .[0].device == "c 1:5" and .[0].access == "r" and
+		.[0].source == "kernel" and .[0].count == 1' <<<"$allowed" >/dev/null ||
+		fail "$b: the granted open of zero not reported once: ${allowed:-none}"
+	echo "ok - $b: the granted open reported by the kernel: $allowed"
 done
 [ $ran -gt 0 ] || skip "no device cgroup baseline possible on this host:$why"
 echo "PASS ($ran baselines)"
