@@ -1030,18 +1030,10 @@ static bool parent_allows_all(int pdirfd)
  * a DENY cgroup's devices.list says all it holds; an ALLOW one hides its denials, so that
  * one (1 returned) is reset to deny-all as without the flag.
  */
-static int v1_adopt(struct devwl_cgroup *cg)
+static int v1_adopt_list(struct devwl_cgroup *cg, char *buf)
 {
-	_cleanup_close_ int fd = openat(cg->dirfd, "devices.list", O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
 	int r;
 
-	if (fd < 0)
-		return negerrno();
-	/* Every exception is one line of at most DEVWL_RULE_STR_MAX bytes. */
-	r = devwl_read_all(fd, (size_t)DEVWL_RULE_STR_MAX << 20, &buf);
-	if (r < 0)
-		return r;
 	if (strcmp(buf, "a *:* rwm\n") == 0)
 		return 1;
 	r = devwl_node_update(cg->sw, DEVWL_FILE_DENY, &rule_all);
@@ -1056,6 +1048,27 @@ static int v1_adopt(struct devwl_cgroup *cg)
 			break;
 	}
 	return r < 0 ? r : 0;
+}
+
+/* The cgroup's devices.list, whole, into *ret_buf (NUL-terminated). */
+static int v1_read_list(struct devwl_cgroup *cg, char **ret_buf)
+{
+	_cleanup_close_ int fd = openat(cg->dirfd, "devices.list", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return negerrno();
+	/* Every exception is one line of at most DEVWL_RULE_STR_MAX bytes. */
+	n = devwl_read_all(fd, (size_t)DEVWL_RULE_STR_MAX << 20, ret_buf);
+	return n < 0 ? (int)n : 0;
+}
+
+static int v1_adopt(struct devwl_cgroup *cg)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r = v1_read_list(cg, &buf);
+
+	return r < 0 ? r : v1_adopt_list(cg, buf);
 }
 
 static int v1_open(struct devwl_cgroup *cg, unsigned int flags)
@@ -1171,19 +1184,14 @@ static unsigned int v1_lacking(const struct exlist *a, const struct exlist *b, c
  */
 static int v1_check(struct devwl_cgroup *cg, char *what, size_t size)
 {
-	_cleanup_close_ int fd = openat(cg->dirfd, "devices.list", O_RDONLY | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
 	struct exlist have = {0}, want = {0};
 	size_t lines = 1;
 	unsigned int n;
-	ssize_t len;
-	int r = 0;
+	int r = v1_read_list(cg, &buf);
 
-	if (fd < 0)
-		return negerrno();
-	len = devwl_read_all(fd, (size_t)DEVWL_RULE_STR_MAX << 20, &buf);
-	if (len < 0)
-		return (int)len;
+	if (r < 0)
+		return r;
 	for (const char *p = buf; *p; p++)
 		lines += *p == '\n';
 	have.v = malloc(lines * sizeof(*have.v));
@@ -1218,10 +1226,11 @@ static int v1_check(struct devwl_cgroup *cg, char *what, size_t size)
 	free(want.v);
 	if (r <= 0)
 		return r;
-	/* The kernel's list is the handle's from here: the next apply diffs from it. An
-	 * ALLOW cgroup's hidden denials are unknown, so it denies all first (as at open);
-	 * so does one whose list could not be taken whole (the mirror would be wrong). */
-	if (v1_adopt(cg) != 0)
+	/* The kernel's list, as read above, is the handle's from here: the next apply diffs
+	 * from it. An ALLOW cgroup's hidden denials are unknown, so it denies all first (as
+	 * at open); so does one whose list could not be taken whole (the mirror would be
+	 * wrong). */
+	if (v1_adopt_list(cg, buf) != 0)
 		(void)v1_write(cg, DEVWL_FILE_DENY, &rule_all); /* or not read whole: from none */
 	return r;
 }
