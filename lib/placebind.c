@@ -79,7 +79,7 @@ int place_bind_twin(int proc, int node)
 	ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
-	tree = caller_twin_tree(&st);
+	tree = caller_twin_tree(ns, &st);
 	if (tree < 0)
 		return tree;
 	j = (struct job){.ns = ns, .tree = tree, .node = node};
