@@ -1211,15 +1211,16 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
  * were used since (least recently used first), or when its tmpfs is full: closing our fd
  * frees nothing that is bound, since each bind holds the superblock (and the names of
  * its twins, which the caller needs to bind its node elsewhere: a bind of an unlinked
- * file fails ENOENT). Each twin's name is its inode number, dropped when devwl unmounts
- * the twin (caller_unbind_twin); a caller that unmounts a twin itself leaves its name
- * until the tmpfs goes. nr_inodes bounds each tmpfs (a mknod loop fills one, which is
- * then replaced), and TWIN_NS_MAX the number kept: memory stays bounded whatever the
- * workload does. While our fd holds the superblock its device number names it alone:
- * that is how a twin is recognised (caller_unbind_twin).
+ * file fails ENOENT). Each twin's name is the number of a slot that remembers its inode,
+ * dropped when devwl unmounts the twin (caller_unbind_twin); a caller that unmounts a twin itself
+ * leaves its name until the tmpfs goes. TWIN_SLOTS bounds each tmpfs (nr_inodes too: a loop of
+ * mknods the caller unmounts itself fills one, which is then replaced), and TWIN_NS_MAX the number
+ * kept: memory stays bounded whatever the workload does. While our fd holds the superblock its
+ * device number names it alone: that is how a twin is recognised (caller_unbind_twin).
  */
 #define TWIN_NS_MAX	      64
-#define TWIN_INODES	      "512"
+#define TWIN_SLOTS	      511
+#define TWIN_INODES	      "512"			/* the slots and the root */
 #define DEVWL_NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t) /* <linux/nsfs.h>, 6.10 */
 
 struct twin_fs {
@@ -1227,6 +1228,7 @@ struct twin_fs {
 	dev_t dev;
 	int mnt;
 	uint64_t used;
+	ino_t *slot; /* TWIN_SLOTS: slot i holds the twin named i (its inode), or 0 */
 };
 
 static struct twin_fs twin_fs[TWIN_NS_MAX];
@@ -1252,6 +1254,7 @@ static int twin_ns_id(int ns, uint64_t *ret_id)
 static void twin_fs_drop(struct twin_fs *f)
 {
 	closep(&f->mnt);
+	free(f->slot);
 	*f = (struct twin_fs){.mnt = -1};
 }
 
@@ -1283,11 +1286,14 @@ static int twin_fs_get(uint64_t ns_id, struct twin_fs **ret)
 		}
 		if (lru->ns_id)
 			twin_fs_drop(lru);
+		lru->slot = calloc(TWIN_SLOTS, sizeof(*lru->slot));
+		if (!lru->slot)
+			return -ENOMEM;
 		lru->mnt = new_tmpfs(opts);
 		if (lru->mnt < 0) {
 			int r = lru->mnt;
 
-			*lru = (struct twin_fs){.mnt = -1};
+			twin_fs_drop(lru);
 			return r;
 		}
 		if (fstat(lru->mnt, &st) < 0) {
@@ -1305,10 +1311,10 @@ static int twin_fs_get(uint64_t ns_id, struct twin_fs **ret)
 	return 0;
 }
 
-/* The twin's name: its inode number, "new" while it has none yet. */
-static void twin_name(char name[24], ino_t ino)
+/* The twin's name: its slot's number. */
+static void twin_name(char name[24], size_t slot)
 {
-	*put_uint(name, (unsigned long)ino) = '\0';
+	*put_uint(name, (unsigned long)slot) = '\0';
 }
 
 /* Under twin_lock: the twin of the node st describes on f, cloned (open_tree). */
@@ -1316,29 +1322,29 @@ static int twin_make(struct twin_fs *f, const struct stat *st)
 {
 	struct stat made;
 	char name[24];
+	size_t i = 0;
 	int tree = -1;
 
+	while (i < TWIN_SLOTS && f->slot[i])
+		i++;
+	if (i == TWIN_SLOTS)
+		return -ENOSPC;
+	twin_name(name, i);
 	/* The twin: the same device, owner and mode as the node it stands in for. */
-	if (mknodat(f->mnt, "new", (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
+	if (mknodat(f->mnt, name, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
 		return negerrno();
-	if (fchownat(f->mnt, "new", st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fchmodat(f->mnt, "new", st->st_mode & 07777, 0) < 0 ||
-	    fstatat(f->mnt, "new", &made, AT_SYMLINK_NOFOLLOW) < 0)
-		goto fail;
-	twin_name(name, made.st_ino);
-	if (renameat(f->mnt, "new", f->mnt, name) < 0)
+	if (fchownat(f->mnt, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(f->mnt, name, st->st_mode & 07777, 0) < 0 ||
+	    fstatat(f->mnt, name, &made, AT_SYMLINK_NOFOLLOW) < 0)
 		goto fail;
 	tree = (int)syscall(SYS_open_tree, f->mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (tree < 0) {
-		int r = negerrno();
-
-		unlinkat(f->mnt, name, 0);
-		return r;
-	}
+	if (tree < 0)
+		goto fail;
+	f->slot[i] = made.st_ino;
 	return tree;
 fail:
 	tree = negerrno();
-	unlinkat(f->mnt, "new", 0);
+	unlinkat(f->mnt, name, 0);
 	return tree;
 }
 
@@ -1357,7 +1363,7 @@ int caller_twin_tree(int ns, const struct stat *st)
 	if (r < 0)
 		return r;
 	r = twin_make(f, st);
-	/* Full (nr_inodes): a fresh tmpfs; what is bound keeps the old one alive. */
+	/* Full: a fresh tmpfs; what is bound keeps the old one alive. */
 	if (r == -ENOSPC) {
 		twin_fs_drop(f);
 		r = twin_fs_get(ns_id, &f);
@@ -1462,8 +1468,14 @@ int caller_unbind_twin(struct devwl_caller *c, struct devwl_target *t, int node_
 	if (r < 0)
 		return r;
 	/* Unbound here: its name goes (a bind the caller made of it elsewhere stays). */
-	twin_name(name, (ino_t)stx.stx_ino);
-	unlinkat(f->mnt, name, 0);
+	for (size_t i = 0; i < TWIN_SLOTS; i++) {
+		if (f->slot[i] != (ino_t)stx.stx_ino)
+			continue;
+		twin_name(name, i);
+		if (unlinkat(f->mnt, name, 0) == 0 || errno == ENOENT)
+			f->slot[i] = 0;
+		break;
+	}
 	return 1;
 }
 
