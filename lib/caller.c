@@ -1267,13 +1267,32 @@ static struct twin_fs *twin_fs_find(uint64_t ns_id)
 	return NULL;
 }
 
-/* Under twin_lock: ns_id's entry, made (in the least recently used slot) if need be. */
-static int twin_fs_get(uint64_t ns_id, struct twin_fs **ret)
+/* A fresh twins' tmpfs into f (a free entry): 0 or -errno, f free again on failure. */
+static int twin_fs_get_unkept(struct twin_fs *f)
 {
 	static const char *const opts[] = {"mode",	"0711",	     "size", "4k",
 					   "nr_inodes", TWIN_INODES, NULL};
-	struct twin_fs *f = twin_fs_find(ns_id), *lru = &twin_fs[0];
 	struct stat st;
+
+	f->slot = calloc(TWIN_SLOTS, sizeof(*f->slot));
+	if (!f->slot)
+		return -ENOMEM;
+	f->mnt = new_tmpfs(opts);
+	if (f->mnt < 0 || fstat(f->mnt, &st) < 0) {
+		int r = f->mnt < 0 ? f->mnt : negerrno();
+
+		twin_fs_drop(f);
+		return r;
+	}
+	f->dev = st.st_dev;
+	return 0;
+}
+
+/* Under twin_lock: ns_id's entry, made (in the least recently used slot) if need be. */
+static int twin_fs_get(uint64_t ns_id, struct twin_fs **ret)
+{
+	struct twin_fs *f = twin_fs_find(ns_id), *lru = &twin_fs[0];
+	int r = 0;
 
 	if (!f) {
 		for (size_t i = 0; i < TWIN_NS_MAX; i++) {
@@ -1286,23 +1305,9 @@ static int twin_fs_get(uint64_t ns_id, struct twin_fs **ret)
 		}
 		if (lru->ns_id)
 			twin_fs_drop(lru);
-		lru->slot = calloc(TWIN_SLOTS, sizeof(*lru->slot));
-		if (!lru->slot)
-			return -ENOMEM;
-		lru->mnt = new_tmpfs(opts);
-		if (lru->mnt < 0) {
-			int r = lru->mnt;
-
-			twin_fs_drop(lru);
+		r = twin_fs_get_unkept(lru);
+		if (r < 0)
 			return r;
-		}
-		if (fstat(lru->mnt, &st) < 0) {
-			int r = negerrno();
-
-			twin_fs_drop(lru);
-			return r;
-		}
-		lru->dev = st.st_dev;
 		lru->ns_id = ns_id;
 		f = lru;
 	}
@@ -1355,6 +1360,19 @@ int caller_twin_tree(int ns, const struct stat *st)
 	uint64_t ns_id = 0;
 	int r = twin_ns_id(ns, &ns_id);
 
+	/*
+	 * A kernel without namespace ids (before 6.10): a tmpfs for this twin alone, as
+	 * before, not kept (its bind holds it); its node's unlink and rename stay EBUSY.
+	 */
+	if (r == -ENOTTY || r == -EINVAL) {
+		struct twin_fs one = {.mnt = -1};
+
+		r = twin_fs_get_unkept(&one);
+		if (r == 0)
+			r = twin_make(&one, st);
+		twin_fs_drop(&one);
+		return r;
+	}
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&twin_lock);

@@ -881,7 +881,7 @@ static int decide_rename(struct devwl_notify *n, int nfd, const struct call *c, 
 	_cleanup_close_ int ofd = -1, nfd2 = -1, odir = -1, ndir = -1, nstart = -1, moved = -1;
 	const char *oname = NULL, *nname = NULL;
 	char buf[PROC_LINK_MAX];
-	struct stat before, after;
+	struct stat before = {0}, after;
 	int r = 0, rn = 0;
 
 	if (flags & (RENAME_EXCHANGE | RENAME_WHITEOUT))
@@ -924,18 +924,20 @@ static int decide_rename(struct devwl_notify *n, int nfd, const struct call *c, 
 	r = fstatat(odir, oname, &before, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	if (r == 0 && syscall(SYS_renameat2, odir, oname, ndir, nname, flags) < 0)
 		r = -errno;
-	if (r == 0) {
-		moved = openat(ndir, nname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (moved < 0 || fstat(moved, &after) < 0 || after.st_dev != before.st_dev ||
-		    after.st_ino != before.st_ino)
-			closep(&moved);
-	}
+	/* Where the node is now: at its new name, or, the rename refused, at its old one. */
+	moved = r == 0 ? openat(ndir, nname, O_PATH | O_NOFOLLOW | O_CLOEXEC)
+		       : openat(odir, oname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (moved >= 0 && (fstat(moved, &after) < 0 || after.st_dev != before.st_dev ||
+			   after.st_ino != before.st_ino))
+		closep(&moved);
 	caller_leave(cl);
+	/* The twin goes with the node, wherever it is: a refused rename keeps it opening. */
+	if (moved < 0 || caller_bind_node(cl, t, moved) < 0)
+		n->reason = "no twin could be bound over the node again after its rename";
+	else
+		n->reason = "a twin of devwl's moved with the node";
 	if (r < 0)
 		return answer_error(a, -r);
-	n->reason = "a twin of devwl's moved with the node";
-	if (moved < 0 || caller_bind_node(cl, t, moved) < 0)
-		n->reason = "node renamed, but no twin could be bound over it at its new name";
 	a->kind = ANSWER_VALUE;
 	return 0;
 }

@@ -3,7 +3,8 @@
 # its own user and mount namespace under devwl-run --mode=kernel --userns makes c 1:3 on
 # its tmpfs (nodev), opens it (the kernel opens it: no open traps in kernel mode), rm's it,
 # makes it again (no EEXIST: the name is free), opens it, mv's it and opens it at the new
-# name (the twin moved with it), rm's that. A node granted for mknod only (c 1:11 m) is
+# name (the twin moved with it), rm's that; a mv the kernel refuses (no such directory)
+# leaves the node opening at its old name. A node granted for mknod only (c 1:11 m) is
 # refused at open by the kernel's device cgroup, before and after a mv. Without --userns
 # (nothing but mknod trapped) rm still fails EBUSY: what the trap changes. Each twin devwl
 # unmounted is gone from the namespace's mountinfo.
@@ -27,6 +28,8 @@ step rm1 rm $M/null
 echo mounts1 \$(twins)
 step mknod2 $PROBE mknod $M/null c 1 3 0666
 step open2 $PROBE open $M/null rdwr
+step mvbad mv $M/null $M/nodir/x
+step open2b $PROBE open $M/null rdwr
 step mv mv $M/null $M/moved
 echo mounts2 \$(twins)
 step open3 $PROBE open $M/moved rdwr
@@ -53,6 +56,8 @@ expect rm1 "rm1 ok*"
 expect mounts1 "mounts1 0"
 expect mknod2 "mknod2 ok ok"
 expect open2 "open2 ok ok fd=* rdev=1:3 *"
+expect mvbad "mvbad fail *"
+expect open2b "open2b ok ok fd=* rdev=1:3 *"
 expect mv "mv ok*"
 expect mounts2 "mounts2 1"
 expect open3 "open3 ok ok fd=* rdev=1:3 *"
