@@ -198,12 +198,25 @@ static int root_open(struct devwl_caller *c, const char *name, bool known, uint6
 }
 
 /*
+ * This thread's id, asked of the kernel once per thread: three calls of a granted mknod
+ * check it, and gettid() is a system call each time.
+ */
+static pid_t this_tid(void)
+{
+	static __thread pid_t tid;
+
+	if (!tid)
+		tid = gettid();
+	return tid;
+}
+
+/*
  * The first time a thread handles a call: give it its own root/cwd/umask (CLONE_FS) and
  * remember its credentials to return to.
  */
 static int ensure_thread(struct devwl_caller *c)
 {
-	pid_t tid = gettid();
+	pid_t tid = this_tid();
 	int n = 0;
 
 	if (c->fs_tid == tid)
@@ -1414,7 +1427,7 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 	struct stat st;
 	int home = -1;
 
-	if (c->broken || c->inside || c->as_caller || c->fs_tid != gettid())
+	if (c->broken || c->inside || c->as_caller || c->fs_tid != this_tid())
 		return -EINVAL;
 	home = own_mntns(c);
 	if (home < 0)
@@ -1462,7 +1475,7 @@ int caller_unbind_twin(struct devwl_caller *c, struct devwl_target *t, int node_
 	char path[48], name[24];
 	int home = -1, r = 0;
 
-	if (c->broken || c->inside || c->as_caller || c->fs_tid != gettid())
+	if (c->broken || c->inside || c->as_caller || c->fs_tid != this_tid())
 		return -EINVAL;
 	if (statx(node_fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
 		  STATX_TYPE | STATX_INO, &stx) < 0)
