@@ -2,9 +2,9 @@
 /*
  * DEVWL_PLACE_TWIN: a twin of a node devwl_node_place() made, bound over it, so that it
  * opens although the file system holding it is nodev (one a user namespace mounted: a
- * runtime's /dev of a user-namespace container). The twin sits on a tmpfs of its own that
- * no path reaches and whose last reference the bind is, as for the twins of lib/caller.c
- * (doc/DESIGN.md, nodev mounts).
+ * runtime's /dev of a user-namespace container). The twin sits on the twins' tmpfs of the
+ * target's mount namespace, which no path reaches, shared with the twins lib/caller.c
+ * binds for trapped mknods there (caller_twin_tree; doc/DESIGN.md, nodev mounts).
  *
  * Binding into, and unmounting from, another mount namespace needs the calling thread in
  * it. A throwaway thread does it (unshare(CLONE_FS), then setns), so the caller's thread
