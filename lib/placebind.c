@@ -37,10 +37,15 @@ struct job {
 
 static void *in_ns(void *arg)
 {
+	/*
+	 * Our own procfs, opened before setns: after it "/" is the target's, whose /proc
+	 * (of its pid namespace) has no thread-self for us (ENOENT).
+	 */
+	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct job *j = arg;
 	char self[48];
 
-	if (unshare(CLONE_FS) < 0 || setns(j->ns, CLONE_NEWNS) < 0) {
+	if (proc < 0 || unshare(CLONE_FS) < 0 || setns(j->ns, CLONE_NEWNS) < 0) {
 		j->r = negerrno();
 		return NULL;
 	}
@@ -50,8 +55,8 @@ static void *in_ns(void *arg)
 			j->r = negerrno();
 	} else {
 		/* The magic link names the mount the fd is on: the twin's, nothing else. */
-		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", j->node);
-		if (syscall(SYS_umount2, self, PLACE_MNT_DETACH) < 0)
+		snprintf(self, sizeof(self), "thread-self/fd/%d", j->node);
+		if (fchdir(proc) < 0 || syscall(SYS_umount2, self, PLACE_MNT_DETACH) < 0)
 			j->r = negerrno();
 	}
 	return NULL;
