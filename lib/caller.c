@@ -198,7 +198,7 @@ static int root_open(struct devwl_caller *c, const char *name, bool known, uint6
 }
 
 /*
- * This thread's id, asked of the kernel once per thread: three calls of a granted mknod
+ * This thread's id, asked of the kernel once per thread: the calls of a granted mknod
  * check it, and gettid() is a system call each time.
  */
 static pid_t this_tid(void)

@@ -37,7 +37,7 @@ mv $M/kmsg $M/kmsg2 && echo kmv ok
 $PROBE open $M/kmsg2 rdonly
 rm $M/kmsg2 && echo krm ok
 grep -c \" $M/\" /proc/self/mountinfo; true"
-out=$("$RUN" --connect "$T/listen.sock" --node /w --id twin-204 --mode=kernel --userns -- \
+out=$("$RUN" --connect "$T/listen.sock" --node /w --id twin-205 --mode=kernel --userns -- \
 	unshare -Urm sh -c "$inner" 2>"$T/err") || fail "the workload: $out $(cat "$T/err")"
 mapfile -t l <<<"$out"
 want=("ok" "ok fd=* rdev=1:3 *" "rm1 ok" "ok" "ok fd=* rdev=1:3 *" "mv ok" "ok fd=* rdev=1:3 *"
