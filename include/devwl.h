@@ -290,6 +290,11 @@ unsigned int devwl_features(void);
 /* Trap only mknod/mknodat of device nodes: for a workload whose device cgroup devwl has
  * programmed (devwl_cgroup_apply), where the kernel itself enforces every open. */
 #define DEVWL_FILTER_MKNOD_ONLY (1u << 2)
+/* Also trap unlink, unlinkat, rename, renameat and renameat2: for a workload in a user
+ * namespace of its own whose device cgroup holds the allow list, where a node devwl makes
+ * gets a twin bound over it, so that such a node is removed and renamed as a plain one
+ * (doc/DESIGN.md, "nodev mounts"). Every other unlink and rename is CONTINUE'd. */
+#define DEVWL_FILTER_TWINS (1u << 3)
 
 /*
  * Install the devwl filter on the calling process (all threads must be the caller's

@@ -11,12 +11,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <limits.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <sys/stat.h>
@@ -196,12 +198,25 @@ static int root_open(struct devwl_caller *c, const char *name, bool known, uint6
 }
 
 /*
+ * This thread's id, asked of the kernel once per thread: the calls of a granted mknod
+ * check it, and gettid() is a system call each time.
+ */
+static pid_t this_tid(void)
+{
+	static __thread pid_t tid;
+
+	if (!tid)
+		tid = gettid();
+	return tid;
+}
+
+/*
  * The first time a thread handles a call: give it its own root/cwd/umask (CLONE_FS) and
  * remember its credentials to return to.
  */
 static int ensure_thread(struct devwl_caller *c)
 {
-	pid_t tid = gettid();
+	pid_t tid = this_tid();
 	int n = 0;
 
 	if (c->fs_tid == tid)
@@ -1076,8 +1091,8 @@ int caller_may_open(int opath_fd, int oflags)
 	return 0;
 }
 
-/* A tmpfs no path reaches (fsopen, fsmount: never attached), with one option set. */
-static int new_tmpfs(const char *key, const char *value)
+/* A tmpfs no path reaches (fsopen, fsmount: never attached), with the options given. */
+static int new_tmpfs(const char *const *opts)
 {
 	_cleanup_close_ int fs = -1;
 	int mnt = -1;
@@ -1085,8 +1100,10 @@ static int new_tmpfs(const char *key, const char *value)
 	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return negerrno();
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, key, value, 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	for (; *opts; opts += 2)
+		if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, opts[0], opts[1], 0) < 0)
+			return negerrno();
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return negerrno();
 	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSUID);
 	return mnt < 0 ? negerrno() : mnt;
@@ -1099,8 +1116,10 @@ static int new_tmpfs(const char *key, const char *value)
  */
 static int private_mount(struct devwl_caller *c)
 {
+	static const char *const opts[] = {"mode", "0711", NULL};
+
 	if (c->private_mnt < 0)
-		c->private_mnt = new_tmpfs("mode", "0711");
+		c->private_mnt = new_tmpfs(opts);
 	return c->private_mnt;
 }
 
@@ -1194,30 +1213,211 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
 }
 
 /*
- * A tmpfs of its own for each twin (fsopen, fsmount: never attached): the twin's bind is
- * the last reference to it, so it goes when the caller unmounts the node or its mount
- * namespace goes, and nothing of it stays with devwl. Its name needs no unlink, and the
- * caller can bind its node elsewhere (a bind of an unlinked file fails ENOENT).
+ * The twins' tmpfs: one per caller mount namespace, made at its first twin and kept by
+ * the process (every handler thread and the hot-plug path share it), so that a twin
+ * costs a mknod and a clone, not a superblock made (fsopen, fsconfig, fsmount) and torn
+ * down (the close of a detached mount waits for an RCU grace period) each time.
+ *
+ * Keyed by the namespace's 64-bit id (NS_GET_MNTNS_ID), which the kernel never reuses,
+ * so a key cannot come to name another namespace; the tmpfs holds no reference to the
+ * namespace, which goes as it would. A namespace's entry goes when TWIN_NS_MAX others
+ * were used since (least recently used first), or when its tmpfs is full: closing our fd
+ * frees nothing that is bound, since each bind holds the superblock (and the names of
+ * its twins, which the caller needs to bind its node elsewhere: a bind of an unlinked
+ * file fails ENOENT). Each twin's name is the number of a slot that remembers its inode,
+ * dropped when devwl unmounts the twin (caller_unbind_twin); a caller that unmounts a twin itself
+ * leaves its name until the tmpfs goes. TWIN_SLOTS bounds each tmpfs (nr_inodes too: a loop of
+ * mknods the caller unmounts itself fills one, which is then replaced), and TWIN_NS_MAX the number
+ * kept: memory stays bounded whatever the workload does. While our fd holds the superblock its
+ * device number names it alone: that is how a twin is recognised (caller_unbind_twin).
  */
-static int twin_mount(void)
+#define TWIN_NS_MAX	      64
+#define TWIN_SLOTS	      511
+#define TWIN_INODES	      "512"			/* the slots and the root */
+#define DEVWL_NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t) /* <linux/nsfs.h>, 6.10 */
+
+struct twin_fs {
+	uint64_t ns_id; /* 0: a free slot */
+	dev_t dev;
+	int mnt;
+	uint64_t used;
+	ino_t *slot; /* TWIN_SLOTS: slot i holds the twin named i (its inode), or 0 */
+};
+
+static struct twin_fs twin_fs[TWIN_NS_MAX];
+static uint64_t twin_clock;
+static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void unlock_twins(pthread_mutex_t **m)
 {
-	return new_tmpfs("size", "4k");
+	if (*m)
+		pthread_mutex_unlock(*m);
 }
 
-int caller_twin_tree(const struct stat *st)
+static int twin_ns_id(int ns, uint64_t *ret_id)
 {
-	_cleanup_close_ int mnt = twin_mount();
-	int tree;
+	uint64_t id = 0;
 
-	if (mnt < 0)
-		return mnt;
-	/* The twin: the same device, owner and mode as the node it stands in for. */
-	if (mknodat(mnt, "node", (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0 ||
-	    fchownat(mnt, "node", st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fchmodat(mnt, "node", st->st_mode & 07777, 0) < 0)
+	if (ioctl(ns, DEVWL_NS_GET_MNTNS_ID, &id) < 0)
 		return negerrno();
-	tree = (int)syscall(SYS_open_tree, mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	return tree < 0 ? negerrno() : tree;
+	*ret_id = id;
+	return 0;
+}
+
+static void twin_fs_drop(struct twin_fs *f)
+{
+	closep(&f->mnt);
+	free(f->slot);
+	*f = (struct twin_fs){.mnt = -1};
+}
+
+/* Under twin_lock: ns_id's entry, or NULL. */
+static struct twin_fs *twin_fs_find(uint64_t ns_id)
+{
+	for (size_t i = 0; i < TWIN_NS_MAX; i++)
+		if (twin_fs[i].ns_id == ns_id && twin_fs[i].mnt >= 0)
+			return &twin_fs[i];
+	return NULL;
+}
+
+/* A fresh twins' tmpfs into f (a free entry): 0 or -errno, f free again on failure. */
+static int twin_fs_get_unkept(struct twin_fs *f)
+{
+	static const char *const opts[] = {"mode",	"0711",	     "size", "4k",
+					   "nr_inodes", TWIN_INODES, NULL};
+	struct stat st;
+
+	f->slot = calloc(TWIN_SLOTS, sizeof(*f->slot));
+	if (!f->slot)
+		return -ENOMEM;
+	f->mnt = new_tmpfs(opts);
+	if (f->mnt < 0 || fstat(f->mnt, &st) < 0) {
+		int r = f->mnt < 0 ? f->mnt : negerrno();
+
+		twin_fs_drop(f);
+		return r;
+	}
+	f->dev = st.st_dev;
+	return 0;
+}
+
+/* Under twin_lock: ns_id's entry, made (in the least recently used slot) if need be. */
+static int twin_fs_get(uint64_t ns_id, struct twin_fs **ret)
+{
+	struct twin_fs *f = twin_fs_find(ns_id), *lru = &twin_fs[0];
+	int r = 0;
+
+	if (!f) {
+		for (size_t i = 0; i < TWIN_NS_MAX; i++) {
+			if (twin_fs[i].ns_id == 0) {
+				lru = &twin_fs[i];
+				break;
+			}
+			if (twin_fs[i].used < lru->used)
+				lru = &twin_fs[i];
+		}
+		if (lru->ns_id)
+			twin_fs_drop(lru);
+		r = twin_fs_get_unkept(lru);
+		if (r < 0)
+			return r;
+		lru->ns_id = ns_id;
+		f = lru;
+	}
+	f->used = ++twin_clock;
+	*ret = f;
+	return 0;
+}
+
+/* The twin's name: its slot's number. */
+static void twin_name(char name[24], size_t slot)
+{
+	*put_uint(name, (unsigned long)slot) = '\0';
+}
+
+/* Under twin_lock: the twin of the node st describes on f, cloned (open_tree). */
+static int twin_make(struct twin_fs *f, const struct stat *st)
+{
+	struct stat made;
+	char name[24];
+	size_t i = 0;
+	int tree = -1;
+
+	while (i < TWIN_SLOTS && f->slot[i])
+		i++;
+	if (i == TWIN_SLOTS)
+		return -ENOSPC;
+	twin_name(name, i);
+	/* The twin: the same device, owner and mode as the node it stands in for. */
+	if (mknodat(f->mnt, name, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
+		return negerrno();
+	if (fchownat(f->mnt, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(f->mnt, name, st->st_mode & 07777, 0) < 0 ||
+	    fstatat(f->mnt, name, &made, AT_SYMLINK_NOFOLLOW) < 0)
+		goto fail;
+	tree = (int)syscall(SYS_open_tree, f->mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		goto fail;
+	f->slot[i] = made.st_ino;
+	return tree;
+fail:
+	tree = negerrno();
+	unlinkat(f->mnt, name, 0);
+	return tree;
+}
+
+int caller_twin_tree(int ns, const struct stat *st)
+{
+	_cleanup_(unlock_twins) pthread_mutex_t *lock = NULL;
+	struct twin_fs *f = NULL;
+	uint64_t ns_id = 0;
+	int r = twin_ns_id(ns, &ns_id);
+
+	/*
+	 * A kernel without namespace ids (before 6.10): a tmpfs for this twin alone, as
+	 * before, not kept (its bind holds it); its node's unlink and rename stay EBUSY.
+	 */
+	if (r == -ENOTTY || r == -EINVAL) {
+		struct twin_fs one = {.mnt = -1};
+
+		r = twin_fs_get_unkept(&one);
+		if (r == 0)
+			r = twin_make(&one, st);
+		twin_fs_drop(&one);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&twin_lock);
+	lock = &twin_lock;
+	r = twin_fs_get(ns_id, &f);
+	if (r < 0)
+		return r;
+	r = twin_make(f, st);
+	/* Full: a fresh tmpfs; what is bound keeps the old one alive. */
+	if (r == -ENOSPC) {
+		twin_fs_drop(f);
+		r = twin_fs_get(ns_id, &f);
+		if (r == 0)
+			r = twin_make(f, st);
+	}
+	return r;
+}
+
+/*
+ * Is the object st describes, a mount root (statx says) in the namespace ns_id, a twin of
+ * ours there? Under twin_lock: its entry, or NULL.
+ */
+static struct twin_fs *twin_of(uint64_t ns_id, const struct statx *stx)
+{
+	struct twin_fs *f = NULL;
+
+	if (!(stx->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(stx->stx_attributes & STATX_ATTR_MOUNT_ROOT) ||
+	    (!S_ISCHR(stx->stx_mode) && !S_ISBLK(stx->stx_mode)))
+		return NULL;
+	f = twin_fs_find(ns_id);
+	return f && f->dev == makedev(stx->stx_dev_major, stx->stx_dev_minor) ? f : NULL;
 }
 
 int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
@@ -1227,7 +1427,7 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 	struct stat st;
 	int home = -1;
 
-	if (c->broken || c->inside || c->as_caller || c->fs_tid != gettid())
+	if (c->broken || c->inside || c->as_caller || c->fs_tid != this_tid())
 		return -EINVAL;
 	home = own_mntns(c);
 	if (home < 0)
@@ -1236,14 +1436,78 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 		return negerrno();
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return -EINVAL;
-	tree = caller_twin_tree(&st);
-	if (tree < 0)
-		return tree;
 	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/mnt") = '\0';
 	ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
+	tree = caller_twin_tree(ns, &st);
+	if (tree < 0)
+		return tree;
 	return move_into(c, home, ns, tree, node_fd);
+}
+
+/*
+ * In the caller's namespace ns, unmount the mount node_fd is on: named through our own
+ * procfs's magic link (relative to it, since the caller's root is ours after setns),
+ * which names that mount alone; umount refuses a mount of another namespace.
+ */
+static int umount_in(struct devwl_caller *c, int home, int ns, int node_fd)
+{
+	char path[48];
+	int r = 0;
+
+	*put_uint(put_str(path, "thread-self/fd/"), (unsigned long)node_fd) = '\0';
+	if (setns(ns, CLONE_NEWNS) < 0)
+		return negerrno();
+	if (fchdir(c->host_proc) < 0 || umount2(path, MNT_DETACH) < 0)
+		r = negerrno();
+	return_home(c, home);
+	return c->broken ? -EIO : r;
+}
+
+int caller_unbind_twin(struct devwl_caller *c, struct devwl_target *t, int node_fd)
+{
+	_cleanup_(unlock_twins) pthread_mutex_t *lock = NULL;
+	_cleanup_close_ int ns = -1;
+	struct twin_fs *f = NULL;
+	struct statx stx;
+	uint64_t ns_id = 0;
+	char path[48], name[24];
+	int home = -1, r = 0;
+
+	if (c->broken || c->inside || c->as_caller || c->fs_tid != this_tid())
+		return -EINVAL;
+	if (statx(node_fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_INO, &stx) < 0)
+		return negerrno();
+	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/mnt") = '\0';
+	ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return negerrno();
+	r = twin_ns_id(ns, &ns_id);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&twin_lock);
+	lock = &twin_lock;
+	f = twin_of(ns_id, &stx);
+	if (!f)
+		return 0;
+	home = own_mntns(c);
+	if (home < 0)
+		return home;
+	r = umount_in(c, home, ns, node_fd);
+	if (r < 0)
+		return r;
+	/* Unbound here: its name goes (a bind the caller made of it elsewhere stays). */
+	for (size_t i = 0; i < TWIN_SLOTS; i++) {
+		if (f->slot[i] != (ino_t)stx.stx_ino)
+			continue;
+		twin_name(name, i);
+		if (unlinkat(f->mnt, name, 0) == 0 || errno == ENOENT)
+			f->slot[i] = 0;
+		break;
+	}
+	return 1;
 }
 
 int caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t)

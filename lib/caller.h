@@ -91,9 +91,13 @@ struct devwl_caller {
 };
 
 int caller_init(struct devwl_caller *c);
-/* A twin of the node st describes (same device, owner, mode) on a tmpfs of its own, as a
- * detached mount (open_tree) to bind over the node: its fd, or -errno. */
-int caller_twin_tree(const struct stat *st);
+/*
+ * A twin of the node st describes (same device, owner, mode) on the twins' tmpfs of the
+ * mount namespace ns (an fd of it; one tmpfs per namespace, kept by the process), as a
+ * detached mount (open_tree) to bind over the node: its fd, or -errno (-ENOTTY: a kernel
+ * without mount namespace ids, before 6.10).
+ */
+int caller_twin_tree(int ns, const struct stat *st);
 void caller_done(struct devwl_caller *c);
 /* Close the cached root, which pins a container's root mount while it is kept. */
 void caller_forget(struct devwl_caller *c);
@@ -210,6 +214,16 @@ int caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int ofl
  * -EIO we could not return to our own namespace (the context refuses to act after).
  */
 int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd);
+
+/*
+ * Outside, as ourselves: if node_fd (an O_PATH fd the caller's lookup gave, not following
+ * a last symlink) is the root of a twin of ours mounted in the caller's mount namespace,
+ * unmount it there and drop the twin's name. Unmounting a twin only gives up the caller's
+ * own access to the device (its node is on a nodev mount). 1 unmounted, 0 not a twin of
+ * ours (of another namespace, or whose tmpfs devwl let go), -errno; -EIO as
+ * caller_bind_node().
+ */
+int caller_unbind_twin(struct devwl_caller *c, struct devwl_target *t, int node_fd);
 
 /*
  * Does the caller run under another LSM label (AppArmor, SELinux, Smack) than ours? 1 yes,

@@ -6,6 +6,7 @@
  * node (the mode is a register, so fifos, sockets and regular files never trap),
  * open/openat without O_PATH or O_DIRECTORY (neither opens a device), and creat,
  * openat2, open_by_handle_at always (their flags are in memory or irrelevant).
+ * With DEVWL_FILTER_TWINS unlink* and rename* trap too, whatever their arguments.
  * io_uring_setup fails EPERM in the kernel: io_uring's OPENAT never passes seccomp.
  * On x86_64 the same calls through the x32 ABI (__X32_SYSCALL_BIT) fail EPERM in the
  * kernel, never trapped: x32 passes pointers in full 64-bit registers, and a handler
@@ -57,6 +58,11 @@ static const struct {
 	{"mknod", DEVWL_CALL_MKNOD},
 	{"mknodat", DEVWL_CALL_MKNODAT},
 	{"open_by_handle_at", DEVWL_CALL_OPEN_BY_HANDLE_AT},
+	{"unlink", DEVWL_CALL_UNLINK},
+	{"unlinkat", DEVWL_CALL_UNLINKAT},
+	{"rename", DEVWL_CALL_RENAME},
+	{"renameat", DEVWL_CALL_RENAMEAT},
+	{"renameat2", DEVWL_CALL_RENAMEAT2},
 };
 
 /*
@@ -277,6 +283,13 @@ static int add_device_rules(scmp_filter_ctx ctx, uint32_t action, unsigned int f
 	r = add_mknod_rules(ctx, action, SCMP_SYS(mknod), 1);
 	if (r >= 0)
 		r = add_mknod_rules(ctx, action, SCMP_SYS(mknodat), 2);
+	/* A twin is a mount point: removing or renaming its node must reach devwl first. */
+	static const int twin_calls[] = {SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
+					 SCMP_SYS(renameat), SCMP_SYS(renameat2)};
+
+	for (size_t i = 0; r >= 0 && (flags & DEVWL_FILTER_TWINS) && i < ARRAY_SIZE(twin_calls);
+	     i++)
+		r = seccomp_rule_add(ctx, action, twin_calls[i], 0);
 	/* With the policy in the device cgroup the kernel judges every open itself. */
 	if (flags & DEVWL_FILTER_MKNOD_ONLY)
 		goto io_uring;
@@ -393,7 +406,7 @@ DEVWL_EXPORT int devwl_filter_install(unsigned int flags, int *ret_notify_fd)
 
 	if (!ret_notify_fd ||
 	    (flags & ~(DEVWL_FILTER_ALLOW_IO_URING | DEVWL_FILTER_NO_WAIT_KILLABLE_RECV |
-		       DEVWL_FILTER_MKNOD_ONLY)))
+		       DEVWL_FILTER_MKNOD_ONLY | DEVWL_FILTER_TWINS)))
 		return -EINVAL;
 	features = devwl_features();
 	if (!(features & DEVWL_FEATURE_USER_NOTIF))

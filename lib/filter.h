@@ -15,6 +15,12 @@ enum devwl_call {
 	DEVWL_CALL_MKNOD,
 	DEVWL_CALL_MKNODAT,
 	DEVWL_CALL_OPEN_BY_HANDLE_AT,
+	/* DEVWL_FILTER_TWINS: a twin of devwl's is unmounted before these go on. */
+	DEVWL_CALL_UNLINK,
+	DEVWL_CALL_UNLINKAT,
+	DEVWL_CALL_RENAME,
+	DEVWL_CALL_RENAMEAT,
+	DEVWL_CALL_RENAMEAT2,
 };
 
 struct devwl_syscall {

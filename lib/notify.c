@@ -95,6 +95,7 @@ struct devwl_notify {
 	struct devwl_caller caller;
 	unsigned char mem[4096]; /* open_how or file_handle read from the target */
 	char path[PATH_MAX];
+	char path2[PATH_MAX]; /* rename's new name */
 };
 
 /* The call's arguments as the ABI defines them. */
@@ -266,36 +267,41 @@ static int read_mem(struct devwl_notify *n, pid_t tid, uint64_t addr, void *buf,
  * cannot read (checked page by page: it may end right before an unmapped page), -EPERM
  * when we could not look.
  */
-static int read_path(struct devwl_notify *n, pid_t tid, uint64_t addr)
+static int read_path_into(struct devwl_notify *n, pid_t tid, uint64_t addr, char buf[PATH_MAX])
 {
 	_cleanup_close_ int mem_fd = -1;
 	size_t done = 0;
 
-	while (done < sizeof(n->path)) {
+	while (done < PATH_MAX) {
 		size_t chunk = n->page_size - ((addr + done) & (n->page_size - 1));
-		struct iovec local = {.iov_base = n->path + done};
+		struct iovec local = {.iov_base = buf + done};
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + done)};
 		ssize_t got = 0;
 		int r = 0;
 
-		if (chunk > sizeof(n->path) - done)
-			chunk = sizeof(n->path) - done;
+		if (chunk > PATH_MAX - done)
+			chunk = PATH_MAX - done;
 		local.iov_len = remote.iov_len = chunk;
 		got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
 		if (got <= 0) {
 			r = read_forced(n, tid, &mem_fd, addr + done, local.iov_base, chunk);
 			if (r < 0) {
-				n->path[0] = '\0';
+				buf[0] = '\0';
 				return r;
 			}
 			got = (ssize_t)chunk;
 		}
-		if (memchr(n->path + done, '\0', (size_t)got))
+		if (memchr(buf + done, '\0', (size_t)got))
 			return 0;
 		done += (size_t)got;
 	}
-	n->path[0] = '\0';
+	buf[0] = '\0';
 	return -ENAMETOOLONG;
+}
+
+static int read_path(struct devwl_notify *n, pid_t tid, uint64_t addr)
+{
+	return read_path_into(n, tid, addr, n->path);
 }
 
 /* Is the notification still pending, i.e. is tid still the task that made the call? */
@@ -795,6 +801,147 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	return 0;
 }
 
+/*
+ * DEVWL_FILTER_TWINS: unlink and rename of a node with a twin of devwl's bound over it
+ * (bind_made), which the kernel refuses (EBUSY: a mount point). Whatever is not such a
+ * node, or cannot be looked at, is CONTINUE'd: the kernel then answers as without devwl,
+ * and nothing devwl grants hangs on it. Twins are bound only for callers in another user
+ * namespace, so the others are answered at once.
+ *
+ * Inside: the caller's name path, looked up as the caller without following a last
+ * symlink, into *ret_fd (O_PATH), and its parent into *ret_dir / *ret_name where asked.
+ */
+static int twin_lookup(struct devwl_notify *n, const char *path, int *ret_fd, int *ret_dir,
+		       const char **ret_name)
+{
+	bool walked = false;
+	int r = caller_lookup(&n->caller, &n->target, path, O_NOFOLLOW, 0, ret_fd, &walked);
+
+	if (r < 0 || !ret_dir)
+		return r;
+	*ret_dir = caller_parent(&n->caller, path, ret_name);
+	return *ret_dir < 0 ? *ret_dir : 0;
+}
+
+/* Read the path at addr into buf, open the target and read its credentials; 0 to go on. */
+static int twin_target(struct devwl_notify *n, int nfd, int dirfd, uint64_t addr, char *buf)
+{
+	struct devwl_target *t = &n->target;
+	int r = read_path_into(n, (pid_t)n->req->pid, addr, buf);
+
+	if (r < 0 || buf[0] == '\0')
+		return 1;
+	r = target_open(&n->caller, t, (pid_t)n->req->pid, dirfd, buf[0] != '/');
+	if (r >= 0)
+		r = target_read_creds(&n->caller, t);
+	if (id_valid(nfd, n->req->id) < 0)
+		return -ENOENT;
+	return r < 0 || t->creds.same_userns ? 1 : 0;
+}
+
+static int decide_unlink(struct devwl_notify *n, int nfd, const struct call *c)
+{
+	struct devwl_caller *cl = &n->caller;
+	_cleanup_close_ int fd = -1;
+	int r = 0;
+
+	if (c->flags & AT_REMOVEDIR)
+		return 0; /* a twin is never a directory */
+	r = twin_target(n, nfd, c->dirfd, c->path, n->path);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	if (caller_enter(cl, &n->target) < 0 || caller_become(cl, &n->target, 0) < 0)
+		return 0;
+	r = twin_lookup(n, n->path, &fd, NULL, NULL);
+	caller_leave(cl);
+	if (r < 0)
+		return 0;
+	/* Then the caller's unlink runs on its own node, no longer a mount point. */
+	r = caller_unbind_twin(cl, &n->target, fd);
+	if (r > 0)
+		n->reason = "a twin of devwl's unmounted from the node first";
+	else if (r < 0)
+		n->reason = "the node's twin could not be unmounted";
+	return 0;
+}
+
+/*
+ * A twin renamed: unmounted, the node renamed as the caller (its root, cwd or dirfds, its
+ * credentials: the parents resolved without magic links, before anything is unmounted)
+ * and a twin bound over it at its new name, so that it keeps opening. A twin at the new
+ * name, which the rename replaces, is unmounted first as for unlink. RENAME_EXCHANGE and
+ * RENAME_WHITEOUT with a twin are left to the kernel (EBUSY, as before): an exchange
+ * would need two twins moved at once, and a whiteout is an overlay's.
+ */
+static int decide_rename(struct devwl_notify *n, int nfd, const struct call *c, int newdirfd,
+			 uint64_t newpath, unsigned int flags, struct answer *a)
+{
+	struct devwl_caller *cl = &n->caller;
+	struct devwl_target *t = &n->target;
+	_cleanup_close_ int ofd = -1, nfd2 = -1, odir = -1, ndir = -1, nstart = -1, moved = -1;
+	const char *oname = NULL, *nname = NULL;
+	char buf[PROC_LINK_MAX];
+	struct stat before = {0}, after;
+	int r = 0, rn = 0;
+
+	if (flags & (RENAME_EXCHANGE | RENAME_WHITEOUT))
+		return 0;
+	r = twin_target(n, nfd, c->dirfd, c->path, n->path);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	if (read_path_into(n, t->tid, newpath, n->path2) < 0 || n->path2[0] == '\0')
+		return 0;
+	/* The new name's own start, where it is another than the old name's. */
+	if (n->path2[0] != '/' && newdirfd != c->dirfd) {
+		if (!proc_link(buf, t->tid, newdirfd, true))
+			return 0;
+		nstart = openat(caller_proc(cl), buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (id_valid(nfd, n->req->id) < 0)
+			return -ENOENT;
+		if (nstart < 0)
+			return 0;
+	}
+	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 0) < 0)
+		return 0;
+	r = twin_lookup(n, n->path, &ofd, &odir, &oname);
+	if (r == 0 && nstart >= 0 && fchdir(nstart) < 0)
+		r = -errno;
+	if (r == 0) {
+		rn = twin_lookup(n, n->path2, &nfd2, &ndir, &nname);
+		if (rn == -ENOENT) /* the new name need not exist, its parent must */
+			ndir = caller_parent(cl, n->path2, &nname);
+	}
+	caller_leave(cl);
+	if (r < 0 || ndir < 0)
+		return 0;
+	if (nfd2 >= 0 && caller_unbind_twin(cl, t, nfd2) > 0)
+		n->reason = "the twin of devwl's at the new name unmounted first";
+	if (caller_unbind_twin(cl, t, ofd) <= 0)
+		return 0; /* not a twin: the kernel's rename */
+	/* Now a plain node: rename it as the caller, and bind a twin over it where it went. */
+	if (caller_enter(cl, t) < 0 || caller_become(cl, t, 0) < 0)
+		return cannot_decide(a);
+	r = fstatat(odir, oname, &before, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if (r == 0 && syscall(SYS_renameat2, odir, oname, ndir, nname, flags) < 0)
+		r = -errno;
+	/* Where the node is now: at its new name, or, the rename refused, at its old one. */
+	moved = r == 0 ? openat(ndir, nname, O_PATH | O_NOFOLLOW | O_CLOEXEC)
+		       : openat(odir, oname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (moved >= 0 && (fstat(moved, &after) < 0 || after.st_dev != before.st_dev ||
+			   after.st_ino != before.st_ino))
+		closep(&moved);
+	caller_leave(cl);
+	/* The twin goes with the node, wherever it is: a refused rename keeps it opening. */
+	if (moved < 0 || caller_bind_node(cl, t, moved) < 0)
+		n->reason = "no twin could be bound over the node again after its rename";
+	else
+		n->reason = "a twin of devwl's moved with the node";
+	if (r < 0)
+		return answer_error(a, -r);
+	a->kind = ANSWER_VALUE;
+	return 0;
+}
+
 /* The mount fd argument, as a real (not O_PATH) fd of ours, or -errno. */
 static int handle_mount_fd(struct devwl_notify *n, struct devwl_target *t, int mount_fd)
 {
@@ -992,6 +1139,24 @@ static int decide(struct devwl_notify *n, int nfd, const struct devwl_node *node
 		return decide_mknod(n, nfd, node, &c, e, a);
 	case DEVWL_CALL_OPEN_BY_HANDLE_AT:
 		return decide_by_handle(n, nfd, node, sc, e, a);
+	case DEVWL_CALL_UNLINK:
+		c.path = arg(sc, req, 0);
+		return decide_unlink(n, nfd, &c);
+	case DEVWL_CALL_UNLINKAT:
+		c.dirfd = (int)(int32_t)req->data.args[0];
+		c.path = arg(sc, req, 1);
+		c.flags = (int)(uint32_t)req->data.args[2];
+		return decide_unlink(n, nfd, &c);
+	case DEVWL_CALL_RENAME:
+		c.path = arg(sc, req, 0);
+		return decide_rename(n, nfd, &c, AT_FDCWD, arg(sc, req, 1), 0, a);
+	case DEVWL_CALL_RENAMEAT:
+	case DEVWL_CALL_RENAMEAT2:
+		c.dirfd = (int)(int32_t)req->data.args[0];
+		c.path = arg(sc, req, 1);
+		return decide_rename(
+			n, nfd, &c, (int)(int32_t)req->data.args[2], arg(sc, req, 3),
+			sc->call == DEVWL_CALL_RENAMEAT2 ? (uint32_t)req->data.args[4] : 0, a);
 	default:
 		return cannot_decide(a);
 	}

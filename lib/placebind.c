@@ -2,9 +2,9 @@
 /*
  * DEVWL_PLACE_TWIN: a twin of a node devwl_node_place() made, bound over it, so that it
  * opens although the file system holding it is nodev (one a user namespace mounted: a
- * runtime's /dev of a user-namespace container). The twin sits on a tmpfs of its own that
- * no path reaches and whose last reference the bind is, as for the twins of lib/caller.c
- * (doc/DESIGN.md, nodev mounts).
+ * runtime's /dev of a user-namespace container). The twin sits on the twins' tmpfs of the
+ * target's mount namespace, which no path reaches, shared with the twins lib/caller.c
+ * binds for trapped mknods there (caller_twin_tree; doc/DESIGN.md, nodev mounts).
  *
  * Binding into, and unmounting from, another mount namespace needs the calling thread in
  * it. A throwaway thread does it (unshare(CLONE_FS), then setns), so the caller's thread
@@ -37,10 +37,15 @@ struct job {
 
 static void *in_ns(void *arg)
 {
+	/*
+	 * Our own procfs, opened before setns: after it "/" is the target's, whose /proc
+	 * (of its pid namespace) has no thread-self for us (ENOENT).
+	 */
+	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct job *j = arg;
 	char self[48];
 
-	if (unshare(CLONE_FS) < 0 || setns(j->ns, CLONE_NEWNS) < 0) {
+	if (proc < 0 || unshare(CLONE_FS) < 0 || setns(j->ns, CLONE_NEWNS) < 0) {
 		j->r = negerrno();
 		return NULL;
 	}
@@ -50,8 +55,8 @@ static void *in_ns(void *arg)
 			j->r = negerrno();
 	} else {
 		/* The magic link names the mount the fd is on: the twin's, nothing else. */
-		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", j->node);
-		if (syscall(SYS_umount2, self, PLACE_MNT_DETACH) < 0)
+		snprintf(self, sizeof(self), "thread-self/fd/%d", j->node);
+		if (fchdir(proc) < 0 || syscall(SYS_umount2, self, PLACE_MNT_DETACH) < 0)
 			j->r = negerrno();
 	}
 	return NULL;
@@ -79,7 +84,7 @@ int place_bind_twin(int proc, int node)
 	ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
-	tree = caller_twin_tree(&st);
+	tree = caller_twin_tree(ns, &st);
 	if (tree < 0)
 		return tree;
 	j = (struct job){.ns = ns, .tree = tree, .node = node};

@@ -90,6 +90,7 @@ struct options {
 	enum run_mode mode;
 	bool keep_caps;
 	bool allow_io_uring;
+	bool userns; /* --userns: the command makes nodes in user namespaces of its own */
 	bool verbose;
 	bool learn;
 	const char *learn_file; /* where --learn writes the policy */
@@ -126,6 +127,10 @@ static void usage(FILE *f)
 	      "      --keep-caps        leave COMMAND every capability and a writable cgroup\n"
 	      "                         hierarchy: run as root, it can leave its baseline\n"
 	      "      --allow-io-uring   do not refuse io_uring_setup (io_uring bypasses devwl)\n"
+	      "      --userns           the command makes device nodes in user namespaces of\n"
+	      "                         its own: in kernel mode also trap unlink and rename,\n"
+	      "                         so that such a node is removed and renamed as a plain\n"
+	      "                         one\n"
 	      "      --learn[=FILE]     run under the node's parent (the root: itself), every\n"
 	      "                         open trapped, and write the policy granting the node\n"
 	      "                         just the devices the command used to FILE (- for\n"
@@ -162,6 +167,7 @@ enum {
 	OPT_NO_BASELINE = 256,
 	OPT_BASELINE,
 	OPT_ALLOW_IO_URING,
+	OPT_USERNS,
 	OPT_KEEP_CAPS,
 	OPT_ID,
 	OPT_MODE,
@@ -184,6 +190,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"allow-io-uring", no_argument, NULL, OPT_ALLOW_IO_URING},
+		{"userns", no_argument, NULL, OPT_USERNS},
 		{"keep-caps", no_argument, NULL, OPT_KEEP_CAPS},
 		{"learn", optional_argument, NULL, OPT_LEARN},
 		{"verbose", no_argument, NULL, 'v'},
@@ -266,6 +273,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_BASELINE:
 			o->baseline = BASELINE_NONE;
+			break;
+		case OPT_USERNS:
+			o->userns = true;
 			break;
 		case OPT_ALLOW_IO_URING:
 			o->allow_io_uring = true;
@@ -606,8 +616,10 @@ static void warn_uncontained(const struct options *o, const struct baseline *b)
 
 static unsigned int filter_flags(const struct options *o, bool kernel_mode)
 {
+	/* Twins are bound only in kernel mode: only there do unlink and rename trap. */
 	return (o->allow_io_uring ? DEVWL_FILTER_ALLOW_IO_URING : 0) |
-	       (kernel_mode ? DEVWL_FILTER_MKNOD_ONLY : 0);
+	       (kernel_mode ? DEVWL_FILTER_MKNOD_ONLY : 0) |
+	       (kernel_mode && o->userns ? DEVWL_FILTER_TWINS : 0);
 }
 
 /* Everything between the go from the parent and exec. Does not return. */

@@ -192,6 +192,11 @@ ctl attach "$u" "$LOOP" >"$T/ctl.out" 2>&1 || fail "attach to the userns contain
 	fail "owner and mode in the userns container: $(cat "$T/probe.out"), the host's: $(stat -c '%u %a' "$LOOP")"
 [ "$(probe "head -c 9 $LOOP" "$u")" = DEVWLDISK ] || fail "userns container reading $LOOP: $(cat "$T/probe.out")"
 pass "$RT: a user-namespace container opens its attached $LOOP (owned by its root)"
+# Detach takes the node out of the user-namespace container too.
+ctl detach "$u" "$LOOP" >"$T/ctl.out" 2>&1 || fail "detach from the userns container: $(cat "$T/ctl.out")"
+[ "$(probe "test -e $LOOP && echo there || echo gone" "$u")" = gone ] ||
+	fail "$LOOP still in the userns container after detach: $(cat "$T/probe.out")"
+pass "$RT: detach takes the node out of the user-namespace container"
 touch "$T/urootfs/tmp/stop-$u"
 
 # A shared node: the container gets a leaf of its own, its neighbour keeps the node; a
