@@ -253,5 +253,39 @@ kernel-v1 | kernel-v2)
 	;;
 *) echo "# kernel mode not in force here ($mode): $(grep -m1 "container $k: WARNING" "$T/devwld.log")" ;;
 esac
+
+# A user-namespace container in kernel mode, with the profile for such containers
+# (examples/oci-hook/seccomp-mknod-only-userns.json: mknod, unlink and rename trap): a node
+# devwld makes on its nodev /dev gets a twin the kernel opens, and behaves as a plain one.
+# An attached device reads, and its detach takes twin and node away (the twin unmounted in
+# the container's namespace, whose /proc is another pid namespace's); a node the container
+# makes is removed, made again, renamed and removed.
+ku=ukm-$$
+useccomp=$(jq -c --arg lp "$T/listen.sock" --arg k "$ku" \
+	'.listenerPath = $lp | .listenerMetadata = "node=/lab/\($k) mode=kernel"' \
+	"$HERE/../../examples/oci-hook/seccomp-mknod-only-userns.json") || fail "jq on the userns profile"
+start "$ku" ".linux.seccomp = $useccomp | .root.path = \"$T/urootfs\"
+	| .linux.namespaces += [{\"type\": \"user\"}]
+	| .linux.uidMappings = [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]
+	| .linux.gidMappings = [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]"
+mode=$(ctl containers | awk -v id="$ku" '$1 == id {print $5}')
+case $mode in
+kernel-v1 | kernel-v2)
+	ctl attach "$ku" "$LOOP" >"$T/ctl.out" 2>&1 || fail "attach to $ku: $(cat "$T/ctl.out")"
+	[ "$(probe "head -c 9 $LOOP" "$ku")" = DEVWLDISK ] || fail "$ku reading $LOOP: $(cat "$T/probe.out")"
+	ctl detach "$ku" "$LOOP" >"$T/ctl.out" 2>&1 || fail "detach from $ku: $(cat "$T/ctl.out")"
+	[ "$(probe "test -e $LOOP && echo there || echo gone" "$ku")" = gone ] ||
+		fail "$LOOP in $ku after detach: $(cat "$T/probe.out")"
+	probe "grep -c ' $LOOP ' /proc/self/mountinfo" "$ku" >/dev/null
+	[ "$(cat "$T/probe.out")" = 0 ] || fail "a twin of $LOOP still mounted in $ku: $(cat "$T/probe.out")"
+	[ "$(probe 'mknod /dev/dx c 1 3 && true </dev/dx && rm /dev/dx && mknod /dev/dx c 1 3 &&
+		mv /dev/dx /dev/dy && true </dev/dy && test ! -e /dev/dx && rm /dev/dy &&
+		test ! -e /dev/dy && echo TWIN_OK' "$ku")" = TWIN_OK ] ||
+		fail "$ku: a twinned node made, removed, made again, renamed: $(cat "$T/probe.out")"
+	pass "$RT: a user-namespace container in $mode: attach reads and detach unmounts the twin; its own twinned node is removed, made again and renamed as a plain one"
+	;;
+*) echo "# $ku not in kernel mode here ($mode): $(grep -m1 "container $ku: WARNING" "$T/devwld.log")" ;;
+esac
+touch "$T/urootfs/tmp/stop-$ku"
 touch "$T/rootfs/tmp/stop-$id" "$T/rootfs/tmp/stop-$b" "$T/rootfs/tmp/stop-$b2" "$T/rootfs/tmp/stop-$k"
 exit 0
