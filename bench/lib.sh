@@ -119,11 +119,12 @@ pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END { i = int((p * NR + 99)
 # the time in LAST, over BASE and each SIDE, the order turning from round to round, and
 # each SIDE's time over BASE's of the same round appended to $T/SIDE.ratio.
 rounds() {
-	local n=$1 base=$2 r i side
+	# (Not "n": one() sees rounds()'s locals, and scripts name their own counts n.)
+	local n_rounds=$1 base=$2 r i side
 	shift 2
 	local all=("$base" "$@")
 	local -A took=()
-	for ((r = 0; r < n; r++)); do
+	for ((r = 0; r < n_rounds; r++)); do
 		for ((i = 0; i < ${#all[@]}; i++)); do
 			side=${all[(i + r) % ${#all[@]}]}
 			one "$side"
