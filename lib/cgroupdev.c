@@ -1247,6 +1247,19 @@ static const char *prog_plain(const struct bpf_insn *insns, uint32_t len)
 	return insns[0].imm ? "allows every device" : "denies every device";
 }
 
+/* Another's program id attached (where): its name and what it plainly does, where info
+ * (and its first insns) could be read, else NULL. */
+static void say_foreign(char *what, size_t size, const char *sep, uint32_t id,
+			const struct bpf_prog_info *info, const struct bpf_insn *insns,
+			const char *where)
+{
+	const char *plain = info ? prog_plain(insns, info->xlated_prog_len) : NULL;
+
+	say(what, size, "%sforeign program %u \"%.*s\" attached%s: %s", sep, id,
+	    info ? (int)sizeof(info->name) : 0, info ? info->name : "", where,
+	    plain ? plain : "it may refuse what the node grants");
+}
+
 /* v2: is our program among the cgroup's own, and is anyone else's beside it? */
 static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
 {
@@ -1272,7 +1285,6 @@ static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
 		struct bpf_insn insns[3];
 		struct bpf_prog_info info;
 		_cleanup_close_ int fd = -1;
-		const char *plain;
 
 		/* Before the take-over is done, the others are the runtime's, going. */
 		if (ids[i] == cg->cur_id || ((cg->flags & DEVWL_CGROUP_TAKE_OVER) && !cg->taken))
@@ -1288,10 +1300,7 @@ static int v2_check(struct devwl_cgroup *cg, char *what, size_t size)
 			r |= (int)DEVWL_CGROUP_DRIFT_REAPPLIED;
 			continue;
 		}
-		plain = fd >= 0 ? prog_plain(insns, info.xlated_prog_len) : NULL;
-		say(what, size, "%sforeign program %u \"%.*s\" attached: %s", r ? "; " : "", ids[i],
-		    fd >= 0 ? (int)sizeof(info.name) : 0, fd >= 0 ? info.name : "",
-		    plain ? plain : "it may refuse what the node grants");
+		say_foreign(what, size, r ? "; " : "", ids[i], fd >= 0 ? &info : NULL, insns, "");
 		r |= (int)DEVWL_CGROUP_DRIFT_FOREIGN;
 	}
 	return r;
@@ -1329,17 +1338,14 @@ static int rep_check(struct devwl_cgroup *cg, char *what, size_t size, bool more
 		struct bpf_insn insns[3];
 		struct bpf_prog_info info;
 		_cleanup_close_ int fd = -1;
-		const char *plain;
 
 		if (ids[i] == cg->rep_id)
 			continue;
 		fd = prog_by_id(ids[i], &info, insns, ARRAY_SIZE(insns));
 		if (fd == -ENOENT)
 			continue; /* detached meanwhile */
-		plain = fd >= 0 ? prog_plain(insns, info.xlated_prog_len) : NULL;
-		say(what, size, "%sforeign program %u \"%.*s\" attached to cgroup2: %s",
-		    more || r ? "; " : "", ids[i], fd >= 0 ? (int)sizeof(info.name) : 0,
-		    fd >= 0 ? info.name : "", plain ? plain : "it may refuse what the node grants");
+		say_foreign(what, size, more || r ? "; " : "", ids[i], fd >= 0 ? &info : NULL,
+			    insns, " to cgroup2");
 		r |= (int)DEVWL_CGROUP_DRIFT_FOREIGN;
 	}
 	return r;

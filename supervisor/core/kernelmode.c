@@ -376,21 +376,31 @@ static int apply(const struct devwld *d, struct container *c)
 	return r;
 }
 
-/* {"event":"reports",...}: c's kernel-mode accesses cannot be reported, and why. */
-static void reports_event(struct devwld *d, const struct container *c, const char *why)
+/* An audit event about c's programmed cgroup: its time, name, container, node, cgroup. */
+static struct json_object *cgroup_event(const struct container *c, const char *event)
 {
 	struct json_object *o = json_object_new_object();
 	char now[AUDIT_TIME_MAX];
 
 	if (!o)
-		return;
+		return NULL;
 	audit_time(now);
 	json_object_object_add(o, "time", json_object_new_string(now));
-	json_object_object_add(o, "event", json_object_new_string("reports"));
+	json_object_object_add(o, "event", json_object_new_string(event));
 	json_object_object_add(o, "container", json_object_new_string(c->id));
 	json_object_object_add(o, "node", json_object_new_string(c->node_path));
 	json_object_object_add(o, "cgroup", json_object_new_string(c->kernel->dir));
 	json_object_object_add(o, "version", json_object_new_int(c->kernel->version));
+	return o;
+}
+
+/* {"event":"reports",...}: c's kernel-mode accesses cannot be reported, and why. */
+static void reports_event(struct devwld *d, const struct container *c, const char *why)
+{
+	struct json_object *o = cgroup_event(c, "reports");
+
+	if (!o)
+		return;
 	json_object_object_add(o, "result", json_object_new_string("unavailable"));
 	json_object_object_add(o, "reason", json_object_new_string(why));
 	audit_record(&d->audit, o, c->owner_uid, c->id);
@@ -701,8 +711,7 @@ static void drift_event(struct devwld *d, const struct container *c, int changed
 			const char *result)
 {
 	static const char *const bits[] = {"rules", "detached", "foreign", "reapplied"};
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
-	char now[AUDIT_TIME_MAX];
+	struct json_object *o = cgroup_event(c, "drift"), *a = json_object_new_array();
 
 	if (!o || !a) {
 		json_object_put(o);
@@ -712,13 +721,6 @@ static void drift_event(struct devwld *d, const struct container *c, int changed
 	for (size_t i = 0; i < ARRAY_SIZE(bits); i++)
 		if (changed & (1 << i))
 			json_object_array_add(a, json_object_new_string(bits[i]));
-	audit_time(now);
-	json_object_object_add(o, "time", json_object_new_string(now));
-	json_object_object_add(o, "event", json_object_new_string("drift"));
-	json_object_object_add(o, "container", json_object_new_string(c->id));
-	json_object_object_add(o, "node", json_object_new_string(c->node_path));
-	json_object_object_add(o, "cgroup", json_object_new_string(c->kernel->dir));
-	json_object_object_add(o, "version", json_object_new_int(c->kernel->version));
 	json_object_object_add(o, "changed", a);
 	json_object_object_add(o, "what", json_object_new_string(what));
 	json_object_object_add(o, "result", json_object_new_string(result));
