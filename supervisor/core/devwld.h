@@ -65,8 +65,8 @@ struct cproc {
 	pid_t peer_pid;
 	unsigned int errors; /* failures in a row */
 	bool has_slot;	     /* the keeper holds the fd too, under slot and tag */
-	bool held;	     /* in its container's programmed cgroup (kernelmode_holds) */
-	bool held_known;
+	bool held;	     /* in its container's programmed cgroup (kernelmode_holds_id), */
+	bool held_known;     /* as its first caller was when a handler asked (serve.c) */
 	uint32_t slot;
 	uint64_t tag;
 };

@@ -145,16 +145,25 @@ bool container_has_baseline(const struct container *c)
 	return c->owner_uid == 0;
 }
 
-bool kernelmode_holds(const struct container *c, pid_t pid)
+bool kernelmode_holds_id(dev_t dev, ino_t ino, pid_t pid)
 {
 	_cleanup_free_ char *dir = NULL;
 	char why[200];
 	struct stat st;
 
-	if (!kernelmode_enforced(c) || pid <= 0 ||
-	    baseline_container_cgroup(pid, &dir, why, sizeof(why)) < 0 || stat(dir, &st) < 0)
+	if (pid <= 0 || baseline_container_cgroup(pid, &dir, why, sizeof(why)) < 0 ||
+	    stat(dir, &st) < 0)
 		return false;
-	return st.st_dev == c->kernel->dev && st.st_ino == c->kernel->ino;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+bool kernelmode_cgroup_id(const struct container *c, dev_t *ret_dev, ino_t *ret_ino)
+{
+	if (!kernelmode_enforced(c))
+		return false;
+	*ret_dev = c->kernel->dev;
+	*ret_ino = c->kernel->ino;
+	return true;
 }
 
 const char *kernelmode_name(const struct container *c)

@@ -48,9 +48,13 @@ bool kernelmode_enforced(const struct container *c);
  * gate's confinement of c are this answer.
  */
 bool container_has_baseline(const struct container *c);
-/* ... and is process pid in that very cgroup (another run under the same id may not be)?
- * Reads /proc/PID/cgroup: callers keep the answer (a contained process cannot move). */
-bool kernelmode_holds(const struct container *c, pid_t pid);
+/* ... and which cgroup that is (its directory's st_dev, st_ino): false where c is not
+ * enforced. Loop thread. */
+bool kernelmode_cgroup_id(const struct container *c, dev_t *ret_dev, ino_t *ret_ino);
+/* Is thread pid in that very cgroup (another run under the same id may not be)? Reads
+ * /proc/PID/cgroup, from any thread: callers keep the answer (a contained process cannot
+ * move). */
+bool kernelmode_holds_id(dev_t dev, ino_t ino, pid_t pid);
 /* A container a previous worker had in kernel mode (the state file or the keeper's
  * record): program it again, refused as kernelmode_attach() refuses. */
 void kernelmode_restore(struct devwld *d, struct container *c, pid_t pid, uid_t peer_uid);

@@ -349,8 +349,6 @@ void cproc_pid_known(struct devwld *d, struct cproc *p, pid_t pid)
 	if (p->pid > 0 || pid <= 0)
 		return;
 	p->pid = pid;
-	/* kernelmode_holds() said no for pid 0: ask again for the real one. */
-	p->held_known = false;
 	log_msg("container %s: process %d attached (the pid its calls show)", p->container->id,
 		(int)pid);
 	kernelmode_pid_known(d, p->container, pid);

@@ -118,11 +118,14 @@ static int deny_one(struct worker *w, int fd, struct devwl_event *ev)
 }
 
 /*
- * A learning container's call, received here so that its program is named before the
- * answer lets it run on: a short one (tunctl) is often ended and reaped right after,
- * leaving "?" in the record. The name is for the advice only, never for a decision.
+ * A call received here, where who made it must be known before it is decided. A learning
+ * container's: its program is named before the answer lets it run on (a short one, such
+ * as tunctl, is often ended and reaped right after, leaving "?" in the record; the name is
+ * for the advice only, never for a decision). The first of a process not yet known to be
+ * in its container's programmed cgroup: whether its caller is, which decides whether the
+ * kernel opens its grants (a node on a nodev mount then gets its twin).
  */
-static int handle_learning(struct worker *w, struct job *j, struct devwl_event *ev,
+static int handle_received(struct worker *w, struct job *j, struct devwl_event *ev,
 			   struct learn_program **ret_prog)
 {
 	struct learn_program *prog = NULL;
@@ -132,8 +135,16 @@ static int handle_learning(struct worker *w, struct job *j, struct devwl_event *
 	if (ioctl(j->fd, SECCOMP_IOCTL_NOTIF_RECV, w->req) < 0)
 		return negerrno();
 	on_recv(j->fd, w->req->id, w);
-	/* req->pid is the calling thread's id in our pid namespace. */
-	if ((prog = malloc(sizeof(*prog))))
+	/* req->pid: the calling thread, in our pid namespace; its cgroup is what the kernel
+	 * checks its opens against. */
+	if (j->check_held) {
+		j->check_held = false;
+		j->held_found = true;
+		j->held = kernelmode_holds_id(j->cg_dev, j->cg_ino, (pid_t)w->req->pid);
+		j->enforced = j->held && !j->learning;
+		devwl_notify_set_enforced(w->notify, j->enforced);
+	}
+	if (j->learning && (prog = malloc(sizeof(*prog))))
 		learn_program_of(0, (pid_t)w->req->pid, prog);
 	r = devwl_notify_handle_request(w->notify, j->fd, w->req, w->req_size, j->view->node, ev);
 	if (r >= 0 && ev->type)
@@ -242,8 +253,9 @@ static enum turn serve_fd(struct worker *w, struct job **jp)
 			devwl_notify_set_baseline(w->notify, j->baseline);
 			devwl_notify_set_enforced(w->notify, j->enforced);
 			devwl_notify_set_nodeset(w->notify, j->box->nodeset);
-			r = j->learning ? handle_learning(w, j, &ev, &prog)
-					: devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
+			r = j->learning || j->check_held
+				    ? handle_received(w, j, &ev, &prog)
+				    : devwl_notify_handle(w->notify, j->fd, j->view->node, &ev);
 		}
 		atomic_store(&w->in_call, false);
 		pthread_mutex_lock(&s->lock);

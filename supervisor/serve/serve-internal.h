@@ -91,8 +91,13 @@ struct job {
 	bool enforced;	/* its device cgroup holds its node: the kernel opens what is granted */
 	bool baseline;	/* a root runtime's: its device rules deny what devwl does not grant */
 	bool learning;	/* its node learns: the view is the ceiling's, who called is read */
-	bool released;	/* the watchdog took it from a stuck thread: p needs a new fd */
-	bool partial;	/* more of the same job follows: account, do not re-arm */
+	/* Whether p is in its container's programmed cgroup (cg_dev, cg_ino) is the first
+	 * call's to find (check_held), for its caller; found (held_found), it is held. */
+	bool check_held, held_found, held;
+	dev_t cg_dev;
+	ino_t cg_ino;
+	bool released;		    /* the watchdog took it from a stuck thread: p needs a new fd */
+	bool partial;		    /* more of the same job follows: account, do not re-arm */
 	uint64_t taken_ns, last_ns; /* when a thread took it, and its last call */
 	unsigned int n;
 	struct result res[]; /* cfg.burst + 1 (the watchdog's answer) */

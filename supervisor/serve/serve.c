@@ -196,15 +196,18 @@ void serve_notify_ready(struct devwld *d, struct source *src, int revents)
 	j->has_slot = p->has_slot;
 	j->slot = p->slot;
 	j->deny_only = atomic_load(&b->stuck) > 0;
-	/* The kernel opens its grants only where its own cgroup holds its node. */
-	if (!p->held_known && kernelmode_enforced(p->container)) {
-		p->held = kernelmode_holds(p->container, p->pid);
-		p->held_known = true;
-	}
+	/*
+	 * The kernel opens its grants only where its own cgroup holds its node. Whether p is
+	 * in it is asked once, by the handler, of the first caller it receives, alive then:
+	 * the pid a runtime sent may be gone by now, and one that sent none (crun exec)
+	 * names p by its first caller, often a child that has exited since.
+	 */
+	j->check_held =
+		!p->held_known && kernelmode_cgroup_id(p->container, &j->cg_dev, &j->cg_ino);
 	/* A learning container is decided by its ceiling, here: every open trapped is one
 	 * devwld decides, whatever its cgroup holds (kernelmode.c programs the ceiling). */
 	j->learning = learning_node(d, p->container->node) != NULL;
-	j->enforced = p->held && kernelmode_enforced(p->container) && !j->learning;
+	j->enforced = p->held_known && p->held && kernelmode_enforced(p->container) && !j->learning;
 	/* Without one, device nodes are made for it only on nodev mounts (the node gate). */
 	j->baseline = container_has_baseline(p->container);
 	/* A completion is due (our eventfd's): loop_destroy defers the free until then. */
@@ -245,6 +248,10 @@ static bool job_account(struct devwld *d, struct job *j)
 		.id = j->box->id, .node_path = j->box->node_path, .owner_uid = j->box->owner_uid};
 	bool alive = !p->src.dead, drop = false;
 
+	if (j->held_found && alive) {
+		p->held = j->held;
+		p->held_known = true;
+	}
 	for (unsigned int i = 0; i < j->n; i++) {
 		struct result *res = &j->res[i];
 		int r = res->r;
