@@ -130,6 +130,18 @@ static int prog_attach(int dirfd, int prog, int old)
 	return sys_bpf(BPF_PROG_ATTACH, &attr) < 0 ? negerrno() : 0;
 }
 
+/* Detach prog from the cgroup dirfd: 0 or -errno (-ENOENT: not attached there). */
+static int prog_detach(int dirfd, int prog)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = (uint32_t)dirfd;
+	attr.attach_bpf_fd = (uint32_t)prog;
+	attr.attach_type = BPF_CGROUP_DEVICE;
+	return sys_bpf(BPF_PROG_DETACH, &attr);
+}
+
 static int prog_info(int fd, struct bpf_prog_info *info)
 {
 	union bpf_attr attr;
@@ -292,7 +304,6 @@ static int v2_detach_runtime(struct devwl_cgroup *cg)
 	}
 	for (int i = 0; i < n; i++) {
 		struct bpf_prog_info info;
-		union bpf_attr a;
 		int fd;
 
 		if (ids[i] == own)
@@ -306,11 +317,7 @@ static int v2_detach_runtime(struct devwl_cgroup *cg)
 			close(fd);
 			continue;
 		}
-		memset(&a, 0, sizeof(a));
-		a.target_fd = (uint32_t)cg->dirfd;
-		a.attach_bpf_fd = (uint32_t)fd;
-		a.attach_type = BPF_CGROUP_DEVICE;
-		r = sys_bpf(BPF_PROG_DETACH, &a);
+		r = prog_detach(cg->dirfd, fd);
 		close(fd);
 		if (r < 0 && r != -ENOENT)
 			return r;
@@ -498,14 +505,9 @@ static void seen_open(struct devwl_cgroup *cg)
  */
 static void rep_detach(struct devwl_cgroup *cg)
 {
-	union bpf_attr a;
 
 	if (cg->rep_fd >= 0) {
-		memset(&a, 0, sizeof(a));
-		a.target_fd = (uint32_t)cg->rep_dirfd;
-		a.attach_bpf_fd = (uint32_t)cg->rep_fd;
-		a.attach_type = BPF_CGROUP_DEVICE;
-		(void)sys_bpf(BPF_PROG_DETACH, &a);
+		(void)prog_detach(cg->rep_dirfd, cg->rep_fd);
 		close(cg->rep_fd);
 	}
 	cg->rep_fd = -1;
@@ -523,7 +525,6 @@ static void rep_detach_others(struct devwl_cgroup *cg)
 
 	for (int i = 0; i < n; i++) {
 		struct bpf_prog_info info;
-		union bpf_attr a;
 		int fd;
 
 		if (ids[i] == cg->rep_id)
@@ -532,13 +533,8 @@ static void rep_detach_others(struct devwl_cgroup *cg)
 		if (fd < 0)
 			continue;
 		if (info.type == BPF_PROG_TYPE_CGROUP_DEVICE &&
-		    !strncmp(info.name, DEVWL_REPORTER_NAME, sizeof(info.name))) {
-			memset(&a, 0, sizeof(a));
-			a.target_fd = (uint32_t)cg->rep_dirfd;
-			a.attach_bpf_fd = (uint32_t)fd;
-			a.attach_type = BPF_CGROUP_DEVICE;
-			(void)sys_bpf(BPF_PROG_DETACH, &a);
-		}
+		    !strncmp(info.name, DEVWL_REPORTER_NAME, sizeof(info.name)))
+			(void)prog_detach(cg->rep_dirfd, fd);
 		close(fd);
 	}
 }
