@@ -889,6 +889,9 @@ static int decide_rename(struct devwl_notify *n, int nfd, const struct call *c, 
 	r = twin_target(n, nfd, c->dirfd, c->path, n->path);
 	if (r != 0)
 		return r < 0 ? r : 0;
+	/* The twin is bound again where the node goes: only for whom mknod would bind one. */
+	if (!binds_made(n))
+		return 0;
 	if (read_path_into(n, t->tid, newpath, n->path2) < 0 || n->path2[0] == '\0')
 		return 0;
 	/* The new name's own start, where it is another than the old name's. */
