@@ -89,13 +89,13 @@ echo "ok - the installed README.md's links and doc/ files resolve"
 
 # The shared library: SONAME, links, exports, no RUNPATH anywhere.
 so=$D$libdir/libdevwl.so.$soversion
-readelf -d "$so" | grep -q "(SONAME).*\[libdevwl.so.${soversion%%.*}\]" ||
+grep -q "(SONAME).*\[libdevwl.so.${soversion%%.*}\]" <<<"$(readelf -d "$so")" ||
 	fail "SONAME of libdevwl.so is not libdevwl.so.${soversion%%.*}"
 [ "$(readlink "$D$libdir/libdevwl.so")" = "libdevwl.so.${soversion%%.*}" ] &&
 	[ "$(readlink "$D$libdir/libdevwl.so.${soversion%%.*}")" = "libdevwl.so.$soversion" ] ||
 	fail "libdevwl.so links: $(ls -l "$D$libdir"/libdevwl.so*)"
 for f in "$so" "$D"/usr/bin/* "$D"/usr/sbin/* "$D"/usr/libexec/devwl/*; do
-	! readelf -d "$f" | grep -q 'RPATH\|RUNPATH' || fail "$f has an RPATH/RUNPATH"
+	! grep -q 'RPATH\|RUNPATH' <<<"$(readelf -d "$f")" || fail "$f has an RPATH/RUNPATH"
 done
 echo "ok - libdevwl.so.$soversion, SONAME libdevwl.so.${soversion%%.*}, no RUNPATH"
 # The package is built without -DDEVWL_TEST_HOOKS: no test-only hook (DEVWLD_TEST_*, read
@@ -115,7 +115,7 @@ cflags=$(pkg-config --cflags devwl) libs=$(pkg-config --libs devwl)
 # shellcheck disable=SC2086 # the flags are words
 cc -Wall -Werror $cflags "$src/tests/install/consumer.c" -o "$T/consumer" $libs ||
 	fail "cc \$(pkg-config --cflags devwl) consumer.c \$(pkg-config --libs devwl)"
-LD_LIBRARY_PATH=$D$libdir ldd "$T/consumer" | grep -q "libdevwl.so.${soversion%%.*} => $D$libdir/" ||
+grep -q "libdevwl.so.${soversion%%.*} => $D$libdir/" <<<"$(LD_LIBRARY_PATH=$D$libdir ldd "$T/consumer")" ||
 	fail "consumer does not load the installed libdevwl: $(LD_LIBRARY_PATH=$D$libdir ldd "$T/consumer")"
 out=$(LD_LIBRARY_PATH=$D$libdir "$T/consumer") || fail "consumer: $out"
 [ "$out" = "libdevwl $soversion: c 1:3 rw allowed, c 1:5 r denied" ] || fail "consumer said: $out"
@@ -124,7 +124,7 @@ echo "ok - built with pkg-config --cflags --libs devwl, ran: $out"
 cc -Wall -Werror $(pkg-config --cflags devwl) "$src/tests/install/consumer.c" -o "$T/consumer-static" \
 	-Wl,-Bstatic $(pkg-config --static --libs devwl) -Wl,-Bdynamic ||
 	fail "static link with pkg-config --static --libs devwl"
-! ldd "$T/consumer-static" | grep -q libdevwl || fail "static consumer loads libdevwl.so"
+! grep -q libdevwl <<<"$(ldd "$T/consumer-static")" || fail "static consumer loads libdevwl.so"
 out=$("$T/consumer-static") || fail "static consumer: $out"
 echo "ok - static link with pkg-config --static --libs devwl"
 unset PKG_CONFIG_SYSROOT_DIR

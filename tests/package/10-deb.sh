@@ -111,7 +111,7 @@ dpkg_wait -i "${debs[@]}" || fail "dpkg -i ${debs[*]##*/}"
 dpkg -L "${pkgs[@]}" | grep -v '^/\.$' | sort -u >"$T/owned"
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 while read -r p path; do
-	dpkg -L "$p" | grep -qx "$path" || fail "$p does not ship $path"
+	grep -qx -- "$path" <<<"$(dpkg -L "$p")" || fail "$p does not ship $path"
 done <<EOF
 devwl /usr/sbin/devwld
 devwl /usr/bin/devwlctl

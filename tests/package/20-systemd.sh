@@ -46,6 +46,9 @@ inside() {
 	}
 	trap 'set +e; in_cleanup' EXIT
 	journal() { journalctl -q -o cat -u devwld.service --no-pager; }
+	# journal_has REGEX: not `journal | grep -q`, which under pipefail fails when grep,
+	# done at an early line, leaves journalctl to die of SIGPIPE on its next write.
+	journal_has() { grep -q -- "$1" <<<"$(journal)"; }
 	dump() {
 		systemctl status devwld.service --no-pager -l 2>&1 | sed 's/^/  status: /' | tail -20
 		journal | sed 's/^/  journal: /' | tail -30
@@ -165,7 +168,7 @@ JSON
 	# The command of served(): c 1:3 granted (mknod, write), c 1:1 refused.
 	SERVED='rm -f /tmp/p1 /tmp/p2; mknod /tmp/p1 c 1 3 && echo x >/tmp/p1 && echo MADE; mknod /tmp/p2 c 1 1 || echo REFUSED'
 	served() { [ "$(in_proc "$1" "$SERVED" | grep -v 'Operation not permitted')" = "MADE
-REFUSED" ] && in_proc "$1" "$SERVED" | grep -q 'p2: Operation not permitted'; }
+REFUSED" ] && grep -q 'p2: Operation not permitted' <<<"$(in_proc "$1" "$SERVED")"; }
 	# ticks ID: how many times its loop has reported.
 	ticks() { grep -c '^N ' "$1.out" || true; }
 	# going ID: it reports 3 more times, with no failed open.
@@ -228,7 +231,7 @@ REFUSED" ] && in_proc "$1" "$SERVED" | grep -q 'p2: Operation not permitted'; }
 	jq -e '.changed == ["reapplied"] and .result == "taken over again" and
 		(.what | test("the cgroup manager \\(systemd\\) re-applied the runtime.s device rules \\(program [0-9]+ \"sd_devices\"\\)"))' \
 		<<<"$ev" >/dev/null || die "sd1's drift event: $ev"
-	journal | grep -q "container sd1: kernel mode: in its device cgroup .*: taken over again" ||
+	journal_has "container sd1: kernel mode: in its device cgroup .*: taken over again" ||
 		die "no log line of sd1's take-over"
 	sdrt delete -f sd1 >/dev/null || die "runc --systemd-cgroup delete -f sd1"
 	pass "runc --systemd-cgroup container sd1 (devwl-sd1.scope, $mode): c 10:237 granted beyond runc's config; systemctl daemon-reload (right after: $refused): open again in $ms ms, event $(jq -c '{changed, what, result}' <<<"$ev") ($((($(date +%s%N) - t_sd) / 1000000)) ms in all)"
@@ -273,11 +276,11 @@ REFUSED" ] && in_proc "$1" "$SERVED" | grep -q 'p2: Operation not permitted'; }
 	[ "$(probe c1 'head -c 6 /dev/xdisk')" = a-data ] || die "c1 reading /dev/xdisk after the replug"
 	[ "$(probe c1 'stat -c "%u:%g %a" /dev/xdisk')" = "1000:1000 640" ] ||
 		die "/dev/xdisk in c1 after the replug: $(probe c1 'ls -ln /dev/xdisk')"
-	! journal | grep -q 'cannot receive uevents' || die "devwld could not receive uevents"
+	! journal_has 'cannot receive uevents' || die "devwld could not receive uevents"
 	pass "loop:/root/a.img at /dev/xdisk (1000:1000, 0640) in c1 followed across a replug ($A0, then $A1): gone, back with a-data, owner and mode"
 
 	# The metrics on TCP, as /etc/default/devwld asked.
-	journal | grep -q "metrics: serving GET /metrics at 127.0.0.1:$port" ||
+	journal_has "metrics: serving GET /metrics at 127.0.0.1:$port" ||
 		die "the journal does not say where the metrics are served"
 	curl -sf "http://127.0.0.1:$port/metrics" >metrics.tcp || die "curl http://127.0.0.1:$port/metrics"
 	grep -q '^devwl_' metrics.tcp || die "no devwl_ series at 127.0.0.1:$port: $(head -5 metrics.tcp)"
@@ -390,7 +393,7 @@ done
 ls "$debs"/devwl_*.deb >/dev/null 2>&1 ||
 	skip "no packages in $debs: package-deb (tests/package/10-deb.sh) did not build them"
 BUSYBOX=$(command -v busybox) || skip "busybox not installed"
-file -L "$BUSYBOX" | grep -q 'statically linked' || BUSYBOX=/bin/busybox
+grep -q 'statically linked' <<<"$(file -L "$BUSYBOX")" || BUSYBOX=/bin/busybox
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
 	skip "the kernel has no overlayfs (the container's root is one)"
 grep -qw cgroup2 /proc/filesystems || skip "the kernel has no cgroup2"
