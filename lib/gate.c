@@ -84,3 +84,8 @@ int gate_node_dir(int proc, int dir, enum gate_confinement conf, const char **re
 			     : NO_CGROUP_REASON ", and this one could not be proven nodev";
 	return -EPERM;
 }
+
+bool gate_twin(bool enforced, bool other_userns)
+{
+	return enforced && other_userns;
+}

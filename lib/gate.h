@@ -8,6 +8,8 @@
 #ifndef DEVWL_GATE_H
 #define DEVWL_GATE_H
 
+#include <stdbool.h>
+
 /* What keeps a node made for the workload from opening more than its grant. */
 enum gate_confinement {
 	GATE_CONFINED,	 /* a device cgroup (enforced, or a deny baseline) holds every user */
@@ -25,5 +27,15 @@ enum gate_confinement {
  * (the caller's own answer where it acts as the caller). proc: an fd of our /proc.
  */
 int gate_node_dir(int proc, int dir, enum gate_confinement conf, const char **ret_reason);
+
+/*
+ * Is a twin (a node of devwl's own tmpfs, which the kernel opens: DESIGN.md, "nodev
+ * mounts") bound over a node made for a workload? Whoever reaches a twin opens it
+ * natively, so only where the caller's device cgroup holds its allow list (enforced); and
+ * only for a caller in another user namespace, whose mounts are nodev. Both paths that
+ * make a node ask it: the trapped mknod (enforced: devwl_notify_set_enforced()) and
+ * devwl_node_place() (enforced: the embedder's DEVWL_PLACE_TWIN).
+ */
+bool gate_twin(bool enforced, bool other_userns);
 
 #endif

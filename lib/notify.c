@@ -663,15 +663,13 @@ static bool made_here(struct devwl_notify *n, pid_t tid, dev_t dev, ino_t ino)
 
 /*
  * A node made for a caller in another user namespace sits, most likely, on a filesystem
- * mounted there, which is nodev: nobody could open it. Where the caller's device cgroup
- * holds the allow list, a node the kernel will open is bound over it, so the caller's own
- * opens work in its own context with nothing trapped (DESIGN.md, "nodev mounts"); without
- * that cgroup such a node would open more than the grant, so it is not bound. The node is
- * made either way; a bind that fails is said in the reason.
+ * mounted there, which is nodev: nobody could open it. The node gate says whether a twin,
+ * which the kernel opens, is bound over it (gate_twin()). The node is made either way; a
+ * bind that fails is said in the reason.
  */
 static bool binds_made(const struct devwl_notify *n)
 {
-	return n->enforced && !n->target.creds.same_userns;
+	return gate_twin(n->enforced, !n->target.creds.same_userns);
 }
 
 static void bind_made(struct devwl_notify *n, int made_fd)

@@ -609,7 +609,7 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 				       (int)t->pid, p->path, (unsigned int)uid, (unsigned int)gid,
 				       (unsigned int)p->mode, strerror(-r));
 	}
-	if ((p->flags & DEVWL_PLACE_TWIN) && other_userns(t)) {
+	if (gate_twin(p->flags & DEVWL_PLACE_TWIN, other_userns(t))) {
 		r = place_bind_twin(t->proc, fd);
 		if (r < 0) {
 			(void)unlinkat(dir, name, 0);
@@ -650,7 +650,8 @@ DEVWL_EXPORT int devwl_node_place(int pidfd, const struct devwl_place *place,
 	if (place->flags & ~PLACE_FLAGS)
 		return devwl_error_set(ret_err, -EINVAL, 0, "%s: unknown flags %#x", place->path,
 				       place->flags & ~PLACE_FLAGS);
-	/* A twin opens natively for whoever reaches it: only a cgroup may stand behind it. */
+	/* DEVWL_PLACE_TWIN says the target's cgroup enforces its grant (gate_twin()), which
+	 * confines it: flags that say it is not confined contradict each other. */
 	if ((place->flags & DEVWL_PLACE_TWIN) && !(place->flags & DEVWL_PLACE_CONFINED))
 		return devwl_error_set(ret_err, -EINVAL, 0,
 				       "%s: DEVWL_PLACE_TWIN without DEVWL_PLACE_CONFINED",

@@ -5,9 +5,81 @@
  * the owner asked is in the target's view, so the target sees exactly that uid and gid;
  * (uid_t)-1 and (gid_t)-1 are its root; directories DEVWL_PLACE_MKDIR makes are owned by
  * its root, not by the host's (nobody, to it); an id it has no mapping for is refused and
- * nothing is made.
+ * nothing is made; a twin placed and unplaced from the target's own mount namespace.
  */
 #include "placetest.h"
+
+/* Is a mount at path (as t sees its tree) in t's mount namespace? */
+static bool mounted_at(const struct pt_target *t, const char *path)
+{
+	char file[64], line[1024], want[300];
+	bool found = false;
+	FILE *f = NULL;
+
+	snprintf(file, sizeof(file), "/proc/%d/mountinfo", (int)t->pid);
+	snprintf(want, sizeof(want), " %s ", path);
+	f = fopen(file, "re");
+	if (!f)
+		LT_DIE("%s: %s", file, strerror(errno));
+	while (!found && fgets(line, sizeof(line), f)) {
+		/* The fifth field: skip "ID PARENT MAJ:MIN ROOT". */
+		const char *p = line;
+
+		for (int i = 0; i < 4 && p; i++)
+			p = strchr(p + 1, ' ');
+		found = p && strncmp(p, want, strlen(want)) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A twin, placed and unplaced by a supervisor in the target's own mount namespace (an
+ * embedder whose workload shares its mounts): there the twin is a mount point of the
+ * unlinker's namespace, whose unlink the kernel refuses EBUSY, so unplace unmounts it
+ * first. (From another mount namespace the unlink detaches it, as devwld's does.)
+ */
+static void twin_in_our_namespace(const struct pt_target *t)
+{
+	char ns[64];
+	pid_t pid = 0;
+	int status = 0, fd = -1;
+
+	pid = fork();
+	if (pid < 0)
+		LT_DIE("fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct devwl_error err = {0};
+		struct stat st;
+		char host[300];
+		int r = 0;
+
+		snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)t->pid);
+		fd = open(ns, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNS) < 0)
+			LT_DIE("setns %s: %s", ns, strerror(errno));
+		r = devwl_node_place(t->pidfd,
+				     &(struct devwl_place){.path = "/dev/devwl-74-twin",
+							   .type = DEVWL_DEV_CHAR,
+							   .major = 1,
+							   .minor = 3,
+							   .mode = 0666,
+							   .flags = DEVWL_PLACE_CONFINED |
+								    DEVWL_PLACE_TWIN},
+				     &err);
+		LT_CHECK(r == 0, "place a twinned /dev/devwl-74-twin: %d %s", r, err.msg);
+		LT_CHECK(mounted_at(t, "/dev/devwl-74-twin"), "no twin over /dev/devwl-74-twin");
+		r = devwl_node_unplace(t->pidfd, "/dev/devwl-74-twin", DEVWL_DEV_CHAR, 1, 3, &err);
+		LT_CHECK(r == 0, "unplace the twinned node from its namespace: %d %s", r, err.msg);
+		LT_CHECK(!mounted_at(t, "/dev/devwl-74-twin"), "its twin is still mounted");
+		snprintf(host, sizeof(host), "/proc/%d/root/dev/devwl-74-twin", (int)t->pid);
+		LT_CHECK(lstat(host, &st) < 0 && errno == ENOENT, "%s is still there", host);
+		_exit(lt_failures ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		LT_CHECK(0, "the twin placed and unplaced in the target's namespace: status %#x",
+			 status);
+}
 
 int main(void)
 {
@@ -88,6 +160,8 @@ int main(void)
 		 "an unmapped gid: %d %s", r, err.msg);
 	pt_ask(&t, buf, sizeof(buf), "stat /dev/devwl-74-x");
 	LT_CHECK(strcmp(buf, "err stat ENOENT") == 0, "made all the same: %s", buf);
+
+	twin_in_our_namespace(&t);
 
 	r = devwl_node_unplace(t.pidfd, "/dev/devwl-74", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 0, "unplace /dev/devwl-74: %d %s", r, err.msg);
