@@ -214,11 +214,9 @@ int metrics_write(struct devwld *d, FILE *f)
 	    "What the programmed device cgroups hold: BPF instructions (v2) or writes (v1).",
 	    k.size);
 	one(f, "devwl_kernel_denials_total", "counter",
-	    "Device accesses the kernel-mode device programs refused and recorded (cgroup v2).",
-	    k.denied);
+	    "Device accesses the kernel-mode device programs refused and recorded.", k.denied);
 	one(f, "devwl_kernel_allowed_total", "counter",
-	    "Device accesses the kernel-mode device programs allowed and reported (cgroup v2).",
-	    k.allowed);
+	    "Device accesses the kernel-mode device programs allowed and reported.", k.allowed);
 	one(f, "devwl_kernel_allowed_reports_total", "counter",
 	    "Records of allowed accesses, at most one a second per device and access.", k.reports);
 	one(f, "devwl_kernel_seen_only_opens", "gauge",
@@ -226,6 +224,12 @@ int metrics_write(struct devwld *d, FILE *f)
 	    k.seen_only_opens);
 	one(f, "devwl_kernel_unprogrammed_containers", "gauge",
 	    "Containers that asked for kernel mode and could not have it.", k.unprogrammed);
+	one(f, "devwl_kernel_unreported_containers", "gauge",
+	    "Programmed containers whose allowed device accesses are not reported.", k.unreported);
+	one(f, "devwl_kernel_unreportable_containers", "gauge",
+	    "Containers on cgroup v1 beside cgroup2 with no cgroup2 cgroup of their own: "
+	    "nothing reports their device accesses.",
+	    k.unreportable);
 	one(f, "devwl_drift_repairs_total", "counter",
 	    "Programmed device cgroups another writer changed, applied again (kernel mode).",
 	    k.drift_repairs);

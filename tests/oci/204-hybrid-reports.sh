@@ -191,4 +191,8 @@ for f in events.out audit.jsonl; do
 done
 [ "$(stat_of kernel_unreportable)" = 1 ] && [ "$(stat_of kernel_unreported)" = 1 ] ||
 	fail "stats: $(ctl stats | grep kernel)"
+ctl metrics >"$T/metrics"
+grep -qx "devwl_kernel_unreportable_containers 1" "$T/metrics" &&
+	grep -qx "devwl_kernel_unreported_containers 1" "$T/metrics" ||
+	fail "metrics: $(grep unreport "$T/metrics")"
 pass "a container in a shared cgroup2 cgroup: enforced by v1, said once that it cannot be reported"
