@@ -309,6 +309,24 @@ int audit_mode_format(const struct audit_mode *m, char *buf, size_t size)
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
+int audit_unreportable_format(const char *container, const char *node, const char *cgroup,
+			      const char *reason, char *buf, size_t size)
+{
+	struct out o = {.buf = buf, .size = size};
+
+	if (size == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	puts_(&o, "{\"event\":\"reports\"");
+	put_field(&o, "container", container);
+	put_field(&o, "node", node);
+	put_field(&o, "cgroup", cgroup);
+	puts_(&o, ",\"version\":1,\"result\":\"unavailable\"");
+	put_field(&o, "reason", reason);
+	puts_(&o, "}\n");
+	return o.overflow ? -ENOSPC : (int)o.len;
+}
+
 int audit_line(const struct audit_decision *d, char small[static AUDIT_LINE_SMALL], char **ret_big,
 	       const char **ret_line)
 {
@@ -348,11 +366,12 @@ int audit_write(int fd, const struct devwl_event *ev, const char *container, con
 	return write_decision(fd, ev, container, node, reason, decider, 0);
 }
 
-int audit_write_report(int fd, const struct devwl_denial *report, const struct devwl_node *decider)
+int audit_write_report(int fd, const struct devwl_denial *report, const char *container,
+		       const char *node, const struct devwl_node *decider)
 {
 	struct devwl_event ev;
 
 	audit_event_of_denial(report, &ev);
-	return write_decision(fd, &ev, NULL, NULL, AUDIT_KERNEL_REASON, decider,
+	return write_decision(fd, &ev, container, node, AUDIT_KERNEL_REASON, decider,
 			      report->count ? report->count : 1);
 }

@@ -112,6 +112,14 @@ struct audit_mode {
 int audit_mode_format(const struct audit_mode *m, char *buf, size_t size);
 
 /*
+ * {"event":"reports","result":"unavailable",...}: nothing can report what the v1 device
+ * cgroup of a container in kernel mode decides, and why (devwld's event of that name).
+ * Into buf as audit_mode_format().
+ */
+int audit_unreportable_format(const char *container, const char *node, const char *cgroup,
+			      const char *reason, char *buf, size_t size);
+
+/*
  * Write ev to fd as one line, in one write(2) so lines of concurrent writers do not mix;
  * container, node, reason and decider as for audit_decision_of().
  */
@@ -119,6 +127,7 @@ int audit_write(int fd, const struct devwl_event *ev, const char *container, con
 		const char *reason, const struct devwl_node *decider);
 /* A device program's report (devwl_cgroup_read_denials()) to fd as audit_write() does,
  * marked as the kernel's, with the accesses it stands for ("source", "count"). */
-int audit_write_report(int fd, const struct devwl_denial *report, const struct devwl_node *decider);
+int audit_write_report(int fd, const struct devwl_denial *report, const char *container,
+		       const char *node, const struct devwl_node *decider);
 
 #endif

@@ -394,6 +394,14 @@ int baseline_container_unified(pid_t pid, const char *v1, char **ret_dir, char *
 	return 0;
 }
 
+int baseline_container_reporter(pid_t pid, char **ret_dir, char *why, size_t size)
+{
+	_cleanup_free_ char *v1 = NULL, *v1dir = NULL;
+	int r = baseline_cgroup_of(BASELINE_V1, pid, &v1, &v1dir);
+
+	return r < 0 ? r : baseline_container_unified(pid, v1, ret_dir, why, size);
+}
+
 static int write_file(const char *dir, const char *file, const char *text)
 {
 	_cleanup_free_ char *path = NULL;

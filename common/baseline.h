@@ -113,6 +113,14 @@ int baseline_container_cgroup(pid_t pid, char **ret_dir, char *why, size_t size)
  */
 int baseline_container_unified(pid_t pid, const char *v1, char **ret_dir, char *why, size_t size);
 
+/*
+ * Where the reporter of the v1 device cgroup of process pid's container goes: its own
+ * cgroup2 cgroup, by baseline_container_unified() from pid's v1 devices cgroup. devwld's
+ * kernel mode and the plugin's ask it alike. Returns as baseline_container_unified()
+ * (-ENODEV: a v1-only host, nothing to report through), or baseline_cgroup_of()'s error.
+ */
+int baseline_container_reporter(pid_t pid, char **ret_dir, char *why, size_t size);
+
 /* SIGKILL every process in the baseline. Returns how many were still there, or <0. */
 int baseline_kill(const struct baseline *b);
 

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -99,6 +101,12 @@ struct plugin {
 	bool baseline;		 /* a cgroup of its own, a root runtime's: a deny baseline */
 	char *baseline_why;	 /* why not kernel mode, where it was not wanted */
 	struct devwl_cgroup *cg; /* the container's, programmed with node; or NULL */
+	/* With an audit, in kernel mode: what cg's program decides, read into the audit. */
+	pthread_t reader;
+	bool reading;		/* the reader runs (set by whoever started it) */
+	bool unreportable_said; /* that nothing can report was said */
+	int reader_stop;	/* eventfd: the reader drains and ends */
+	unsigned int reader_warned;
 };
 
 /* Messages for the runtime's log: it says only "error loading" when start fails. */
@@ -126,10 +134,13 @@ static int read_text(const char *file, char **ret)
 	return n < 0 ? (int)n : 0;
 }
 
+static void reports_stop(struct plugin *p);
+
 static void plugin_free(struct plugin *p)
 {
 	if (!p)
 		return;
+	reports_stop(p);
 	while (p->head) {
 		struct request *r = p->head;
 
@@ -141,6 +152,7 @@ static void plugin_free(struct plugin *p)
 	devwl_policy_free(p->policy);
 	closep(&p->notify_fd);
 	closep(&p->audit_fd);
+	closep(&p->reader_stop);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
 	free(p->baseline_why);
@@ -364,6 +376,120 @@ static void kernel_refuse(struct plugin *p, int err, const char *fmt, ...)
 	say_mode(p, NULL, 0, why);
 }
 
+/*
+ * Kernel mode with an audit: the device program reports what it decides (denials, and
+ * allowed accesses deduplicated with their counts), read by a thread of ours into the
+ * audit as devwld's and devwl-run's are, marked as the kernel's: with nothing trapped but
+ * mknod, they are the only record of the devices the container used.
+ */
+static void *read_reports(void *userdata)
+{
+	struct plugin *p = userdata;
+	struct pollfd pfd[2] = {
+		{.fd = devwl_cgroup_denials_fd(p->cg), .events = POLLIN},
+		{.fd = p->reader_stop, .events = POLLIN},
+	};
+	bool last = false;
+
+	while (!last) {
+		struct devwl_denial d[32];
+		int n;
+
+		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		/* Asked to end: what the program reported until now first. */
+		last = pfd[1].revents != 0 || (pfd[0].revents & (POLLERR | POLLNVAL));
+		do {
+			n = devwl_cgroup_read_denials(p->cg, d, ARRAY_SIZE(d));
+			for (int i = 0; i < n; i++)
+				if (audit_write_report(p->audit_fd, &d[i], p->id,
+						       devwl_node_path(p->node), p->node) < 0 &&
+				    p->reader_warned++ < 10)
+					say("writing the audit: %m");
+		} while (n == (int)ARRAY_SIZE(d));
+		if (n < 0 && p->reader_warned++ < 10)
+			say("container %s: reading the kernel's reports: %s", p->id, strerror(-n));
+	}
+	return NULL;
+}
+
+static void reports_start(struct plugin *p)
+{
+	sigset_t all, saved;
+	int r;
+
+	if (p->audit_fd < 0 || devwl_cgroup_denials_fd(p->cg) < 0)
+		return;
+	p->reader_stop = eventfd(0, EFD_CLOEXEC);
+	if (p->reader_stop < 0) {
+		say("container %s: the kernel's reports are not read: eventfd: %m", p->id);
+		return;
+	}
+	/* Its signals are the runtime's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	r = pthread_create(&p->reader, NULL, read_reports, p);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (r)
+		say("container %s: the kernel's reports are not read: %s", p->id, strerror(r));
+	p->reading = r == 0;
+}
+
+static void reports_stop(struct plugin *p)
+{
+	uint64_t one = 1;
+
+	if (!p->reading)
+		return;
+	if (write(p->reader_stop, &one, sizeof(one)) != sizeof(one))
+		pthread_cancel(p->reader); /* cannot be: an eventfd takes 1 */
+	pthread_join(p->reader, NULL);
+	p->reading = false;
+}
+
+/* Nothing reports the container's accesses: said once, as devwld says it. */
+static void reports_unavailable(struct plugin *p, const char *dir, const char *why)
+{
+	char line[AUDIT_LINE_MAX];
+	int n;
+
+	if (p->unreportable_said)
+		return;
+	p->unreportable_said = true;
+	say("container %s: kernel mode: its accesses and denials cannot be reported: %s; its v1 "
+	    "device cgroup %s enforces node %s unseen",
+	    p->id, why, dir, devwl_node_path(p->node));
+	n = audit_unreportable_format(p->id, devwl_node_path(p->node), dir, why, line,
+				      sizeof(line));
+	if (n > 0 && devwl_write_all(p->audit_fd, line, (size_t)n) < 0)
+		say("writing the audit: %m");
+}
+
+/*
+ * A v1 cgroup tells nobody what it decides; on a hybrid host a reporter on the
+ * container's own cgroup2 cgroup sees it first (devwl_cgroup_set_reporter()), as devwld's.
+ */
+static void set_reporter(struct plugin *p, pid_t pid, const char *v1dir)
+{
+	_cleanup_free_ char *dir = NULL;
+	char why[320] = "";
+	int r = baseline_container_reporter(pid, &dir, why, sizeof(why));
+
+	if (r == -ENODEV)
+		return; /* a v1-only host: nothing to report through */
+	if (r >= 0)
+		r = devwl_cgroup_set_reporter(p->cg, dir);
+	if (r >= 0)
+		return;
+	if (!why[0])
+		snprintf(why, sizeof(why), "its reporter on cgroup2 %s: %s", dir ? dir : "",
+			 strerror(-r));
+	reports_unavailable(p, v1dir, why);
+}
+
 /* Has the caller of notification id (0: none) stopped waiting for its answer? */
 static bool caller_gone(const struct plugin *p, uint64_t id)
 {
@@ -400,11 +526,18 @@ static void cgroup_take(struct plugin *p, pid_t pid, uint64_t id)
 		kernel_refuse(p, 0, "%s", p->baseline_why);
 		return;
 	}
-	r = devwl_cgroup_open(dir, DEVWL_CGROUP_TAKE_OVER, &p->cg);
+	r = devwl_cgroup_open(dir,
+			      DEVWL_CGROUP_TAKE_OVER |
+				      (p->audit_fd >= 0 ? DEVWL_CGROUP_RECORD_DENIALS |
+								  DEVWL_CGROUP_RECORD_ACCESSES
+							: 0),
+			      &p->cg);
 	if (r < 0) {
 		kernel_refuse(p, r, "%s", dir);
 		return;
 	}
+	if (p->audit_fd >= 0 && devwl_cgroup_version(p->cg) == 1)
+		set_reporter(p, pid, dir);
 	if (caller_gone(p, id)) {
 		/* Its pid may name another process by now: the next caller's is looked up. */
 		devwl_cgroup_free(TAKE_PTR(p->cg));
@@ -422,6 +555,7 @@ static void cgroup_take(struct plugin *p, pid_t pid, uint64_t id)
 	}
 	devwl_notify_set_enforced(p->notify, true);
 	say_mode(p, dir, r, NULL);
+	reports_start(p);
 }
 
 /* The worker: every notification of the container, decided and answered in turn. */
@@ -592,7 +726,7 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_start(void **opaque, struct run_oci_con
 		r = -ENOMEM;
 		goto fail;
 	}
-	p->notify_fd = p->audit_fd = -1;
+	p->notify_fd = p->audit_fd = p->reader_stop = -1;
 	p->tail = &p->head;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
@@ -715,6 +849,7 @@ PLUGIN_EXPORT int run_oci_seccomp_notify_stop(void *opaque)
 		/* Answers what is queued first: a caller still there gets its answer. */
 		pthread_join(p->worker, NULL);
 	}
+	/* Then what the device program reported until now, into the audit (plugin_free). */
 	plugin_free(p);
 	return 0;
 }

@@ -865,7 +865,7 @@ static void handle_denials(struct supervisor *s)
 	do {
 		n = devwl_cgroup_read_denials(s->baseline.cgroup, d, ARRAY_SIZE(d));
 		for (int i = 0; i < n; i++) {
-			int r = audit_write_report(s->audit_fd, &d[i], s->node);
+			int r = audit_write_report(s->audit_fd, &d[i], NULL, NULL, s->node);
 
 			if (r < 0 && s->warned++ < 10)
 				fprintf(stderr, "devwl-run: writing the audit: %s\n", strerror(-r));

@@ -426,13 +426,11 @@ static void reports_event(struct devwld *d, const struct container *c, const cha
 static void reporter(struct devwld *d, struct container *c, pid_t pid)
 {
 	struct kernel_cg *k = c->kernel;
-	_cleanup_free_ char *v1 = NULL, *v1dir = NULL, *dir = NULL;
+	_cleanup_free_ char *dir = NULL;
 	char why[320] = "";
 	int r;
 
-	r = baseline_cgroup_of(BASELINE_V1, pid, &v1, &v1dir);
-	if (r >= 0)
-		r = baseline_container_unified(pid, v1, &dir, why, sizeof(why));
+	r = baseline_container_reporter(pid, &dir, why, sizeof(why));
 	if (r == -ENODEV)
 		return; /* no cgroup2 hierarchy: a v1-only host, nothing to report through */
 	if (r >= 0)

@@ -88,6 +88,24 @@ pass "crun+plugin kernel mode: c 1:7, which the node denies, is EPERM"
 grep -q ND_MKNOD_OK "$out" && grep -q "can't create /nd/kmsg: Permission denied" "$out" &&
 	! grep -q ND_OPEN_OK "$out" || fail "a granted node on a nodev mount: $(cat "$out")"
 pass "crun+plugin kernel mode: the kernel opens the grant in the caller's context: on a nodev mount → EACCES"
+# With DEVWL_PLUGIN_AUDIT, what the device program decides reaches the audit, marked as
+# the kernel's: no open is trapped, so these are the only record of them (tests/oci/206
+# checks them without crun, on v2 and through a hybrid host's reporter). Under crun here:
+# on v2, the same; a v1 cgroup with no cgroup2 hierarchy in crun's view (rt_create) has
+# nothing to report through, and nothing is reported.
+reports=$(grep '"source":"kernel"' "$T/audit.jsonl" | grep "\"container\":\"$tag-kernel\"" || true)
+if [ "$(echo "$rec" | jq -r .mode)" = kernel-v2 ]; then
+	jq -s -e --arg node "/containers/$tag-kernel" '
+		any(.[]; .device == "c 1:7" and .access == "w" and .decision == "deny" and
+			.errno == "EPERM" and .count == 1) and
+		any(.[]; .device == "c 1:11" and .access == "w" and .decision == "allow" and .count >= 1) and
+		any(.[]; .device == "c 1:3" and .decision == "allow") and all(.[]; .node == $node)' \
+		<<<"$reports" >/dev/null || fail "the kernel's reports in the audit: ${reports:-none}"
+	pass "crun+plugin kernel mode: the device program's reports in the audit: c 1:7 w denied, c 1:11 w and c 1:3 allowed ($(jq -s length <<<"$reports") records)"
+else
+	[ -z "$reports" ] || fail "kernel reports from a v1 cgroup with no cgroup2 hierarchy in view: $reports"
+	echo "# kernel-v1, no cgroup2 hierarchy in crun's view: nothing reports (tests/oci/206 checks the reports)"
+fi
 
 # --- 1b. the cgroup taken on the first call: its caller's --------------------------------
 # crun's state names the container's process when it loads plugins; conmon passes none,
