@@ -587,6 +587,39 @@ static void collect_runs(const char *top)
 	closedir(d);
 }
 
+/*
+ * v1 on a hybrid host: the calling process also into run-PID below name on the cgroup2
+ * hierarchy, holding nothing but this run, so that whoever programs the run's v1 cgroup
+ * can put a reporter there (devwld: baseline_container_reporter()). Best effort: without
+ * it the run is enforced all the same, unreported. The v1 run's removal of finished runs
+ * has its twin here.
+ */
+static void join_run_unified(const char *name, const char *pid)
+{
+	_cleanup_free_ char *parent = NULL, *top = NULL, *dir = NULL;
+
+	if (parent_dir(BASELINE_V2, &parent) < 0 || asprintf(&top, "%s/%s", parent, name) < 0 ||
+	    asprintf(&dir, "%s/run-%s", top, pid) < 0)
+		return;
+	if (mkdir(top, 0755) < 0 && errno != EEXIST)
+		return;
+	collect_runs(top);
+	for (int tries = 0; tries < 8; tries++) {
+		int r = 0;
+
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			r = negerrno();
+		if (r >= 0)
+			r = write_file(dir, "cgroup.procs", pid);
+		if (r >= 0)
+			return;
+		/* Another run's collect_runs() removed it while still empty: again. */
+		if (r != -ENOENT && r != -ENODEV)
+			break;
+	}
+	(void)rmdir(dir);
+}
+
 int baseline_join_run(enum baseline_kind want, const char *name, struct baseline *ret)
 {
 	_cleanup_free_ char *parent = NULL, *top = NULL, *dir = NULL, *mnt = NULL, *root = NULL;
@@ -651,6 +684,8 @@ int baseline_join_run(enum baseline_kind want, const char *name, struct baseline
 		rmdir(dir);
 		return r;
 	}
+	if (kind == BASELINE_V1)
+		join_run_unified(name, pid);
 	b.kind = kind;
 	b.dir = TAKE_PTR(dir);
 	*ret = b;

@@ -66,7 +66,9 @@ int baseline_add(const struct baseline *b, pid_t pid);
  * run-PID later (devwld, for the container the process becomes) may grant there exactly
  * its node, and no run's grants reach another. Nobody stays behind to remove run-PID (the
  * process execs): each call first removes the runs whose processes are all gone.
- * ret->dir names it; free it with free() (do not baseline_destroy it).
+ * ret->dir names it; free it with free() (do not baseline_destroy it). v1 on a hybrid
+ * host: the process also goes into run-PID below `name` on the cgroup2 hierarchy, its
+ * alone, where whoever programs run-PID can report what the v1 rules decide (best effort).
  */
 int baseline_join_run(enum baseline_kind want, const char *name, struct baseline *ret);
 

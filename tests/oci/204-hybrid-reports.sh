@@ -15,6 +15,8 @@
 #     is hidden, from a scratch cgroup2 cgroup that holds another process too) is
 #     enforced all the same, and devwld says once (log, audit and events, stats
 #     kernel_unreportable) that its accesses cannot be reported, attaching nothing there.
+#  5. devwl-run --connect --mode=kernel, handed over as a runtime would: its run cgroup
+#     gets a cgroup2 cgroup of its own beside the v1 one, so it is reported the same.
 # Skips unless this is a hybrid host whose kernel lets a device program record.
 RT=runc
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -196,3 +198,23 @@ grep -qx "devwl_kernel_unreportable_containers 1" "$T/metrics" &&
 	grep -qx "devwl_kernel_unreported_containers 1" "$T/metrics" ||
 	fail "metrics: $(grep unreport "$T/metrics")"
 pass "a container in a shared cgroup2 cgroup: enforced by v1, said once that it cannot be reported"
+
+# 5. A workload handed over as a runtime would (devwl-run --connect, kernel mode): its v1
+# run cgroup has a cgroup2 twin of its own, so it is reported like runc's container.
+RUN=${DEVWL_RUN:-$BUILD/tools/devwl-run}
+out=$("$RUN" --connect "$T/listen.sock" --node /km --id hy-run --mode=kernel -- sh -c '
+	true </dev/zero && echo ZERO=ok; echo "FULL=$(sh -c "true </dev/full" 2>&1)"' 2>"$T/run.err") ||
+	fail "devwl-run --connect: $out $(cat "$T/run.err")"
+[[ $out == *ZERO=ok* && $out == *"FULL="*"Operation not permitted"* ]] || fail "devwl-run --connect: $out"
+grep -Eq "container hy-run: kernel mode: cgroup v1 .*/devwl-run.connected/run-[0-9]+ enforces node /km .*its denials recorded by its reporter on cgroup2" \
+	"$T/devwld.log" || fail "the log: $(grep hy-run "$T/devwld.log")"
+id=hy-run
+for f in events.out audit.jsonl; do
+	wait_for "$T/$f" '"container":"hy-run".*"device":"c 1:7"' || fail "$f: no denial of hy-run"
+	wait_for "$T/$f" '"container":"hy-run".*"device":"c 1:5".*"decision":"allow"' ||
+		fail "$f: no allow of hy-run"
+	recs "$T/$f" "c 1:7" deny | jq -e 'length == 1 and .[0].source == "kernel"' >/dev/null ||
+		fail "$f: $(recs "$T/$f" "c 1:7" deny)"
+done
+[ "$(stat_of kernel_unreportable)" = 1 ] || fail "hy-run unreportable: $(ctl stats | grep kernel)"
+pass "devwl-run --connect in kernel mode: its run cgroup's cgroup2 twin carries the reporter; /dev/zero and /dev/full reported, source kernel"
