@@ -58,15 +58,15 @@ static void twin_in_our_namespace(const struct pt_target *t)
 		fd = open(ns, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || setns(fd, CLONE_NEWNS) < 0)
 			LT_DIE("setns %s: %s", ns, strerror(errno));
-		r = devwl_node_place(t->pidfd,
-				     &(struct devwl_place){.path = "/dev/devwl-74-twin",
-							   .type = DEVWL_DEV_CHAR,
-							   .major = 1,
-							   .minor = 3,
-							   .mode = 0666,
-							   .flags = DEVWL_PLACE_CONFINED |
-								    DEVWL_PLACE_TWIN},
-				     &err);
+		r = devwl_node_place(
+			t->pidfd,
+			&(struct devwl_place){.path = "/dev/devwl-74-twin",
+					      .type = DEVWL_DEV_CHAR,
+					      .major = 1,
+					      .minor = 3,
+					      .mode = 0666,
+					      .flags = DEVWL_PLACE_CONFINED | DEVWL_PLACE_TWIN},
+			&err);
 		LT_CHECK(r == 0, "place a twinned /dev/devwl-74-twin: %d %s", r, err.msg);
 		LT_CHECK(mounted_at(t, "/dev/devwl-74-twin"), "no twin over /dev/devwl-74-twin");
 		r = devwl_node_unplace(t->pidfd, "/dev/devwl-74-twin", DEVWL_DEV_CHAR, 1, 3, &err);

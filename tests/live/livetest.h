@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../fdpass.h"
 #include "../hostprobe.h"
 #include "devwl.h"
 
@@ -365,47 +366,6 @@ static inline void *lt_sup_loop(void *arg)
 	return NULL;
 }
 
-static inline int lt_recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = NULL;
-	int fd = -1;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-	return fd;
-}
-
-static inline void lt_send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte = 'x';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	memset(cbuf, 0, sizeof(cbuf));
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-	if (sendmsg(sock, &msg, 0) < 0)
-		_exit(125);
-}
-
 /* Everything until EOF from fd, which is closed; NUL-terminated, heap (caller frees). */
 static inline char *lt_read_all(int fd)
 {
@@ -467,7 +427,8 @@ static inline char *lt_run(struct lt_sup *s, char *const argv[], int (*child_fn)
 			fprintf(stderr, "devwl_filter_install: %s\n", strerror(-r));
 			_exit(122);
 		}
-		lt_send_fd(sv[1], fd);
+		if (fdpass_send(sv[1], fd) < 0)
+			_exit(125);
 		close(fd);
 		if (child_fn) {
 			r = child_fn(child_arg);
@@ -482,7 +443,7 @@ static inline char *lt_run(struct lt_sup *s, char *const argv[], int (*child_fn)
 	devwl_notify_set_baseline(s->notify, s->cgroup != NULL);
 	close(sv[1]);
 	close(out[1]);
-	s->nfd = lt_recv_fd(sv[0]);
+	s->nfd = fdpass_recv(sv[0]);
 	close(sv[0]);
 	if (s->nfd < 0)
 		LT_DIE("no notify fd from the child");
@@ -707,7 +668,8 @@ static inline pid_t lt_spawn(int (*child_fn)(void *), void *arg, int *ret_nfd, i
 		r = devwl_filter_install(0, &fd);
 		if (r < 0)
 			_exit(122);
-		lt_send_fd(sv[1], fd);
+		if (fdpass_send(sv[1], fd) < 0)
+			_exit(125);
 		close(fd);
 		r = child_fn(arg);
 		fflush(stdout);
@@ -715,7 +677,7 @@ static inline pid_t lt_spawn(int (*child_fn)(void *), void *arg, int *ret_nfd, i
 	}
 	close(sv[1]);
 	close(out[1]);
-	*ret_nfd = lt_recv_fd(sv[0]);
+	*ret_nfd = fdpass_recv(sv[0]);
 	close(sv[0]);
 	if (*ret_nfd < 0)
 		LT_DIE("no notify fd from the child");

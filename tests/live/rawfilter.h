@@ -66,7 +66,8 @@ static inline void lt_raw_start(struct lt_raw *r, uint32_t arch, const uint32_t 
 		fd = lt_raw_install(arch, nrs, n);
 		if (fd < 0)
 			_exit(122);
-		lt_send_fd(sv[1], fd);
+		if (fdpass_send(sv[1], fd) < 0)
+			_exit(125);
 		close(fd);
 		fd = fn(arg);
 		fflush(stdout);
@@ -74,7 +75,7 @@ static inline void lt_raw_start(struct lt_raw *r, uint32_t arch, const uint32_t 
 	}
 	close(sv[1]);
 	close(out[1]);
-	r->nfd = lt_recv_fd(sv[0]);
+	r->nfd = fdpass_recv(sv[0]);
 	close(sv[0]);
 	r->out = out[0];
 	if (r->nfd < 0)

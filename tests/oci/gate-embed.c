@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The node gate's table (tests/oci/168) through the embedding API: include/devwl.h and
- * libc only, as an embedder builds it (examples/embed/devwl-embed.c).
+ * libc only (and tests/fdpass.h, libc too), as an embedder builds it
+ * (examples/embed/devwl-embed.c).
  *
  *   gate-embed ROW DIR [CGROUP]
  *
@@ -38,48 +39,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../fdpass.h"
+
 static const char *dir, *cgroup_dir;
 
 static const char *answer(int r)
 {
 	return r >= 0 ? "ok" : strerrorname_np(errno);
-}
-
-static int send_fd(int sock, int fd)
-{
-	char byte = 'F', cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
-}
-
-static int recv_fd(int sock)
-{
-	char byte, cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = NULL;
-	int fd = -1;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
 }
 
 /* open DIR/nd/NAME and DIR/dv/NAME read-write: "nd=A dv=B" into buf. */
@@ -140,7 +106,7 @@ static void __attribute__((noreturn)) child(int sock)
 		errno = -r;
 		child_fail("the filter");
 	}
-	if (send_fd(sock, notify_fd) < 0)
+	if (fdpass_send(sock, notify_fd) < 0)
 		child_fail("passing the notify fd");
 	close(notify_fd);
 
@@ -261,7 +227,7 @@ int main(int argc, char **argv)
 		child(sv[1]);
 	}
 	close(sv[1]);
-	notify_fd = recv_fd(sv[0]);
+	notify_fd = fdpass_recv(sv[0]);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (notify_fd < 0 || pidfd < 0) {
 		waitpid(pid, &status, 0);

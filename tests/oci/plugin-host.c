@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../fdpass.h"
+
 struct run_oci_conf {
 	const char *runtime_root_path;
 	const char *name;
@@ -51,44 +53,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "plugin-host: %s: %s\n", what, strerror(errno));
 	exit(125);
-}
-
-static void send_fd(int sock, int fd)
-{
-	char byte = 'F', cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(sock, &msg, 0) != 1)
-		die("sendmsg");
-}
-
-static int recv_fd(int sock)
-{
-	char byte = 0, cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = NULL;
-	int fd = -1;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
 }
 
 static void join_cgroup(const char *dir)
@@ -117,7 +81,8 @@ static void child(int sock, char **cgroups, int ncgroups, char **cmd)
 		errno = -r;
 		die("devwl_filter_install");
 	}
-	send_fd(sock, fd);
+	if (fdpass_send(sock, fd) < 0)
+		die("sending the notify fd");
 	close(fd);
 	if (read(sock, &go, 1) != 1)
 		_exit(125);
@@ -179,7 +144,7 @@ int main(int argc, char **argv)
 		child(sv[1], argv + 5, dash - 5, argv + dash + 1);
 	}
 	close(sv[1]);
-	fd = recv_fd(sv[0]);
+	fd = fdpass_recv(sv[0]);
 	if (fd < 0) {
 		waitpid(pid, &wstatus, 0);
 		fprintf(stderr, "plugin-host: the child handed over no notify fd\n");
