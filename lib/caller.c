@@ -1225,7 +1225,8 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
  * frees nothing that is bound, since each bind holds the superblock (and the names of
  * its twins, which the caller needs to bind its node elsewhere: a bind of an unlinked
  * file fails ENOENT). Each twin's name is the number of a slot that remembers its inode,
- * dropped when devwl unmounts the twin (caller_unbind_twin); a caller that unmounts a twin itself
+ * dropped when devwl unmounts the twin or removes its node (caller_unbind_twin,
+ * caller_twin_forget); a caller that unmounts a twin itself
  * leaves its name until the tmpfs goes. TWIN_SLOTS bounds each tmpfs (nr_inodes too: a loop of
  * mknods the caller unmounts itself fills one, which is then replaced), and TWIN_NS_MAX the number
  * kept: memory stays bounded whatever the workload does. While our fd holds the superblock its
@@ -1366,6 +1367,22 @@ fail:
 	return tree;
 }
 
+/* Under twin_lock: the twin ino on f is unbound: its name goes, its slot serves again (a
+ * bind the caller made of it elsewhere stays). */
+static void twin_drop_name(struct twin_fs *f, ino_t ino)
+{
+	char name[24];
+
+	for (size_t i = 0; i < TWIN_SLOTS; i++) {
+		if (f->slot[i] != ino)
+			continue;
+		twin_name(name, i);
+		if (unlinkat(f->mnt, name, 0) == 0 || errno == ENOENT)
+			f->slot[i] = 0;
+		return;
+	}
+}
+
 int caller_twin_tree(int ns, const struct stat *st)
 {
 	_cleanup_(unlock_twins) pthread_mutex_t *lock = NULL;
@@ -1472,7 +1489,7 @@ int caller_unbind_twin(struct devwl_caller *c, struct devwl_target *t, int node_
 	struct twin_fs *f = NULL;
 	struct statx stx;
 	uint64_t ns_id = 0;
-	char path[48], name[24];
+	char path[48];
 	int home = -1, r = 0;
 
 	if (c->broken || c->inside || c->as_caller || c->fs_tid != this_tid())
@@ -1498,16 +1515,23 @@ int caller_unbind_twin(struct devwl_caller *c, struct devwl_target *t, int node_
 	r = umount_in(c, home, ns, node_fd);
 	if (r < 0)
 		return r;
-	/* Unbound here: its name goes (a bind the caller made of it elsewhere stays). */
-	for (size_t i = 0; i < TWIN_SLOTS; i++) {
-		if (f->slot[i] != (ino_t)stx.stx_ino)
-			continue;
-		twin_name(name, i);
-		if (unlinkat(f->mnt, name, 0) == 0 || errno == ENOENT)
-			f->slot[i] = 0;
-		break;
-	}
+	twin_drop_name(f, (ino_t)stx.stx_ino);
 	return 1;
+}
+
+void caller_twin_forget(int ns, const struct stat *st)
+{
+	_cleanup_(unlock_twins) pthread_mutex_t *lock = NULL;
+	struct twin_fs *f = NULL;
+	uint64_t ns_id = 0;
+
+	if (twin_ns_id(ns, &ns_id) < 0)
+		return;
+	pthread_mutex_lock(&twin_lock);
+	lock = &twin_lock;
+	f = twin_fs_find(ns_id);
+	if (f && f->dev == st->st_dev)
+		twin_drop_name(f, st->st_ino);
 }
 
 int caller_foreign_lsm(struct devwl_caller *c, struct devwl_target *t)

@@ -98,6 +98,12 @@ int caller_init(struct devwl_caller *c);
  * without mount namespace ids, before 6.10).
  */
 int caller_twin_tree(int ns, const struct stat *st);
+/*
+ * The twin st describes (stat of a node through the mount bound over it) on the twins'
+ * tmpfs of mount namespace ns, unmounted or detached by its node's removal: drop its name,
+ * so that its slot serves again. Not a twin of ours there: nothing.
+ */
+void caller_twin_forget(int ns, const struct stat *st);
 void caller_done(struct devwl_caller *c);
 /* Close the cached root, which pins a container's root mount while it is kept. */
 void caller_forget(struct devwl_caller *c);

@@ -721,6 +721,9 @@ static int unplace_in(const struct target *t, const char *path, int type, uint32
 	if (r < 0)
 		return devwl_error_set(err, r, off, "process %d: %s: unlink: %s", (int)t->pid, path,
 				       strerror(-r));
+	/* st is its twin's where one was bound (the walk crossed the mount): its slot is
+	 * free again, whether the unlink detached the twin or place_unbind() did. */
+	place_twin_forget(t->proc, &st);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #define DEVWL_PLACE_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 /*
  * Translate id of a user namespace into the reader's through the text of its
@@ -16,5 +17,8 @@ int place_idmap_lookup(const char *map, uint32_t id, uint32_t *ret_id);
  * namespace of the process proc (/proc/PID) names; and unmount it again. 0 or -errno. */
 int place_bind_twin(int proc, int node);
 int place_unbind(int proc, int node);
+/* The node st described (through its twin) is gone from the target of proc: its twin's
+ * name goes, freeing its slot (caller_twin_forget()). */
+void place_twin_forget(int proc, const struct stat *st);
 
 #endif

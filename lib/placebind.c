@@ -100,3 +100,11 @@ int place_unbind(int proc, int node)
 		return negerrno();
 	return run(&j);
 }
+
+void place_twin_forget(int proc, const struct stat *st)
+{
+	_cleanup_close_ int ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
+
+	if (ns >= 0)
+		caller_twin_forget(ns, st);
+}

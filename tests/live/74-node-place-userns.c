@@ -5,12 +5,14 @@
  * the owner asked is in the target's view, so the target sees exactly that uid and gid;
  * (uid_t)-1 and (gid_t)-1 are its root; directories DEVWL_PLACE_MKDIR makes are owned by
  * its root, not by the host's (nobody, to it); an id it has no mapping for is refused and
- * nothing is made; a twin placed and unplaced from the target's own mount namespace.
+ * nothing is made; a twin placed and unplaced from the target's own mount namespace; a
+ * twin's slot freed with its node, 600 times over.
  */
 #include "placetest.h"
 
-/* Is a mount at path (as t sees its tree) in t's mount namespace? */
-static bool mounted_at(const struct pt_target *t, const char *path)
+/* Is a mount at path (as t sees its tree) in t's mount namespace? Its root within its
+ * file system into root (size bytes; may be NULL). */
+static bool mounted_at(const struct pt_target *t, const char *path, char *root, size_t size)
 {
 	char file[64], line[1024], want[300];
 	bool found = false;
@@ -22,12 +24,16 @@ static bool mounted_at(const struct pt_target *t, const char *path)
 	if (!f)
 		LT_DIE("%s: %s", file, strerror(errno));
 	while (!found && fgets(line, sizeof(line), f)) {
-		/* The fifth field: skip "ID PARENT MAJ:MIN ROOT". */
-		const char *p = line;
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": p at the space before ROOT, q before
+		 * MOUNTPOINT. */
+		char *p = line, *q = NULL;
 
-		for (int i = 0; i < 4 && p; i++)
+		for (int i = 0; i < 3 && p; i++)
 			p = strchr(p + 1, ' ');
-		found = p && strncmp(p, want, strlen(want)) == 0;
+		q = p ? strchr(p + 1, ' ') : NULL;
+		found = q && strncmp(q, want, strlen(want)) == 0;
+		if (found && root)
+			snprintf(root, size, "%.*s", (int)(q - p - 1), p + 1);
 	}
 	fclose(f);
 	return found;
@@ -68,10 +74,12 @@ static void twin_in_our_namespace(const struct pt_target *t)
 					      .flags = DEVWL_PLACE_CONFINED | DEVWL_PLACE_TWIN},
 			&err);
 		LT_CHECK(r == 0, "place a twinned /dev/devwl-74-twin: %d %s", r, err.msg);
-		LT_CHECK(mounted_at(t, "/dev/devwl-74-twin"), "no twin over /dev/devwl-74-twin");
+		LT_CHECK(mounted_at(t, "/dev/devwl-74-twin", NULL, 0),
+			 "no twin over /dev/devwl-74-twin");
 		r = devwl_node_unplace(t->pidfd, "/dev/devwl-74-twin", DEVWL_DEV_CHAR, 1, 3, &err);
 		LT_CHECK(r == 0, "unplace the twinned node from its namespace: %d %s", r, err.msg);
-		LT_CHECK(!mounted_at(t, "/dev/devwl-74-twin"), "its twin is still mounted");
+		LT_CHECK(!mounted_at(t, "/dev/devwl-74-twin", NULL, 0),
+			 "its twin is still mounted");
 		snprintf(host, sizeof(host), "/proc/%d/root/dev/devwl-74-twin", (int)t->pid);
 		LT_CHECK(lstat(host, &st) < 0 && errno == ENOENT, "%s is still there", host);
 		_exit(lt_failures ? 1 : 0);
@@ -79,6 +87,46 @@ static void twin_in_our_namespace(const struct pt_target *t)
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		LT_CHECK(0, "the twin placed and unplaced in the target's namespace: status %#x",
 			 status);
+}
+
+/*
+ * A twin's name goes with its node: placed and unplaced (from our namespace: the unlink
+ * detaches the twin) more times than a twins' tmpfs has slots (511), each twin is the
+ * first slot's, "/0" as the mount's root. Were the names left, each would take the next
+ * slot.
+ */
+static void twin_slots_reused(const struct pt_target *t)
+{
+	struct devwl_error err = {0};
+	char root[64];
+	int r = 0;
+
+	for (int i = 0; i < 600; i++) {
+		r = devwl_node_place(
+			t->pidfd,
+			&(struct devwl_place){.path = "/dev/devwl-74-again",
+					      .type = DEVWL_DEV_CHAR,
+					      .major = 1,
+					      .minor = 3,
+					      .mode = 0666,
+					      .flags = DEVWL_PLACE_CONFINED | DEVWL_PLACE_TWIN},
+			&err);
+		if (r != 0) {
+			LT_CHECK(0, "placement %d: %d %s", i, r, err.msg);
+			return;
+		}
+		if (!mounted_at(t, "/dev/devwl-74-again", root, sizeof(root)) ||
+		    strcmp(root, "/0") != 0) {
+			LT_CHECK(0, "placement %d: its twin is not the first slot's: '%s'", i,
+				 root);
+			return;
+		}
+		r = devwl_node_unplace(t->pidfd, "/dev/devwl-74-again", DEVWL_DEV_CHAR, 1, 3, &err);
+		if (r != 0) {
+			LT_CHECK(0, "unplace %d: %d %s", i, r, err.msg);
+			return;
+		}
+	}
 }
 
 int main(void)
@@ -162,6 +210,7 @@ int main(void)
 	LT_CHECK(strcmp(buf, "err stat ENOENT") == 0, "made all the same: %s", buf);
 
 	twin_in_our_namespace(&t);
+	twin_slots_reused(&t);
 
 	r = devwl_node_unplace(t.pidfd, "/dev/devwl-74", DEVWL_DEV_CHAR, 1, 3, &err);
 	LT_CHECK(r == 0, "unplace /dev/devwl-74: %d %s", r, err.msg);
