@@ -1032,11 +1032,11 @@ int caller_parent_in_root(struct devwl_caller *c, struct devwl_target *t, const 
 	return in_root_undecided(errno) ? 1 : negerrno();
 }
 
-int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino,
+int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, struct stat *ret_st,
 		 int *ret_node)
 {
 	_cleanup_close_ int node = -1;
-	struct stat st;
+	struct stat st = {0};
 	int r = 0;
 
 	if (mknodat(dir, name, mode, dev) < 0)
@@ -1053,13 +1053,10 @@ int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, dev_t *ret_d
 				  (st.st_mode & S_IFMT) != (mode & S_IFMT)))
 			closep(&node);
 	}
-	if (node >= 0 ||
-	    ((r == 0 || r == -EEXIST) && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
-		if (ret_dev)
-			*ret_dev = st.st_dev;
-		if (ret_ino)
-			*ret_ino = st.st_ino;
-	}
+	if (node < 0 &&
+	    ((r != 0 && r != -EEXIST) || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0))
+		st = (struct stat){0};
+	*ret_st = st;
 	if (ret_node)
 		*ret_node = TAKE_FD(node);
 	return r;
@@ -1343,18 +1340,29 @@ static int twin_make(struct twin_fs *f, const struct stat *st)
 	char name[24];
 	size_t i = 0;
 	int tree = -1;
+	bool chowned = false;
 
 	while (i < TWIN_SLOTS && f->slot[i])
 		i++;
 	if (i == TWIN_SLOTS)
 		return -ENOSPC;
 	twin_name(name, i);
-	/* The twin: the same device, owner and mode as the node it stands in for. */
-	if (mknodat(f->mnt, name, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
+	/*
+	 * The twin: the same device, owner and mode as the node it stands in for. Made with
+	 * its mode at once (no path reaches this tmpfs, so no one sees it before it is
+	 * right), then changed only where it differs: our umask, an owner other than us.
+	 * The mode goes last: a chown clears the set-id bits.
+	 */
+	if (mknodat(f->mnt, name, (st->st_mode & (S_IFMT | 0777)), st->st_rdev) < 0)
 		return negerrno();
-	if (fchownat(f->mnt, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fchmodat(f->mnt, name, st->st_mode & 07777, 0) < 0 ||
-	    fstatat(f->mnt, name, &made, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(f->mnt, name, &made, AT_SYMLINK_NOFOLLOW) < 0)
+		goto fail;
+	chowned = made.st_uid != st->st_uid || made.st_gid != st->st_gid;
+	if (chowned && fchownat(f->mnt, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		goto fail;
+	if (((made.st_mode & 07777) != (st->st_mode & 07777) ||
+	     (chowned && (st->st_mode & 06000))) &&
+	    fchmodat(f->mnt, name, st->st_mode & 07777, 0) < 0)
 		goto fail;
 	tree = (int)syscall(SYS_open_tree, f->mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
@@ -1437,7 +1445,8 @@ static struct twin_fs *twin_of(uint64_t ns_id, const struct statx *stx)
 	return f && f->dev == makedev(stx->stx_dev_major, stx->stx_dev_minor) ? f : NULL;
 }
 
-int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd)
+int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd,
+		     const struct stat *node_st)
 {
 	_cleanup_close_ int tree = -1, ns = -1;
 	char path[48];
@@ -1449,7 +1458,9 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 	home = own_mntns(c);
 	if (home < 0)
 		return home;
-	if (fstat(node_fd, &st) < 0)
+	if (node_st)
+		st = *node_st;
+	else if (fstat(node_fd, &st) < 0)
 		return negerrno();
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return -EINVAL;

@@ -215,11 +215,13 @@ int caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int ofl
  * node_fd in the caller's own context. A twin of it (same device, owner and mode) is made
  * on a tmpfs of devwl's, which is not nodev, and bound over node_fd in the caller's mount
  * namespace: the caller's opens then reach a node the kernel opens, judged by its device
- * cgroup, its capabilities and its LSM domain. Needs CAP_SYS_ADMIN over that namespace.
+ * cgroup, its capabilities and its LSM domain. node_st: node_fd's stat where the caller
+ * has it (NULL: fstat'd here). Needs CAP_SYS_ADMIN over that namespace.
  * Errors: -EINVAL not a device or not outside, as mknodat/open_tree/setns/move_mount;
  * -EIO we could not return to our own namespace (the context refuses to act after).
  */
-int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd);
+int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd,
+		     const struct stat *node_st);
 
 /*
  * Outside, as ourselves: if node_fd (an O_PATH fd the caller's lookup gave, not following
@@ -256,12 +258,12 @@ int caller_parent_in_root(struct devwl_caller *c, struct devwl_target *t, const 
 			  const char **ret_name, int *ret_fd);
 
 /*
- * Inside, as the caller: mknod name in dir (caller_parent()) with mode/dev. ret_dev/ret_ino
- * (may be NULL) name the node created or found; *ret_node (may be NULL) gets an O_PATH fd
- * of a node made, or -1. Errors: as mknodat; -EEXIST comes with ret_dev/ret_ino of the
+ * Inside, as the caller: mknod name in dir (caller_parent()) with mode/dev. *ret_st is the
+ * node created or found (zeroed where there is none); *ret_node (may be NULL) gets an
+ * O_PATH fd of a node made, or -1. Errors: as mknodat; -EEXIST comes with *ret_st of the
  * existing node so a restarted call can be recognised.
  */
-int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, dev_t *ret_dev, ino_t *ret_ino,
+int caller_mknod(int dir, const char *name, mode_t mode, dev_t dev, struct stat *ret_st,
 		 int *ret_node);
 
 /* Our /proc, open since caller_init(): reachable from inside a caller's root too. */

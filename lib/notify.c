@@ -672,12 +672,12 @@ static bool binds_made(const struct devwl_notify *n)
 	return gate_twin(n->enforced, !n->target.creds.same_userns);
 }
 
-static void bind_made(struct devwl_notify *n, int made_fd)
+static void bind_made(struct devwl_notify *n, int made_fd, const struct stat *made)
 {
 	if (!binds_made(n))
 		return;
 	caller_leave(&n->caller);
-	if (caller_bind_node(&n->caller, &n->target, made_fd) < 0)
+	if (caller_bind_node(&n->caller, &n->target, made_fd, made) < 0)
 		n->reason = "node made, but no node the kernel opens could be bound over it";
 }
 
@@ -688,8 +688,7 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	struct devwl_target *t = &n->target;
 	const char *last = NULL, *name = NULL, *why = NULL;
 	_cleanup_close_ int made_fd = -1, dir = -1;
-	dev_t made_dev = 0;
-	ino_t made_ino = 0;
+	struct stat made = {0};
 	size_t len = 0;
 	int r = 0, gate = 0;
 
@@ -778,13 +777,13 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	if (gate < 0)
 		return answer_error(a, -gate);
 	/* An fd of the node only where bind_made() binds over it (2 system calls more). */
-	r = caller_mknod(dir, name, c->mode, makedev(e->major, e->minor), &made_dev, &made_ino,
+	r = caller_mknod(dir, name, c->mode, makedev(e->major, e->minor), &made,
 			 binds_made(n) ? &made_fd : NULL);
-	if (r == -EEXIST && made_here(n, t->tid, made_dev, made_ino))
+	if (r == -EEXIST && made_here(n, t->tid, made.st_dev, made.st_ino))
 		r = 0; /* the same call again after a signal restart */
 	else if (r == 0) {
 		n->made[n->made_next] =
-			(struct made_node){.tid = t->tid, .dev = made_dev, .ino = made_ino};
+			(struct made_node){.tid = t->tid, .dev = made.st_dev, .ino = made.st_ino};
 		n->made_next = (n->made_next + 1) % MADE_MAX;
 	}
 	if (r == -ELOOP)
@@ -792,8 +791,9 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
 	if (r < 0)
 		return answer_error(a, -r);
 	if (made_fd >= 0)
-		bind_made(n, made_fd);
-	if (r == 0 && gate == GATE_NODEV && devwl_nodeset_add(n->nodes, made_dev, made_ino) < 0)
+		bind_made(n, made_fd, &made);
+	if (r == 0 && gate == GATE_NODEV &&
+	    devwl_nodeset_add(n->nodes, made.st_dev, made.st_ino) < 0)
 		n->reason = "node made on a nodev mount, but not recorded: it will not open";
 	a->kind = ANSWER_VALUE;
 	return 0;
@@ -933,7 +933,7 @@ static int decide_rename(struct devwl_notify *n, int nfd, const struct call *c, 
 		closep(&moved);
 	caller_leave(cl);
 	/* The twin goes with the node, wherever it is: a refused rename keeps it opening. */
-	if (moved < 0 || caller_bind_node(cl, t, moved) < 0)
+	if (moved < 0 || caller_bind_node(cl, t, moved, &after) < 0)
 		n->reason = "no twin could be bound over the node again after its rename";
 	else
 		n->reason = "a twin of devwl's moved with the node";

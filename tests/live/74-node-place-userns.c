@@ -64,6 +64,7 @@ static void twin_in_our_namespace(const struct pt_target *t)
 		fd = open(ns, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || setns(fd, CLONE_NEWNS) < 0)
 			LT_DIE("setns %s: %s", ns, strerror(errno));
+		umask(027);
 		r = devwl_node_place(
 			t->pidfd,
 			&(struct devwl_place){.path = "/dev/devwl-74-twin",
@@ -76,6 +77,15 @@ static void twin_in_our_namespace(const struct pt_target *t)
 		LT_CHECK(r == 0, "place a twinned /dev/devwl-74-twin: %d %s", r, err.msg);
 		LT_CHECK(mounted_at(t, "/dev/devwl-74-twin", NULL, 0),
 			 "no twin over /dev/devwl-74-twin");
+		/* The twin is what a path reaches: the node's owner and mode, whatever our
+		 * umask (027, below), and its device. */
+		snprintf(host, sizeof(host), "/proc/%d/root/dev/devwl-74-twin", (int)t->pid);
+		LT_CHECK(stat(host, &st) == 0 && (st.st_mode & 07777) == 0666 &&
+				 st.st_uid == PT_BASE && st.st_gid == PT_BASE &&
+				 st.st_rdev == makedev(1, 3),
+			 "the twin: %04o %u:%u %u:%u", (unsigned int)(st.st_mode & 07777),
+			 (unsigned int)st.st_uid, (unsigned int)st.st_gid, major(st.st_rdev),
+			 minor(st.st_rdev));
 		r = devwl_node_unplace(t->pidfd, "/dev/devwl-74-twin", DEVWL_DEV_CHAR, 1, 3, &err);
 		LT_CHECK(r == 0, "unplace the twinned node from its namespace: %d %s", r, err.msg);
 		LT_CHECK(!mounted_at(t, "/dev/devwl-74-twin", NULL, 0),
