@@ -57,6 +57,9 @@ static void twin_in_our_namespace(const struct pt_target *t)
 	if (pid == 0) {
 		struct devwl_error err = {0};
 		struct stat st;
+		const struct devwl_place twinned =
+			pt_place("/dev/devwl-74-twin", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0,
+				 DEVWL_PLACE_CONFINED | DEVWL_PLACE_TWIN);
 		char host[300];
 		int r = 0;
 
@@ -65,15 +68,7 @@ static void twin_in_our_namespace(const struct pt_target *t)
 		if (fd < 0 || setns(fd, CLONE_NEWNS) < 0)
 			LT_DIE("setns %s: %s", ns, strerror(errno));
 		umask(027);
-		r = devwl_node_place(
-			t->pidfd,
-			&(struct devwl_place){.path = "/dev/devwl-74-twin",
-					      .type = DEVWL_DEV_CHAR,
-					      .major = 1,
-					      .minor = 3,
-					      .mode = 0666,
-					      .flags = DEVWL_PLACE_CONFINED | DEVWL_PLACE_TWIN},
-			&err);
+		r = devwl_node_place(t->pidfd, &twinned, &err);
 		LT_CHECK(r == 0, "place a twinned /dev/devwl-74-twin: %d %s", r, err.msg);
 		LT_CHECK(mounted_at(t, "/dev/devwl-74-twin", NULL, 0),
 			 "no twin over /dev/devwl-74-twin");
@@ -107,20 +102,15 @@ static void twin_in_our_namespace(const struct pt_target *t)
  */
 static void twin_slots_reused(const struct pt_target *t)
 {
+	const struct devwl_place twinned =
+		pt_place("/dev/devwl-74-again", DEVWL_DEV_CHAR, 1, 3, 0666, 0, 0,
+			 DEVWL_PLACE_CONFINED | DEVWL_PLACE_TWIN);
 	struct devwl_error err = {0};
 	char root[64];
 	int r = 0;
 
 	for (int i = 0; i < 600; i++) {
-		r = devwl_node_place(
-			t->pidfd,
-			&(struct devwl_place){.path = "/dev/devwl-74-again",
-					      .type = DEVWL_DEV_CHAR,
-					      .major = 1,
-					      .minor = 3,
-					      .mode = 0666,
-					      .flags = DEVWL_PLACE_CONFINED | DEVWL_PLACE_TWIN},
-			&err);
+		r = devwl_node_place(t->pidfd, &twinned, &err);
 		if (r != 0) {
 			LT_CHECK(0, "placement %d: %d %s", i, r, err.msg);
 			return;
