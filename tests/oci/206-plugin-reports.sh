@@ -48,11 +48,12 @@ rm_cgroups() {
 }
 # (cleanup exits with the status it finds in $?: the test's.)
 trap 'status=$?; rm_cgroups; (exit $status); cleanup' EXIT
-# cgroup HIERARCHY NAME: a cgroup of the test's, removed at the end.
+# cgroup HIERARCHY NAME: a cgroup of the test's, in $CG, removed at the end (not
+# echoed: in a command substitution's subshell CGS would not keep it).
 cgroup() {
 	mkdir "$1/$2" || fail "mkdir $1/$2"
 	CGS+=("$1/$2")
-	echo "$1/$2"
+	CG=$1/$2
 }
 
 N=2000
@@ -77,8 +78,8 @@ reports_of() { grep '"source":"kernel"' "$T/audit.jsonl" | grep "\"container\":\
 
 # --- 1. its own cgroups: every decision of the program in the audit --------------------
 id=devwl-t206-$$
-dirs=("$(cgroup "$v2" "$id")")
-[ -z "$v1" ] || dirs+=("$(cgroup "$v1" "$id")")
+cgroup "$v2" "$id" && dirs=("$CG")
+[ -z "$v1" ] || { cgroup "$v1" "$id" && dirs+=("$CG"); }
 run "$id" "${dirs[@]}"
 reports=$(reports_of "$id")
 jq -s -e --arg node "/containers/$id" --argjson n $N '
@@ -97,7 +98,8 @@ pass "$want: the device program's decisions in the plugin's audit: c 1:7 w denie
 if [ -n "$v1" ]; then
 	id2=devwl-t206b-$$
 	# Only a v1 cgroup of its own: in cgroup2 it stays where this test is.
-	run "$id2" "$(cgroup "$v1" "$id2")"
+	cgroup "$v1" "$id2"
+	run "$id2" "$CG"
 	[ -z "$(reports_of "$id2")" ] || fail "$id2: reported through a shared cgroup2 cgroup: $(reports_of "$id2")"
 	said=$(grep '"event":"reports"' "$T/audit.jsonl" | grep "\"container\":\"$id2\"")
 	jq -s -e 'length == 1 and .[0].result == "unavailable" and (.[0].reason | test("is not its own"))' \
