@@ -505,7 +505,6 @@ static void seen_open(struct devwl_cgroup *cg)
  */
 static void rep_detach(struct devwl_cgroup *cg)
 {
-
 	if (cg->rep_fd >= 0) {
 		(void)prog_detach(cg->rep_dirfd, cg->rep_fd);
 		close(cg->rep_fd);

@@ -357,8 +357,6 @@ static uint64_t applies;
 /* Repairs of drift since the worker started; the earliest next_check (0: unknown). */
 static uint64_t drift_repairs, drift_due;
 
-/* Apply c's node if it changed since the last apply (or was never applied). */
-
 /* Apply c's node (its ceiling while it learns: learning_served()) if it changed since the
  * last apply (or was never applied). */
 static int apply(const struct devwld *d, struct container *c)

@@ -154,34 +154,30 @@ void loop_destroy(struct loop *l, struct source *src)
 	/* At exit the ring goes away unread: nothing will complete, free at once. */
 	if (src->armed && !l->quit) {
 		src->dead = true;
-		if (!cancel_poll(l, src, true)) {
+		list_add_tail(&src->dying, &l->dying);
+		src->cancel_queued = !cancel_poll(l, src, true);
+		if (src->cancel_queued)
 			log_msg("no io_uring entry to cancel a poll: retrying next round");
-			src->cancel_next = l->cancel_later;
-			l->cancel_later = src;
-			src->cancel_queued = true;
-		}
 		return;
 	}
 	src->free_fn(src);
 }
 
-/* Retry the cancels loop_destroy could not make; those done leave the list (and those
- * whose poll completed meanwhile are freed here, not by dispatch()). */
+void loop_release(struct source *src)
+{
+	list_del(&src->dying);
+	src->free_fn(src);
+}
+
+/* Retry the cancels loop_destroy could not make (a source whose poll completed
+ * meanwhile was freed by dispatch() and is no longer on the list). */
 static void cancel_retry(struct loop *l)
 {
-	struct source **pp = &l->cancel_later;
+	for (struct list_head *n = l->dying.next; n != &l->dying; n = n->next) {
+		struct source *src = container_of(n, struct source, dying);
 
-	while (*pp) {
-		struct source *src = *pp;
-
-		if (!src->armed || cancel_poll(l, src, false)) {
-			*pp = src->cancel_next;
+		if (src->cancel_queued && cancel_poll(l, src, false))
 			src->cancel_queued = false;
-			if (!src->armed)
-				src->free_fn(src);
-		} else {
-			pp = &src->cancel_next;
-		}
 	}
 }
 
@@ -192,6 +188,7 @@ int loop_init(struct loop *l, struct devwld *owner, const char *policy_file)
 	sigset_t mask;
 	int r;
 
+	list_init(&l->dying);
 	/*
 	 * DEFER_TASKRUN: completions run only when we enter the ring. Otherwise io_uring
 	 * interrupts this thread for its task work (TIF_NOTIFY_SIGNAL), and an interrupted
@@ -223,12 +220,9 @@ int loop_init(struct loop *l, struct devwld *owner, const char *policy_file)
 
 void loop_fini(struct loop *l)
 {
-	while (l->cancel_later) {
-		struct source *src = l->cancel_later;
-
-		l->cancel_later = src->cancel_next;
-		src->free_fn(src);
-	}
+	/* Destroyed in the last rounds, their completions never read: freed here. */
+	while (!list_empty(&l->dying))
+		loop_release(container_of(l->dying.next, struct source, dying));
 	if (l->signal_src.fd >= 0)
 		close(l->signal_src.fd);
 	l->signal_src.fd = -1;
@@ -275,8 +269,7 @@ static void dispatch(struct loop *l, struct io_uring_cqe *cqe)
 		return;
 	src->armed = false;
 	if (src->dead) {
-		if (!src->cancel_queued)
-			src->free_fn(src);
+		loop_release(src);
 		return;
 	}
 	if (res < 0) {
@@ -322,8 +315,7 @@ int loop_run(struct loop *l)
 			seen++;
 		}
 		io_uring_cq_advance(&l->ring, seen);
-		if (l->cancel_later)
-			cancel_retry(l);
+		cancel_retry(l);
 		for (size_t i = 0; i < ARRAY_SIZE(l->hooks.after) && l->hooks.after[i]; i++)
 			l->hooks.after[i](l->owner, now_ms());
 	}

@@ -7,6 +7,8 @@
 #include <liburing.h>
 #include <stdint.h>
 
+#include "list.h"
+
 struct devwld;
 
 /* An fd watched by the ring; the ring's user_data points at it. */
@@ -14,10 +16,10 @@ struct source {
 	int fd;
 	bool armed;	    /* a POLL_ADD is in flight: memory must outlive its completion */
 	bool dead;	    /* destroyed while armed: freed when the cancelled poll completes */
-	bool cancel_queued; /* dead, its cancel not yet made: on loop.cancel_later */
+	bool cancel_queued; /* dead, its cancel not yet made: loop_run retries it */
 	bool held;	    /* a handler thread uses fd (serve.c): loop_destroy leaves it open */
 	short events;
-	struct source *cancel_next;
+	struct list_head dying; /* while dead: on loop.dying */
 	void (*free_fn)(struct source *src);
 	/* Its poll completed with revents (POLLERR if the poll failed): set by whoever
 	 * makes the source, so the loop calls nothing above it. */
@@ -48,9 +50,11 @@ struct loop {
 	struct devwld *owner;
 	struct loop_hooks hooks;
 	struct source signal_src;
-	struct source *cancel_later; /* dead sources whose poll cancel must be retried */
-	const char *policy_file;     /* for SIGHUP's log line */
-	struct workers *workers;     /* work the loop must not wait for (work.c), or NULL */
+	/* Dead sources not yet freed: what the ring or a handler thread may still name.
+	 * loop_fini frees those whose completion never came. */
+	struct list_head dying;
+	const char *policy_file; /* for SIGHUP's log line */
+	struct workers *workers; /* work the loop must not wait for (work.c), or NULL */
 	bool quit;
 	int failed; /* quit because the loop cannot go on: a negative errno */
 };
@@ -66,6 +70,8 @@ int loop_arm(struct loop *l, struct source *src, short events) __attribute__((wa
 void loop_fatal(struct loop *l, const char *what, int err);
 /* Close the fd now; free the memory now or once its cancelled poll completes. */
 void loop_destroy(struct loop *l, struct source *src);
+/* A dead source its handler thread has given back (serve.c): free it now. */
+void loop_release(struct source *src);
 /* Run until loop_stop() or loop_fatal(): 0 or the fatal error. */
 int loop_run(struct loop *l);
 /* Leave loop_run() after this round. */

@@ -346,9 +346,7 @@ static void serve_completions(struct devwld *d, struct source *src, int revents)
 			if (p->src.fd >= 0)
 				close(p->src.fd); /* loop_destroy left it to us */
 			p->src.fd = -1;
-			/* On the loop's cancel list it is freed there (cancel_retry). */
-			if (!p->src.cancel_queued)
-				p->src.free_fn(&p->src);
+			loop_release(&p->src);
 		} else if (drop) {
 			cproc_gone(d, p);
 		} else {
