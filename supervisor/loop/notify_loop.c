@@ -220,6 +220,8 @@ int loop_init(struct loop *l, struct devwld *owner, const char *policy_file)
 
 void loop_fini(struct loop *l)
 {
+	if (!l->dying.next)
+		return; /* a start that failed before loop_init(): nothing of the loop exists */
 	/* Destroyed in the last rounds, their completions never read: freed here. */
 	while (!list_empty(&l->dying))
 		loop_release(container_of(l->dying.next, struct source, dying));

@@ -63,8 +63,8 @@ touch "$T/not-a-dir"
 refused metrics-unix "unix:$T/not-a-dir/m.sock" -- --no-audit --metrics "unix:$T/not-a-dir/m.sock"
 
 # 2. An audit file that cannot be opened (a directory), and one in a missing directory.
-mkdir "$T/audit-dir"
-refused audit-dir "--audit $T/audit-dir: Is a directory" -- --audit "$T/audit-dir"
+mkdir "$T/a-directory"
+refused audit-dir "--audit $T/a-directory: Is a directory" -- --audit "$T/a-directory"
 refused audit-missing "--audit $T/nowhere/audit.jsonl: No such file" -- --audit "$T/nowhere/audit.jsonl"
 
 # 3. Selector bindings to follow, the uevent socket refused (a seccomp filter).

@@ -158,6 +158,17 @@ static void test_cancel_retried(void **state)
 	assert_int_equal(frees, 1);
 }
 
+/* A worker whose start failed before its loop's (an audit file that cannot be opened)
+ * still calls loop_fini() on the zeroed loop. */
+static void test_fini_never_started(void **state)
+{
+	struct loop l = {0};
+
+	(void)state;
+	loop_fini(&l);
+	assert_null(l.dying.next);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +176,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dead_then_round, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_retried, setup, teardown),
+		cmocka_unit_test(test_fini_never_started),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
