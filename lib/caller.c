@@ -1234,15 +1234,33 @@ static int move_into(struct devwl_caller *c, int home, int ns, int tree, int nod
 #define TWIN_INODES	      "512"			/* the slots and the root */
 #define DEVWL_NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t) /* <linux/nsfs.h>, 6.10 */
 
+/*
+ * The names twins are bound at (their nodes' last components), counted by a hash of
+ * each in twin_names: a trapped unlink or rename whose last component counts none names
+ * no twin of ours and goes to the kernel unlooked at, for the lookup as the caller costs
+ * a walk each call and can wait on a FUSE server that is the caller itself. In the
+ * caller's namespace the kernel refuses to rename or unlink a mount point (EBUSY), so a
+ * twin's name changes only by devwl's own rename, which counts the new one; one renamed
+ * from another namespace, where it is no mount point, is missed and stays EBUSY, as
+ * without DEVWL_FILTER_TWINS. Two names in one bucket cost only a lookup.
+ */
+#define TWIN_NAME_BUCKETS 1024
+
+struct twin_slot {
+	ino_t ino;     /* the twin named by the slot's number, or 0: free */
+	int32_t named; /* its name's bucket in twin_names, or -1: not counted */
+};
+
 struct twin_fs {
 	uint64_t ns_id; /* 0: a free slot */
 	dev_t dev;
 	int mnt;
 	uint64_t used;
-	ino_t *slot; /* TWIN_SLOTS: slot i holds the twin named i (its inode), or 0 */
+	struct twin_slot *slot; /* TWIN_SLOTS of them */
 };
 
 static struct twin_fs twin_fs[TWIN_NS_MAX];
+static uint32_t twin_names[TWIN_NAME_BUCKETS];
 static uint64_t twin_clock;
 static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -1262,9 +1280,36 @@ static int twin_ns_id(int ns, uint64_t *ret_id)
 	return 0;
 }
 
+/* The bucket in twin_names of path's last component; -1: path has none. */
+static int32_t twin_bucket(const char *path)
+{
+	size_t end = path ? strlen(path) : 0, start;
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	while (end > 0 && path[end - 1] == '/')
+		end--;
+	for (start = end; start > 0 && path[start - 1] != '/';)
+		start--;
+	if (start == end)
+		return -1;
+	for (size_t i = start; i < end; i++)
+		h = (h ^ (unsigned char)path[i]) * 16777619u;
+	return (int32_t)(h % TWIN_NAME_BUCKETS);
+}
+
+/* Under twin_lock: slot s of a tmpfs no longer holds a twin. */
+static void twin_slot_free(struct twin_slot *s)
+{
+	if (s->ino && s->named >= 0)
+		twin_names[s->named]--;
+	*s = (struct twin_slot){.named = -1};
+}
+
 static void twin_fs_drop(struct twin_fs *f)
 {
 	closep(&f->mnt);
+	for (size_t i = 0; f->slot && i < TWIN_SLOTS; i++)
+		twin_slot_free(&f->slot[i]);
 	free(f->slot);
 	*f = (struct twin_fs){.mnt = -1};
 }
@@ -1333,8 +1378,9 @@ static void twin_name(char name[24], size_t slot)
 	*put_uint(name, (unsigned long)slot) = '\0';
 }
 
-/* Under twin_lock: the twin of the node st describes on f, cloned (open_tree). */
-static int twin_make(struct twin_fs *f, const struct stat *st)
+/* Under twin_lock: the twin of the node st describes on f, cloned (open_tree), to be
+ * bound at a name whose bucket is named (-1: not counted). */
+static int twin_make(struct twin_fs *f, const struct stat *st, int32_t named)
 {
 	struct stat made;
 	char name[24];
@@ -1342,7 +1388,7 @@ static int twin_make(struct twin_fs *f, const struct stat *st)
 	int tree = -1;
 	bool chowned = false;
 
-	while (i < TWIN_SLOTS && f->slot[i])
+	while (i < TWIN_SLOTS && f->slot[i].ino)
 		i++;
 	if (i == TWIN_SLOTS)
 		return -ENOSPC;
@@ -1367,7 +1413,9 @@ static int twin_make(struct twin_fs *f, const struct stat *st)
 	tree = (int)syscall(SYS_open_tree, f->mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
 		goto fail;
-	f->slot[i] = made.st_ino;
+	f->slot[i] = (struct twin_slot){.ino = made.st_ino, .named = named};
+	if (named >= 0)
+		twin_names[named]++;
 	return tree;
 fail:
 	tree = negerrno();
@@ -1382,16 +1430,29 @@ static void twin_drop_name(struct twin_fs *f, ino_t ino)
 	char name[24];
 
 	for (size_t i = 0; i < TWIN_SLOTS; i++) {
-		if (f->slot[i] != ino)
+		if (f->slot[i].ino != ino)
 			continue;
 		twin_name(name, i);
 		if (unlinkat(f->mnt, name, 0) == 0 || errno == ENOENT)
-			f->slot[i] = 0;
+			twin_slot_free(&f->slot[i]);
 		return;
 	}
 }
 
-int caller_twin_tree(int ns, const struct stat *st)
+bool caller_twin_named(const char *path)
+{
+	int32_t b = twin_bucket(path);
+	bool named = false;
+
+	if (b < 0)
+		return false;
+	pthread_mutex_lock(&twin_lock);
+	named = twin_names[b] > 0;
+	pthread_mutex_unlock(&twin_lock);
+	return named;
+}
+
+int caller_twin_tree(int ns, const struct stat *st, const char *name)
 {
 	_cleanup_(unlock_twins) pthread_mutex_t *lock = NULL;
 	struct twin_fs *f = NULL;
@@ -1407,7 +1468,7 @@ int caller_twin_tree(int ns, const struct stat *st)
 
 		r = twin_fs_get_unkept(&one);
 		if (r == 0)
-			r = twin_make(&one, st);
+			r = twin_make(&one, st, -1);
 		twin_fs_drop(&one);
 		return r;
 	}
@@ -1418,13 +1479,13 @@ int caller_twin_tree(int ns, const struct stat *st)
 	r = twin_fs_get(ns_id, &f);
 	if (r < 0)
 		return r;
-	r = twin_make(f, st);
+	r = twin_make(f, st, twin_bucket(name));
 	/* Full: a fresh tmpfs; what is bound keeps the old one alive. */
 	if (r == -ENOSPC) {
 		twin_fs_drop(f);
 		r = twin_fs_get(ns_id, &f);
 		if (r == 0)
-			r = twin_make(f, st);
+			r = twin_make(f, st, twin_bucket(name));
 	}
 	return r;
 }
@@ -1446,7 +1507,7 @@ static struct twin_fs *twin_of(uint64_t ns_id, const struct statx *stx)
 }
 
 int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd,
-		     const struct stat *node_st)
+		     const struct stat *node_st, const char *name)
 {
 	_cleanup_close_ int tree = -1, ns = -1;
 	char path[48];
@@ -1468,7 +1529,7 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 	ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
-	tree = caller_twin_tree(ns, &st);
+	tree = caller_twin_tree(ns, &st, name);
 	if (tree < 0)
 		return tree;
 	return move_into(c, home, ns, tree, node_fd);

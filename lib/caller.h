@@ -94,10 +94,15 @@ int caller_init(struct devwl_caller *c);
 /*
  * A twin of the node st describes (same device, owner, mode) on the twins' tmpfs of the
  * mount namespace ns (an fd of it; one tmpfs per namespace, kept by the process), as a
- * detached mount (open_tree) to bind over the node: its fd, or -errno (-ENOTTY: a kernel
- * without mount namespace ids, before 6.10).
+ * detached mount (open_tree) to bind over the node, which name (a path) names: its fd,
+ * or -errno (-ENOTTY: a kernel without mount namespace ids, before 6.10).
  */
-int caller_twin_tree(int ns, const struct stat *st);
+int caller_twin_tree(int ns, const struct stat *st, const char *name);
+/*
+ * May path (its last component) name a twin of ours? false: no twin is bound at that
+ * name in any namespace, and its unlink or rename is the kernel's alone.
+ */
+bool caller_twin_named(const char *path);
 /*
  * The twin st describes (stat of a node through the mount bound over it) on the twins'
  * tmpfs of mount namespace ns, unmounted or detached by its node's removal: drop its name,
@@ -216,12 +221,13 @@ int caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int ofl
  * on a tmpfs of devwl's, which is not nodev, and bound over node_fd in the caller's mount
  * namespace: the caller's opens then reach a node the kernel opens, judged by its device
  * cgroup, its capabilities and its LSM domain. node_st: node_fd's stat where the caller
- * has it (NULL: fstat'd here). Needs CAP_SYS_ADMIN over that namespace.
+ * has it (NULL: fstat'd here); name: the caller's path of it (caller_twin_named()).
+ * Needs CAP_SYS_ADMIN over that namespace.
  * Errors: -EINVAL not a device or not outside, as mknodat/open_tree/setns/move_mount;
  * -EIO we could not return to our own namespace (the context refuses to act after).
  */
 int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd,
-		     const struct stat *node_st);
+		     const struct stat *node_st, const char *name);
 
 /*
  * Outside, as ourselves: if node_fd (an O_PATH fd the caller's lookup gave, not following

@@ -677,7 +677,7 @@ static void bind_made(struct devwl_notify *n, int made_fd, const struct stat *ma
 	if (!binds_made(n))
 		return;
 	caller_leave(&n->caller);
-	if (caller_bind_node(&n->caller, &n->target, made_fd, made) < 0)
+	if (caller_bind_node(&n->caller, &n->target, made_fd, made, n->path) < 0)
 		n->reason = "node made, but no node the kernel opens could be bound over it";
 }
 
@@ -803,8 +803,9 @@ static int decide_mknod(struct devwl_notify *n, int nfd, const struct devwl_node
  * DEVWL_FILTER_TWINS: unlink and rename of a node with a twin of devwl's bound over it
  * (bind_made), which the kernel refuses (EBUSY: a mount point). Whatever is not such a
  * node, or cannot be looked at, is CONTINUE'd: the kernel then answers as without devwl,
- * and nothing devwl grants hangs on it. Twins are bound only for callers in another user
- * namespace, so the others are answered at once.
+ * and nothing devwl grants hangs on it. A name no twin is bound at (caller_twin_named())
+ * is not looked up, and twins are bound only for callers in another user namespace: the
+ * others are answered at once.
  *
  * Inside: the caller's name path, looked up as the caller without following a last
  * symlink, into *ret_fd (O_PATH), and its parent into *ret_dir / *ret_name where asked.
@@ -821,15 +822,20 @@ static int twin_lookup(struct devwl_notify *n, const char *path, int *ret_fd, in
 	return *ret_dir < 0 ? *ret_dir : 0;
 }
 
-/* Read the path at addr into buf, open the target and read its credentials; 0 to go on. */
-static int twin_target(struct devwl_notify *n, int nfd, int dirfd, uint64_t addr, char *buf)
+/* Read the path at addr into buf: 1 it may name a twin, 0 it cannot, -1 unreadable. */
+static int twin_named(struct devwl_notify *n, uint64_t addr, char *buf)
+{
+	if (read_path_into(n, (pid_t)n->req->pid, addr, buf) < 0 || buf[0] == '\0')
+		return -1;
+	return caller_twin_named(buf);
+}
+
+/* Open the target (buf: the path read) and read its credentials; 0 to go on. */
+static int twin_target(struct devwl_notify *n, int nfd, int dirfd, const char *buf)
 {
 	struct devwl_target *t = &n->target;
-	int r = read_path_into(n, (pid_t)n->req->pid, addr, buf);
+	int r = target_open(&n->caller, t, (pid_t)n->req->pid, dirfd, buf[0] != '/');
 
-	if (r < 0 || buf[0] == '\0')
-		return 1;
-	r = target_open(&n->caller, t, (pid_t)n->req->pid, dirfd, buf[0] != '/');
 	if (r >= 0)
 		r = target_read_creds(&n->caller, t);
 	if (id_valid(nfd, n->req->id) < 0)
@@ -845,7 +851,9 @@ static int decide_unlink(struct devwl_notify *n, int nfd, const struct call *c)
 
 	if (c->flags & AT_REMOVEDIR)
 		return 0; /* a twin is never a directory */
-	r = twin_target(n, nfd, c->dirfd, c->path, n->path);
+	if (twin_named(n, c->path, n->path) <= 0)
+		return 0;
+	r = twin_target(n, nfd, c->dirfd, n->path);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	if (caller_enter(cl, &n->target) < 0 || caller_become(cl, &n->target, 0) < 0)
@@ -884,13 +892,15 @@ static int decide_rename(struct devwl_notify *n, int nfd, const struct call *c, 
 
 	if (flags & (RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return 0;
-	r = twin_target(n, nfd, c->dirfd, c->path, n->path);
+	r = twin_named(n, c->path, n->path);
+	rn = r < 0 ? -1 : twin_named(n, newpath, n->path2);
+	if (r < 0 || rn < 0 || (!r && !rn))
+		return 0;
+	r = twin_target(n, nfd, c->dirfd, n->path);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	/* The twin is bound again where the node goes: only for whom mknod would bind one. */
 	if (!binds_made(n))
-		return 0;
-	if (read_path_into(n, t->tid, newpath, n->path2) < 0 || n->path2[0] == '\0')
 		return 0;
 	/* The new name's own start, where it is another than the old name's. */
 	if (n->path2[0] != '/' && newdirfd != c->dirfd) {
@@ -933,7 +943,7 @@ static int decide_rename(struct devwl_notify *n, int nfd, const struct call *c, 
 		closep(&moved);
 	caller_leave(cl);
 	/* The twin goes with the node, wherever it is: a refused rename keeps it opening. */
-	if (moved < 0 || caller_bind_node(cl, t, moved, &after) < 0)
+	if (moved < 0 || caller_bind_node(cl, t, moved, &after, r == 0 ? n->path2 : n->path) < 0)
 		n->reason = "no twin could be bound over the node again after its rename";
 	else
 		n->reason = "a twin of devwl's moved with the node";

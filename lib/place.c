@@ -610,7 +610,7 @@ static int place_in(const struct target *t, const struct devwl_place *p, uid_t u
 				       (unsigned int)p->mode, strerror(-r));
 	}
 	if (gate_twin(p->flags & DEVWL_PLACE_TWIN, other_userns(t))) {
-		r = place_bind_twin(t->proc, fd);
+		r = place_bind_twin(t->proc, fd, name);
 		if (r < 0) {
 			(void)unlinkat(dir, name, 0);
 			return devwl_error_set(err, r, off,

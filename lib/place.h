@@ -13,9 +13,10 @@
  */
 int place_idmap_lookup(const char *map, uint32_t id, uint32_t *ret_id);
 
-/* placebind.c: bind a twin of the node node (an O_PATH fd) over it, in the mount
- * namespace of the process proc (/proc/PID) names; and unmount it again. 0 or -errno. */
-int place_bind_twin(int proc, int node);
+/* placebind.c: bind a twin of the node node (an O_PATH fd, named name) over it, in the
+ * mount namespace of the process proc (/proc/PID) names; and unmount it again. 0 or
+ * -errno. */
+int place_bind_twin(int proc, int node, const char *name);
 int place_unbind(int proc, int node);
 /* The node st described (through its twin) is gone from the target of proc: its twin's
  * name goes, freeing its slot (caller_twin_forget()). */

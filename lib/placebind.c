@@ -73,7 +73,7 @@ static int run(struct job *j)
 	return j->r;
 }
 
-int place_bind_twin(int proc, int node)
+int place_bind_twin(int proc, int node, const char *name)
 {
 	_cleanup_close_ int ns = -1, tree = -1;
 	struct stat st;
@@ -84,7 +84,7 @@ int place_bind_twin(int proc, int node)
 	ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
-	tree = caller_twin_tree(ns, &st);
+	tree = caller_twin_tree(ns, &st, name);
 	if (tree < 0)
 		return tree;
 	j = (struct job){.ns = ns, .tree = tree, .node = node};
