@@ -588,36 +588,59 @@ static void collect_runs(const char *top)
 }
 
 /*
+ * The process pid into run-PID below top (made, with the runs whose processes are all gone
+ * removed first), which denies every device first as deny says (BASELINE_V1, _V2; _NONE:
+ * no rules of its own). 0 and *ret_dir, or -errno with nothing left behind.
+ */
+static int enter_run(const char *top, const char *pid, enum baseline_kind deny, char **ret_dir)
+{
+	_cleanup_free_ char *dir = NULL;
+	int r = 0;
+
+	if (mkdir(top, 0755) < 0 && errno != EEXIST)
+		return negerrno();
+	collect_runs(top);
+	if (asprintf(&dir, "%s/run-%s", top, pid) < 0)
+		return -ENOMEM;
+	/* Another run's collect_runs() may remove ours while it is still empty: again. */
+	for (int tries = 0; tries < 8; tries++) {
+		if (mkdir(dir, 0755) < 0 &&
+		    (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0)) {
+			r = negerrno();
+			if (r == -ENOENT || r == -EBUSY)
+				continue;
+			return r;
+		}
+		r = deny == BASELINE_V1	  ? write_file(dir, "devices.deny", "a")
+		    : deny == BASELINE_V2 ? attach_deny_all(dir)
+					  : 0;
+		if (r >= 0)
+			r = write_file(dir, "cgroup.procs", pid);
+		/* Removed under us: gone (ENOENT) or going (ENODEV, its files dead). */
+		if (r != -ENOENT && r != -ENODEV)
+			break;
+	}
+	if (r < 0) {
+		rmdir(dir);
+		return r;
+	}
+	*ret_dir = TAKE_PTR(dir);
+	return 0;
+}
+
+/*
  * v1 on a hybrid host: the calling process also into run-PID below name on the cgroup2
  * hierarchy, holding nothing but this run, so that whoever programs the run's v1 cgroup
  * can put a reporter there (devwld: baseline_container_reporter()). Best effort: without
- * it the run is enforced all the same, unreported. The v1 run's removal of finished runs
- * has its twin here.
+ * it the run is enforced all the same, unreported.
  */
 static void join_run_unified(const char *name, const char *pid)
 {
 	_cleanup_free_ char *parent = NULL, *top = NULL, *dir = NULL;
 
-	if (parent_dir(BASELINE_V2, &parent) < 0 || asprintf(&top, "%s/%s", parent, name) < 0 ||
-	    asprintf(&dir, "%s/run-%s", top, pid) < 0)
+	if (parent_dir(BASELINE_V2, &parent) < 0 || asprintf(&top, "%s/%s", parent, name) < 0)
 		return;
-	if (mkdir(top, 0755) < 0 && errno != EEXIST)
-		return;
-	collect_runs(top);
-	for (int tries = 0; tries < 8; tries++) {
-		int r = 0;
-
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			r = negerrno();
-		if (r >= 0)
-			r = write_file(dir, "cgroup.procs", pid);
-		if (r >= 0)
-			return;
-		/* Another run's collect_runs() removed it while still empty: again. */
-		if (r != -ENOENT && r != -ENODEV)
-			break;
-	}
-	(void)rmdir(dir);
+	(void)enter_run(top, pid, BASELINE_NONE, &dir);
 }
 
 int baseline_join_run(enum baseline_kind want, const char *name, struct baseline *ret)
@@ -657,33 +680,10 @@ int baseline_join_run(enum baseline_kind want, const char *name, struct baseline
 	 */
 	if (asprintf(&top, "%s/%s", parent, name) < 0)
 		return -ENOMEM;
-	if (mkdir(top, 0755) < 0 && errno != EEXIST)
-		return negerrno();
-	collect_runs(top);
-	if (asprintf(&dir, "%s/run-%d", top, (int)getpid()) < 0)
-		return -ENOMEM;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	/* Another run's collect_runs() may remove ours while it is still empty: again. */
-	for (int tries = 0; tries < 8; tries++) {
-		if (mkdir(dir, 0755) < 0 &&
-		    (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0)) {
-			r = negerrno();
-			if (r == -ENOENT || r == -EBUSY)
-				continue;
-			return r;
-		}
-		r = kind == BASELINE_V1 ? write_file(dir, "devices.deny", "a")
-					: attach_deny_all(dir);
-		if (r >= 0)
-			r = write_file(dir, "cgroup.procs", pid);
-		/* Removed under us: gone (ENOENT) or going (ENODEV, its files dead). */
-		if (r != -ENOENT && r != -ENODEV)
-			break;
-	}
-	if (r < 0) {
-		rmdir(dir);
+	r = enter_run(top, pid, kind, &dir);
+	if (r < 0)
 		return r;
-	}
 	if (kind == BASELINE_V1)
 		join_run_unified(name, pid);
 	b.kind = kind;
