@@ -1511,7 +1511,6 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 {
 	_cleanup_close_ int tree = -1, ns = -1;
 	char path[48];
-	struct stat st;
 	int home = -1;
 
 	if (c->broken || c->inside || c->as_caller || c->fs_tid != this_tid())
@@ -1519,17 +1518,13 @@ int caller_bind_node(struct devwl_caller *c, struct devwl_target *t, int node_fd
 	home = own_mntns(c);
 	if (home < 0)
 		return home;
-	if (node_st)
-		st = *node_st;
-	else if (fstat(node_fd, &st) < 0)
-		return negerrno();
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+	if (!S_ISCHR(node_st->st_mode) && !S_ISBLK(node_st->st_mode))
 		return -EINVAL;
 	*put_str(put_uint(path, (unsigned long)t->tid), "/ns/mnt") = '\0';
 	ns = openat(c->host_proc, path, O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return negerrno();
-	tree = caller_twin_tree(ns, &st, name);
+	tree = caller_twin_tree(ns, node_st, name);
 	if (tree < 0)
 		return tree;
 	return move_into(c, home, ns, tree, node_fd);

@@ -220,8 +220,8 @@ int caller_open_private(struct devwl_caller *c, mode_t type, dev_t rdev, int ofl
  * node_fd in the caller's own context. A twin of it (same device, owner and mode) is made
  * on a tmpfs of devwl's, which is not nodev, and bound over node_fd in the caller's mount
  * namespace: the caller's opens then reach a node the kernel opens, judged by its device
- * cgroup, its capabilities and its LSM domain. node_st: node_fd's stat where the caller
- * has it (NULL: fstat'd here); name: the caller's path of it (caller_twin_named()).
+ * cgroup, its capabilities and its LSM domain. node_st: node_fd's stat (the mknod's or
+ * the rename's, taken as the caller); name: the caller's path of it (caller_twin_named()).
  * Needs CAP_SYS_ADMIN over that namespace.
  * Errors: -EINVAL not a device or not outside, as mknodat/open_tree/setns/move_mount;
  * -EIO we could not return to our own namespace (the context refuses to act after).
