@@ -73,7 +73,7 @@ static void twin_in_our_namespace(const struct pt_target *t)
 		LT_CHECK(mounted_at(t, "/dev/devwl-74-twin", NULL, 0),
 			 "no twin over /dev/devwl-74-twin");
 		/* The twin is what a path reaches: the node's owner and mode, whatever our
-		 * umask (027, below), and its device. */
+		 * umask (027, set above), and its device. */
 		snprintf(host, sizeof(host), "/proc/%d/root/dev/devwl-74-twin", (int)t->pid);
 		LT_CHECK(stat(host, &st) == 0 && (st.st_mode & 07777) == 0666 &&
 				 st.st_uid == PT_BASE && st.st_gid == PT_BASE &&
@@ -85,7 +85,6 @@ static void twin_in_our_namespace(const struct pt_target *t)
 		LT_CHECK(r == 0, "unplace the twinned node from its namespace: %d %s", r, err.msg);
 		LT_CHECK(!mounted_at(t, "/dev/devwl-74-twin", NULL, 0),
 			 "its twin is still mounted");
-		snprintf(host, sizeof(host), "/proc/%d/root/dev/devwl-74-twin", (int)t->pid);
 		LT_CHECK(lstat(host, &st) < 0 && errno == ENOENT, "%s is still there", host);
 		_exit(lt_failures ? 1 : 0);
 	}
